@@ -1,0 +1,143 @@
+import Foundation
+
+/// A small, exact ISO 8601 reader and writer for the dates people type and read.
+///
+/// Foundation's `ISO8601DateFormatter` is slow on Linux and lossy below a
+/// millisecond; this one is neither. Accepted forms:
+/// `YYYY-MM-DD` (midnight UTC), `YYYY-MM-DDTHH:MM[:SS[.fraction]][Z|±HH:MM|±HHMM]`
+/// (a space may stand for `T`; no zone means UTC).
+public enum ISO8601 {
+    /// Parses an ISO 8601 date; `nil` when the text is not one of the accepted forms.
+    public static func date(from text: String) -> Date? {
+        var bytes = Array(text.utf8)[...]
+        func number(_ count: Int) -> Int? {
+            guard bytes.count >= count else { return nil }
+            var value = 0
+            for _ in 0..<count {
+                let b = bytes.removeFirst()
+                guard b >= 0x30, b <= 0x39 else { return nil }
+                value = value * 10 + Int(b - 0x30)
+            }
+            return value
+        }
+        func expect(_ c: UInt8) -> Bool {
+            guard bytes.first == c else { return false }
+            bytes.removeFirst()
+            return true
+        }
+        guard let year = number(4), expect(0x2D), let month = number(2), expect(0x2D), let day = number(2),
+              CivilDate.isValid(year: year, month: month, day: day) else { return nil }
+        var seconds = Double(CivilDate.daysSinceEpoch(year: year, month: month, day: day)) * 86_400
+        if bytes.isEmpty { return Date(timeIntervalSince1970: seconds) }
+        guard expect(0x54) || expect(0x20) || expect(0x74),
+              let hour = number(2), hour < 24, expect(0x3A), let minute = number(2), minute < 60 else { return nil }
+        var second = 0
+        var fraction = 0.0
+        if expect(0x3A) {
+            guard let s = number(2), s < 61 else { return nil }
+            second = s
+            if expect(0x2E) || expect(0x2C) {
+                var scale = 0.1
+                var digits = 0
+                while let b = bytes.first, b >= 0x30, b <= 0x39 {
+                    bytes.removeFirst()
+                    fraction += Double(b - 0x30) * scale
+                    scale /= 10
+                    digits += 1
+                }
+                guard digits > 0 else { return nil }
+            }
+        }
+        seconds += Double(hour * 3600 + minute * 60 + second)
+        if expect(0x5A) || expect(0x7A) || bytes.isEmpty {
+            // UTC
+        } else if let sign = bytes.first, sign == 0x2B || sign == 0x2D {
+            bytes.removeFirst()
+            guard let oh = number(2), oh <= 18 else { return nil }
+            _ = expect(0x3A)
+            guard let om = number(2), om < 60 else { return nil }
+            let offset = Double(oh * 3600 + om * 60)
+            seconds += sign == 0x2B ? -offset : offset
+        } else {
+            return nil
+        }
+        guard bytes.isEmpty else { return nil }
+        return Date(timeIntervalSince1970: seconds + fraction)
+    }
+
+    /// Writes `date` in UTC as `YYYY-MM-DDTHH:MM:SS[.ffffff]Z`; the fraction appears
+    /// only when the date is not a whole second, with trailing zeros removed.
+    public static func string(_ date: Date) -> String {
+        let t = date.timeIntervalSince1970
+        guard t.isFinite else { return t.isNaN ? "nan" : (t > 0 ? "+inf" : "-inf") }
+        var whole = t.rounded(.down)
+        var micros = Int(((t - whole) * 1_000_000).rounded())
+        if micros >= 1_000_000 { whole += 1; micros -= 1_000_000 }
+        let totalSeconds = Int64(whole)
+        let days = totalSeconds >= 0 ? totalSeconds / 86_400 : (totalSeconds - 86_399) / 86_400
+        let secondOfDay = Int(totalSeconds - days * 86_400)
+        let civil = CivilDate.fromDaysSinceEpoch(Int(days))
+        var text = pad(civil.year, 4) + "-" + pad(civil.month, 2) + "-" + pad(civil.day, 2) + "T"
+        text += pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
+        if micros != 0 {
+            var fraction = pad(micros, 6)
+            while fraction.hasSuffix("0") { fraction.removeLast() }
+            text += "." + fraction
+        }
+        return text + "Z"
+    }
+
+    static func pad(_ value: Int, _ width: Int) -> String {
+        let digits = String(abs(value))
+        let body = digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        return value < 0 ? "-" + body : body
+    }
+}
+
+/// Proleptic Gregorian calendar arithmetic on (year, month, day), without Foundation's
+/// `Calendar` (whose behaviour depends on the machine's settings).
+public enum CivilDate {
+    /// Whether year-month-day names a real Gregorian date.
+    public static func isValid(year: Int, month: Int, day: Int) -> Bool {
+        guard (1...12).contains(month), day >= 1 else { return false }
+        return day <= daysInMonth(year: year, month: month)
+    }
+
+    /// Whether `year` is a Gregorian leap year.
+    public static func isLeapYear(_ year: Int) -> Bool {
+        (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+    }
+
+    /// The number of days in a month of a year.
+    public static func daysInMonth(year: Int, month: Int) -> Int {
+        switch month {
+        case 2: return isLeapYear(year) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days from 1970-01-01 to year-month-day (negative before 1970).
+    public static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let monthIndex = month > 2 ? month - 3 : month + 9
+        let dayOfYear = (153 * monthIndex + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The civil date `days` days after 1970-01-01.
+    public static func fromDaysSinceEpoch(_ days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}

@@ -1,0 +1,95 @@
+/// A HealthKit quantity type (`HKQuantityTypeIdentifierBodyMass`, …).
+///
+/// Values exist only for the types this version knows (the table in
+/// `QuantityType+Table.swift`, from HealthKit's SDK); `code` is the type's stable
+/// number in the event format. Use `TypeIdentifier` to carry an identifier this
+/// version does not know.
+public struct QuantityType: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// Stable code: the index in the append-only table.
+    public let code: UInt16
+
+    struct Descriptor: Sendable {
+        let identifier: String
+        let shortName: String
+        let aggregation: AggregationStyle
+        let canonicalUnit: String
+    }
+
+    init(uncheckedCode code: UInt16) { self.code = code }
+
+    /// The type with stable code `code`, or `nil` when this version has none.
+    public init?(code: UInt16) {
+        guard Int(code) < Self.table.count else { return nil }
+        self.code = code
+    }
+
+    /// Looks a type up by raw identifier (`HKQuantityTypeIdentifierBodyMass`) or short
+    /// form (`bodyMass`). Throws `dataTypeNotAvailable` naming the identifier.
+    public init(identifier: String) throws {
+        guard let type = Self.byName[identifier] else {
+            throw HealthModelError.dataTypeNotAvailable(identifier: identifier)
+        }
+        self = type
+    }
+
+    var descriptor: Descriptor { Self.table[Int(code)] }
+    /// HealthKit's raw identifier, e.g. `HKQuantityTypeIdentifierBodyMass`.
+    public var identifier: String { descriptor.identifier }
+    /// HealthKit's Swift name, e.g. `bodyMass`.
+    public var shortName: String { descriptor.shortName }
+    /// How HealthKit aggregates samples of this type in statistics.
+    public var aggregationStyle: AggregationStyle { descriptor.aggregation }
+    /// HealthKit's canonical unit for the type; every quantity saved for the type must
+    /// convert to it.
+    public var canonicalUnit: HealthUnit { Self.canonicalUnits[Int(code)] }
+    /// The dimension every quantity of this type has (from the canonical unit).
+    public var dimension: UnitDimension { canonicalUnit.dimension }
+    /// Whether HealthKit stores values of this type as fractions 0…1 in `%`.
+    public var isPercentage: Bool { canonicalUnit == .percent }
+    /// The short name.
+    public var description: String { shortName }
+
+    /// Every quantity type, in code order.
+    public static var allTypes: [QuantityType] { (0..<table.count).map { QuantityType(uncheckedCode: UInt16($0)) } }
+
+    public static func < (lhs: QuantityType, rhs: QuantityType) -> Bool { lhs.code < rhs.code }
+
+    /// Checks that `quantity` may be stored as this type: its unit converts to the
+    /// canonical unit, and a percentage is a fraction 0…1.
+    public func validate(_ quantity: Quantity) throws {
+        guard quantity.unit.dimension == dimension || quantity.unit.isCompatible(with: canonicalUnit) else {
+            throw HealthModelError.unitNotAllowed(type: identifier, unit: quantity.unit.canonicalString,
+                                                  expectedDimension: dimension.description)
+        }
+        if isPercentage, !(0...1).contains(quantity.value) {
+            throw HealthModelError.valueOutOfRange(field: "\(shortName) value", value: quantity.value,
+                                                   range: "0…1 (HealthKit stores percentages as fractions)")
+        }
+    }
+
+    static let canonicalUnits: [HealthUnit] = table.map {
+        // The table is ours and tested: every canonical unit parses.
+        try! HealthUnit($0.canonicalUnit)
+    }
+
+    static let byName: [String: QuantityType] = {
+        var names: [String: QuantityType] = [:]
+        for (i, d) in table.enumerated() {
+            names[d.identifier] = QuantityType(uncheckedCode: UInt16(i))
+            names[d.shortName] = QuantityType(uncheckedCode: UInt16(i))
+        }
+        return names
+    }()
+}
+
+/// How a quantity type's samples combine (HKQuantityAggregationStyle).
+public enum AggregationStyle: String, Sendable, CaseIterable {
+    /// Samples add up (steps, energy).
+    case cumulative
+    /// Samples average arithmetically (body mass); HealthKit's `discreteArithmetic`.
+    case discrete
+    /// Samples average weighted by time (heart rate).
+    case discreteTemporallyWeighted
+    /// Levels combine as an equivalent continuous level (audio exposure).
+    case discreteEquivalentContinuousLevel
+}

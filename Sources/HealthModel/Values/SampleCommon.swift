@@ -1,0 +1,79 @@
+import Foundation
+
+/// What every sample has: identity, time interval, provenance and metadata.
+///
+/// Invariants (checked by `init`): dates are finite and `endDate >= startDate`;
+/// metadata numbers are finite; a sync identifier comes with an integer sync version.
+public struct SampleCommon: Hashable, Sendable {
+    /// The object's identity, unique in a ledger.
+    public let uuid: UUID
+    /// When the sample starts.
+    public let startDate: Date
+    /// When the sample ends (equal to `startDate` for an instant).
+    public let endDate: Date
+    /// Metadata, keys verbatim.
+    public let metadata: Metadata
+    /// The device that measured it, if known.
+    public let device: Device?
+    /// The app that saved it; stamped by the store (a caller's value is replaced).
+    public let source: Source?
+    /// When the source created the object (exports carry it), if known.
+    public let creationDate: Date?
+
+    /// Validates and builds; `field` names the sample in errors.
+    public init(uuid: UUID = UUID(), startDate: Date, endDate: Date, metadata: Metadata = Metadata(),
+                device: Device? = nil, source: Source? = nil, creationDate: Date? = nil,
+                field: String = "sample") throws {
+        guard startDate.timeIntervalSince1970.isFinite else { throw HealthModelError.nonFiniteValue(field: "\(field) startDate") }
+        guard endDate.timeIntervalSince1970.isFinite else { throw HealthModelError.nonFiniteValue(field: "\(field) endDate") }
+        guard endDate >= startDate else { throw HealthModelError.endBeforeStart(field: field, start: startDate, end: endDate) }
+        if let creationDate, !creationDate.timeIntervalSince1970.isFinite {
+            throw HealthModelError.nonFiniteValue(field: "\(field) creationDate")
+        }
+        try metadata.validate()
+        self.uuid = uuid
+        self.startDate = startDate
+        self.endDate = endDate
+        self.metadata = metadata
+        self.device = device
+        self.source = source
+        self.creationDate = creationDate
+    }
+
+    /// The same sample attributed to `source` (the store does this on save).
+    public func stamped(source: Source?) -> SampleCommon {
+        SampleCommon(unchecked: uuid, startDate, endDate, metadata, device, source, creationDate)
+    }
+
+    init(unchecked uuid: UUID, _ start: Date, _ end: Date, _ metadata: Metadata, _ device: Device?,
+         _ source: Source?, _ creationDate: Date?) {
+        self.uuid = uuid
+        self.startDate = start
+        self.endDate = end
+        self.metadata = metadata
+        self.device = device
+        self.source = source
+        self.creationDate = creationDate
+    }
+}
+
+/// A sample of any kind exposes its common part.
+public protocol SampleValue: Hashable, Sendable {
+    /// Identity, interval, provenance and metadata.
+    var common: SampleCommon { get }
+}
+
+extension SampleValue {
+    /// The object's UUID.
+    public var uuid: UUID { common.uuid }
+    /// When the sample starts.
+    public var startDate: Date { common.startDate }
+    /// When the sample ends.
+    public var endDate: Date { common.endDate }
+    /// The sample's metadata.
+    public var metadata: Metadata { common.metadata }
+    /// The measuring device, if known.
+    public var device: Device? { common.device }
+    /// The app that saved the sample (set once stored).
+    public var source: Source? { common.source }
+}

@@ -1,0 +1,80 @@
+/// The command line's words, consumed by commands as they read their options.
+///
+/// Conventions: `--name value` or `--name=value`; flags are bare; `--` ends options.
+/// Anything left unread when a command finishes is a usage error.
+struct ArgumentList {
+    private(set) var words: [String]
+
+    init(_ words: [String]) { self.words = words }
+
+    /// Removes a bare flag; true when it was present.
+    mutating func flag(_ names: String...) -> Bool {
+        var found = false
+        words.removeAll { word in
+            let hit = names.contains(word)
+            found = found || hit
+            return hit
+        }
+        return found
+    }
+
+    /// Removes `--name value` (the last occurrence wins); nil when absent.
+    mutating func option(_ name: String) throws -> String? {
+        try options(name).last
+    }
+
+    /// Removes every `--name value` / `--name=value`, in order.
+    mutating func options(_ name: String) throws -> [String] {
+        var values: [String] = []
+        var i = 0
+        var kept: [String] = []
+        var endOfOptions = false
+        while i < words.count {
+            let word = words[i]
+            if word == "--" { endOfOptions = true }
+            if !endOfOptions, word == name {
+                guard i + 1 < words.count else { throw CLIError.usage("\(name) needs a value") }
+                values.append(words[i + 1])
+                i += 2
+                continue
+            }
+            if !endOfOptions, word.hasPrefix(name + "=") {
+                values.append(String(word.dropFirst(name.count + 1)))
+                i += 1
+                continue
+            }
+            kept.append(word)
+            i += 1
+        }
+        words = kept
+        return values
+    }
+
+    /// Removes and returns the next positional word (not an option), or nil.
+    mutating func positional() -> String? {
+        guard let i = words.firstIndex(where: { !$0.hasPrefix("--") || $0 == "--" }) else { return nil }
+        if words[i] == "--" {
+            words.remove(at: i)
+            return words.isEmpty || i >= words.count ? nil : words.remove(at: i)
+        }
+        return words.remove(at: i)
+    }
+
+    /// Removes the next positional word, or throws a usage error naming `what`.
+    mutating func required(_ what: String) throws -> String {
+        guard let word = positional() else { throw CLIError.usage("missing \(what)") }
+        return word
+    }
+
+    /// Removes every remaining positional word.
+    mutating func remainingPositionals() -> [String] {
+        var all: [String] = []
+        while let word = positional() { all.append(word) }
+        return all
+    }
+
+    /// Throws a usage error if anything was not consumed.
+    func finish() throws {
+        if let extra = words.first { throw CLIError.usage("unexpected argument '\(extra)'") }
+    }
+}

@@ -1,0 +1,46 @@
+import HealthModel
+
+/// A command's failure, with the exit status it maps to.
+///
+/// Exit statuses (documented in `healthledger --help` and the README):
+/// 0 success · 1 I/O or other failure · 2 usage · 3 invalid input (unit, type, value)
+/// · 4 not found · 5 refused by the rules (authorization, duplicate UUID, owner only)
+/// · 6 damaged ledger · 7 ledger locked by another writer.
+struct CLIError: Error {
+    let status: Int32
+    let message: String
+
+    static func usage(_ message: String) -> CLIError { CLIError(status: ExitStatus.usage, message: "usage: " + message) }
+    static func invalidInput(_ message: String) -> CLIError { CLIError(status: ExitStatus.invalidInput, message: message) }
+    static func notFound(_ message: String) -> CLIError { CLIError(status: ExitStatus.notFound, message: message) }
+}
+
+/// The exit statuses, in one place.
+enum ExitStatus {
+    static let success: Int32 = 0
+    static let failure: Int32 = 1
+    static let usage: Int32 = 2
+    static let invalidInput: Int32 = 3
+    static let notFound: Int32 = 4
+    static let refused: Int32 = 5
+    static let damaged: Int32 = 6
+    static let locked: Int32 = 7
+
+    static let table = """
+        Exit status: 0 success, 1 I/O or other failure, 2 usage, 3 invalid input
+        (unit, type, value), 4 not found, 5 refused by the rules (authorization,
+        duplicate UUID, owner only), 6 damaged ledger, 7 ledger locked by another writer.
+        """
+}
+
+/// Maps any error to an exit status and a one-line message for stderr.
+func describe(_ error: Error) -> (status: Int32, message: String) {
+    switch error {
+    case let e as CLIError:
+        return (e.status, e.message)
+    case let e as HealthModelError:
+        return (ExitStatus.invalidInput, e.description)
+    default:
+        return (ExitStatus.failure, String(describing: error))
+    }
+}

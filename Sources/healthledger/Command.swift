@@ -1,0 +1,31 @@
+import Foundation
+
+/// Options every command understands.
+struct GlobalOptions: Sendable {
+    /// The ledger folder: `--ledger PATH`, else `$HEALTHLEDGER_PATH`, else `./health.ledger`.
+    var ledgerPath: String
+    /// `--json`: machine output (JSON Lines where the output is a list).
+    var json: Bool
+
+    static func read(_ args: inout ArgumentList) throws -> GlobalOptions {
+        let environment = ProcessInfo.processInfo.environment["HEALTHLEDGER_PATH"]
+        let path = try args.option("--ledger") ?? environment ?? "./health.ledger"
+        return GlobalOptions(ledgerPath: path, json: args.flag("--json"))
+    }
+}
+
+/// One subcommand of `healthledger`: a name, a one-line abstract, its help text, and
+/// what it does. `run` reads its own options from the argument list.
+struct Command: Sendable {
+    let name: String
+    let abstract: String
+    let help: String
+    let run: @Sendable (inout ArgumentList, GlobalOptions) async throws -> Void
+}
+
+/// Prints `help` when `--help`/`-h` is among the words; true when it did.
+func handledHelp(_ args: inout ArgumentList, _ help: String) -> Bool {
+    guard args.flag("--help", "-h") else { return false }
+    Output.line(help)
+    return true
+}
