@@ -7,19 +7,29 @@ let package = Package(
     name: "HealthLedger",
     products: [
         .library(name: "HealthModel", targets: ["HealthModel"]),
+        .library(name: "LedgerLog", targets: ["LedgerLog"]),
         .executable(name: "healthledger", targets: ["healthledger"]),
     ],
     targets: [
         // Layer 1: the health data model. Pure values, no I/O.
         .target(name: "HealthModel"),
 
+        // Hardware CRC32C and SHA-256 behind runtime CPU checks (software fallbacks in LedgerLog).
+        .target(name: "CLedgerAccel"),
+        // Layer 2: the event log. Bytes, framing, checksums, the hash chain, fsync,
+        // recovery. Knows nothing of health.
+        .target(name: "LedgerLog", dependencies: ["CLedgerAccel"]),
+
         // The command-line tool.
         .executableTarget(name: "healthledger", dependencies: ["HealthModel"]),
 
         // Benchmarks (release builds only; see tools/README.md).
-        .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel"], path: "tools/bench"),
+        .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel", "LedgerLog"], path: "tools/bench"),
+        // A second process for crash and lock tests, and manual soak runs.
+        .executableTarget(name: "ledger-torture", dependencies: ["LedgerLog"], path: "tools/ledger-torture"),
 
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
+        .testTarget(name: "LedgerLogTests", dependencies: ["LedgerLog", "ledger-torture"]),
         // Runs the built `healthledger` binary (the dependency makes sure it is built).
         .testTarget(name: "CLITests", dependencies: ["healthledger"]),
     ],

@@ -4,7 +4,10 @@ import Foundation
 /// See tools/README.md; `tools/bench.sh` runs them with the peers.
 let usage = """
     USAGE: healthledger-bench [--json] SUITE...
-    SUITES: units
+    SUITES: units | log
+    OPTIONS: --scratch DIR (default tools/scratch), --records N (default 1000000), --durable N (default 20000),
+             --sizes 100,1024 (log payload sizes), --no-peers (skip the SQLite/Python peers)
+    Run from the repository root with a release build: swift run -c release healthledger-bench log
     """
 var arguments = Array(CommandLine.arguments.dropFirst())
 let json = arguments.contains("--json")
@@ -13,10 +16,25 @@ if arguments.isEmpty || arguments.contains("--help") {
     print(usage)
     exit(arguments.isEmpty ? 2 : 0)
 }
+@MainActor func option(_ name: String, _ fallback: String) -> String {
+    guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return fallback }
+    let value = arguments[i + 1]
+    arguments.removeSubrange(i...i + 1)
+    return value
+}
+let scratch = option("--scratch", "tools/scratch")
+let records = Int(option("--records", "1000000")) ?? 1_000_000
+let durableCount = Int(option("--durable", "20000")) ?? 20_000
+let sizes = option("--sizes", "100,1024").split(separator: ",").compactMap { Int($0) }
+let peers = !arguments.contains("--no-peers")
+arguments.removeAll { $0 == "--no-peers" }
+try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
 let report = Report(json: json)
 for suite in arguments {
     switch suite {
     case "units": try UnitBench.run(report: report)
+    case "log": try await LogBench.run(report: report, scratch: scratch, records: records, durableCount: durableCount,
+                                       sizes: sizes, peers: peers)
     default:
         FileHandle.standardError.write(Data("unknown suite \(suite)\n\(usage)\n".utf8))
         exit(2)

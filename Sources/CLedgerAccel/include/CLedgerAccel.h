@@ -1,0 +1,33 @@
+// Hardware paths for the log's checksums, behind runtime CPU checks.
+// Software implementations of both live in Swift (LedgerLog/Checksums); these are
+// only used when the CPU has the instructions, and tests check they agree.
+#ifndef CLEDGERACCEL_H
+#define CLEDGERACCEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// 1 when the CPU has SSE4.2 (the CRC32 instruction, Castagnoli polynomial).
+int hl_cpu_has_crc32c(void);
+/// 1 when the CPU has the SHA extensions (SHA256RNDS2, SHA256MSG1/2) and SSE4.1.
+int hl_cpu_has_sha256(void);
+
+/// Continues a CRC32C over `length` bytes. `crc` is the running value *before*
+/// the final inversion (start with 0xFFFFFFFF, invert at the end).
+/// Only call when hl_cpu_has_crc32c() returned 1.
+uint32_t hl_crc32c_update_hw(uint32_t crc, const void *data, size_t length);
+
+/// Runs the SHA-256 compression function over `blocks` 64-byte blocks.
+/// Only call when hl_cpu_has_sha256() returned 1.
+void hl_sha256_blocks_hw(uint32_t state[8], const uint8_t *data, size_t blocks);
+
+/// Starts writeback of a file range without waiting (Linux sync_file_range with
+/// SYNC_FILE_RANGE_WRITE). Durability still needs fdatasync; this only lets the
+/// disk work while the caller goes on. Returns 0, or -1 with errno set.
+int hl_begin_writeback(int fd, int64_t offset, int64_t length);
+
+/// Allocates file space up to offset + length, extending the file size and
+/// reading as zeros (fallocate mode 0, else posix_fallocate). Returns 0 or an errno.
+int hl_allocate(int fd, int64_t offset, int64_t length);
+
+#endif

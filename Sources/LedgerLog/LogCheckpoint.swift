@@ -1,0 +1,136 @@
+import Foundation
+
+/// The log's derived index, `index/log.idx`: a checkpoint (how far the log is known
+/// valid, with the chain head and next sequence number there) plus a sparse map
+/// from sequence numbers to batch offsets (one entry per 64 KiB of log).
+///
+/// Derived data: deleting it costs one full scan at the next open; a damaged or
+/// stale one is ignored and rebuilt.
+///
+/// Layout (little-endian):
+///   0  8  magic "HLIDX001"      8 16 ledgerId          24 8 coveredLength
+///  32  8  nextSequence         40  8 lastRecordedAt    48 32 link at coveredLength
+///  80  8  entryCount           88  4 reserved (0)      92  4 CRC32C of bytes 0..<92 then all entries
+///  96  …  entries: (firstSequence u64, offset u64)
+public struct LogCheckpoint: Sendable, Equatable {
+    /// Log bytes covered (a batch boundary): everything before it was validated.
+    public var coveredLength: UInt64
+    /// The sequence number after the last record before `coveredLength`.
+    public var nextSequence: UInt64
+    /// The time of the last record before `coveredLength`.
+    public var lastRecordedAt: Int64
+    /// The chain link of the batch ending at `coveredLength` (genesis when none).
+    public var link: SHA256Digest
+    /// Sparse (firstSequence, batch offset) pairs, ascending.
+    public var entries: [SparseEntry]
+
+    /// One index entry: a batch's first sequence number and its offset.
+    public struct SparseEntry: Sendable, Equatable {
+        public let firstSequence: UInt64
+        public let offset: UInt64
+    }
+
+    static let fileName = "index/log.idx"
+    static let magic = Array("HLIDX001".utf8)
+    /// Distance in bytes between sparse entries.
+    static let spacing: UInt64 = 64 << 10
+
+    /// Adds an entry for a batch at `offset` when it is far enough from the last one.
+    mutating func note(batchAt offset: UInt64, firstSequence: UInt64) {
+        if let last = entries.last, offset < last.offset + Self.spacing { return }
+        entries.append(SparseEntry(firstSequence: firstSequence, offset: offset))
+    }
+
+    /// The entry to start a scan for `sequence` from (the last one at or before it).
+    func entry(before sequence: UInt64) -> SparseEntry? {
+        var low = 0, high = entries.count
+        while low < high {
+            let mid = (low + high) / 2
+            if entries[mid].firstSequence <= sequence { low = mid + 1 } else { high = mid }
+        }
+        return low == 0 ? nil : entries[low - 1]
+    }
+
+    func encoded(ledgerId: UUID) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: 96 + 16 * entries.count)
+        bytes.withUnsafeMutableBytes { b in
+            for (i, m) in Self.magic.enumerated() { b[i] = m }
+            withUnsafeBytes(of: ledgerId.uuid) { (b.baseAddress! + 8).copyMemory(from: $0.baseAddress!, byteCount: 16) }
+            b.storeBytes(of: coveredLength.littleEndian, toByteOffset: 24, as: UInt64.self)
+            b.storeBytes(of: nextSequence.littleEndian, toByteOffset: 32, as: UInt64.self)
+            b.storeBytes(of: lastRecordedAt.littleEndian, toByteOffset: 40, as: Int64.self)
+            withUnsafeBytes(of: link.bytes) { (b.baseAddress! + 48).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+            b.storeBytes(of: UInt64(entries.count).littleEndian, toByteOffset: 80, as: UInt64.self)
+            for (i, e) in entries.enumerated() {
+                b.storeBytes(of: e.firstSequence.littleEndian, toByteOffset: 96 + 16 * i, as: UInt64.self)
+                b.storeBytes(of: e.offset.littleEndian, toByteOffset: 104 + 16 * i, as: UInt64.self)
+            }
+            var crc = CRC32C.update(0xFFFF_FFFF, UnsafeRawBufferPointer(rebasing: b[0..<92]))
+            crc = ~CRC32C.update(crc, UnsafeRawBufferPointer(rebasing: b[96...]))
+            b.storeBytes(of: crc.littleEndian, toByteOffset: 92, as: UInt32.self)
+        }
+        return bytes
+    }
+
+    static func decode(_ bytes: [UInt8], ledgerId: UUID) -> LogCheckpoint? {
+        guard bytes.count >= 96, Array(bytes[0..<8]) == magic else { return nil }
+        return bytes.withUnsafeBytes { b -> LogCheckpoint? in
+            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[8..<24])) }
+            guard UUID(uuid: uuid) == ledgerId else { return nil }
+            let count = Int(UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 80, as: UInt64.self)))
+            guard count >= 0, count <= (bytes.count - 96) / 16, bytes.count == 96 + 16 * count else { return nil }
+            var crc = CRC32C.update(0xFFFF_FFFF, UnsafeRawBufferPointer(rebasing: b[0..<92]))
+            crc = ~CRC32C.update(crc, UnsafeRawBufferPointer(rebasing: b[96...]))
+            guard crc == UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 92, as: UInt32.self)) else { return nil }
+            var entries: [SparseEntry] = []
+            entries.reserveCapacity(count)
+            for i in 0..<count {
+                entries.append(SparseEntry(
+                    firstSequence: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 96 + 16 * i, as: UInt64.self)),
+                    offset: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 104 + 16 * i, as: UInt64.self))))
+            }
+            return LogCheckpoint(
+                coveredLength: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 24, as: UInt64.self)),
+                nextSequence: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 32, as: UInt64.self)),
+                lastRecordedAt: Int64(littleEndian: b.loadUnaligned(fromByteOffset: 40, as: Int64.self)),
+                link: SHA256Digest(UnsafeRawBufferPointer(rebasing: b[48..<80])), entries: entries)
+        }
+    }
+
+    /// Loads the checkpoint if it is intact and agrees with the log: it covers no
+    /// more than the file, and its link is the one stored at the end of the batch
+    /// ending at `coveredLength`. Otherwise nil (the caller scans from the start).
+    static func load(_ fs: any LogFileSystem, log: any LogFile, logLength: UInt64, ledgerId: UUID,
+                     genesis: SHA256Digest) -> LogCheckpoint? {
+        guard fs.exists(fileName), let file = try? fs.open(fileName, .readOnly) else { return nil }
+        defer { file.close() }
+        guard let size = try? file.size(), size <= 1 << 32 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(size))
+        guard (try? bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }) == Int(size),
+              let checkpoint = decode(bytes, ledgerId: ledgerId),
+              checkpoint.coveredLength >= UInt64(LogFormat.fileHeaderLength), checkpoint.coveredLength <= logLength,
+              checkpoint.nextSequence >= 1 else { return nil }
+        if checkpoint.coveredLength == UInt64(LogFormat.fileHeaderLength) {
+            return checkpoint.link == genesis && checkpoint.nextSequence == 1 ? checkpoint : nil
+        }
+        var stored = [UInt8](repeating: 0, count: LogFormat.linkLength)
+        let got = try? stored.withUnsafeMutableBytes {
+            try log.read(into: $0, at: checkpoint.coveredLength - UInt64(LogFormat.linkLength))
+        }
+        guard got == LogFormat.linkLength, SHA256Digest(stored) == checkpoint.link else { return nil }
+        return checkpoint
+    }
+
+    /// Writes the checkpoint (to a temporary name, then renamed over the old one).
+    func save(_ fs: any LogFileSystem, ledgerId: UUID) throws {
+        try fs.createSubfolder("index")
+        let temporary = Self.fileName + ".tmp"
+        let file = try fs.open(temporary, .replace)
+        let bytes = encoded(ledgerId: ledgerId)
+        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+        try file.sync()
+        file.close()
+        try fs.rename(temporary, to: Self.fileName)
+    }
+}

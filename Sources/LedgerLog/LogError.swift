@@ -1,0 +1,121 @@
+/// Every way the log layer can fail, in one place.
+public enum LogError: Error, Equatable, Sendable {
+    /// No ledger at the path (no log file in the folder).
+    case ledgerNotFound(path: String)
+    /// `create` found a ledger already there.
+    case ledgerExists(path: String)
+    /// The file is not a HealthLedger log (wrong magic or header shape).
+    case notALedgerLog(reason: String)
+    /// The log needs a newer reader (its minimum reader version is above ours).
+    case unsupportedFormatVersion(found: UInt16, minReader: UInt16, supported: UInt16)
+    /// Another writer (process or handle) holds the ledger's lock.
+    case ledgerLocked(path: String)
+    /// Bytes that fail a validity rule, where they cannot be a torn tail: opening for
+    /// writing refuses, `verify` reports it. Never repaired silently.
+    case damaged(LogDamage)
+    /// A previous write or sync failed; this writer refuses everything until the
+    /// ledger is reopened (no retried fsync: see PostgreSQL's "fsyncgate").
+    case writerPoisoned(cause: String)
+    /// The writer was closed.
+    case writerClosed
+    /// A system call failed.
+    case io(operation: String, path: String, errno: Int32)
+    /// A record payload above `LogFormat.payloadLengthMax`, or a batch above
+    /// `LogFormat.batchLengthMax`.
+    case tooLarge(bytes: Int, limit: Int)
+    /// An append with no records.
+    case emptyBatch
+    /// A record kind of 0 or a kind version of 0 (reserved).
+    case invalidKind(kind: UInt16, version: UInt16)
+    /// A sequence number that is not in the log.
+    case sequenceNotFound(UInt64)
+}
+
+/// Where and how the log's bytes fail a validity rule.
+public struct LogDamage: Equatable, Sendable, CustomStringConvertible {
+    /// Which rule failed (FORMAT.md gives each an ID).
+    public enum Kind: String, Sendable {
+        /// H1/H2: the file header's magic or checksum.
+        case fileHeader
+        /// B1/B2/B5: a batch header that is not a valid header (magic, checksum, fields).
+        case batchHeader
+        /// B3: a batch that runs past the end of the file.
+        case batchTruncated
+        /// B4: a batch whose first sequence number is not the next one.
+        case sequenceGap
+        /// B6: a batch claiming more durable bytes than precede it.
+        case syncedLengthInvalid
+        /// R2/B7: records that do not exactly fill their batch, or a record too long.
+        case recordFraming
+        /// R1: a record's checksum.
+        case recordChecksum
+        /// R3: a record whose sequence number is not its place in the batch.
+        case recordSequence
+        /// R4: a record recorded earlier than the one before it.
+        case recordTimeOrder
+        /// R5/R6: kind 0, kind version 0, or reserved bytes not zero.
+        case recordFields
+        /// B8: a batch's link is not SHA-256(previous link ‖ batch bytes).
+        case chainMismatch
+        /// Bytes after the last batch that are not a batch (too short for a header).
+        case trailingBytes
+    }
+
+    /// The rule that failed.
+    public let kind: Kind
+    /// Byte offset in the log file of the damaged unit (record, batch header, link, …).
+    public let offset: UInt64
+    /// Length in bytes of the damaged unit, when known.
+    public let length: UInt64?
+    /// Sequence number of the damaged record (or the first of the damaged batch).
+    public let sequence: UInt64?
+    /// True when the damage lies in bytes a later batch (or a seal) proves were
+    /// durable: corruption, never a torn write. False: a possible torn tail.
+    public let inDurablePrefix: Bool
+
+    public init(kind: Kind, offset: UInt64, length: UInt64?, sequence: UInt64?, inDurablePrefix: Bool) {
+        self.kind = kind
+        self.offset = offset
+        self.length = length
+        self.sequence = sequence
+        self.inDurablePrefix = inDurablePrefix
+    }
+
+    /// `recordChecksum at byte 1234 (sequence 17)`.
+    public var description: String {
+        var text = "\(kind.rawValue) at byte \(offset)"
+        if let sequence { text += " (sequence \(sequence))" }
+        text += inDurablePrefix ? ", in bytes known durable: damage" : ", in the unsynced tail: torn write or damage"
+        return text
+    }
+
+    func withDurability(_ durable: Bool) -> LogDamage {
+        LogDamage(kind: kind, offset: offset, length: length, sequence: sequence, inDurablePrefix: durable)
+    }
+}
+
+extension LogError: CustomStringConvertible {
+    /// One line naming the problem and where it is.
+    public var description: String {
+        switch self {
+        case .ledgerNotFound(let path): "ledgerNotFound: no ledger at \(path)"
+        case .ledgerExists(let path): "ledgerExists: a ledger already exists at \(path)"
+        case .notALedgerLog(let reason): "notALedgerLog: \(reason)"
+        case .unsupportedFormatVersion(let found, let minReader, let supported):
+            "unsupportedFormatVersion: log format \(found) needs a reader of version \(minReader); this one reads \(supported)"
+        case .ledgerLocked(let path): "ledgerLocked: another writer holds \(path)"
+        case .damaged(let damage): "damaged: \(damage)"
+        case .writerPoisoned(let cause): "writerPoisoned: an earlier write failed (\(cause)); reopen the ledger"
+        case .writerClosed: "writerClosed: the writer was closed"
+        case .io(let operation, let path, let errno): "io: \(operation) \(path) failed: \(String(cString: strerror(errno))) (errno \(errno))"
+        case .tooLarge(let bytes, let limit): "tooLarge: \(bytes) bytes exceeds the limit of \(limit)"
+        case .emptyBatch: "emptyBatch: an append needs at least one record"
+        case .invalidKind(let kind, let version): "invalidKind: kind \(kind) version \(version) (both must be ≥ 1)"
+        case .sequenceNotFound(let seq): "sequenceNotFound: no record \(seq) in the log"
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,143 @@
+/// Reads a ledger's log without taking the writer's lock.
+///
+/// A scan sees a consistent prefix: the file's length is read once when the scan
+/// starts, every batch is validated (checksums, and the chain on request) before any
+/// of its records is shown, and a batch a concurrent writer has not finished is
+/// treated as the end. Memory is bounded by the scan window (4 MiB or the largest
+/// batch), whatever the log's size.
+public final class LogReader: Sendable {
+    /// The decoded file header.
+    public let header: LogFileHeader
+    private let fs: any LogFileSystem
+    private let file: any LogFile
+    private let genesis: SHA256Digest
+
+    /// Opens the log of the ledger folder for reading.
+    public init(_ fs: any LogFileSystem) throws {
+        guard fs.exists(LogWriter.logFileName) else { throw LogError.ledgerNotFound(path: fs.path) }
+        self.fs = fs
+        file = try fs.open(LogWriter.logFileName, .readOnly)
+        let opening = try LogOpening(fs: fs, file: file)
+        header = opening.header
+        genesis = opening.genesis
+    }
+
+    /// How a scan ended.
+    public struct ScanEnd: Sendable, Equatable {
+        /// Byte offset after the last valid batch.
+        public let endOffset: UInt64
+        /// The sequence number after the last record seen.
+        public let nextSequence: UInt64
+        /// The link of the last valid batch (the chain head).
+        public let chainHead: SHA256Digest
+        /// Invalid bytes after the last valid batch that no later batch proves durable:
+        /// a write in progress or a torn tail (a writer's open would cut them).
+        public let incompleteTail: LogDamage?
+        /// True when the body asked to stop early.
+        public let stoppedEarly: Bool
+    }
+
+    /// Calls `body` for every record with a sequence number ≥ `sequence`, in order,
+    /// until it returns false. Throws `LogError.damaged` for damage inside the durable
+    /// part of the log. `verifyChain` also recomputes every batch's link (from the
+    /// start of the log, or from the link stored before the first batch read).
+    @discardableResult
+    public func forEachRecord(from sequence: UInt64 = 1, verifyChain: Bool = false,
+                              _ body: (RecordView) throws -> Bool) throws -> ScanEnd {
+        let size = try file.size()
+        var start = (offset: UInt64(LogFormat.fileHeaderLength), sequence: UInt64(1), link: genesis)
+        if sequence > 1, let checkpoint = LogCheckpoint.load(fs, log: file, logLength: size, ledgerId: header.ledgerId,
+                                                             genesis: genesis),
+           let entry = checkpoint.entry(before: sequence), entry.offset >= UInt64(LogFormat.fileHeaderLength + LogFormat.linkLength) {
+            var stored = [UInt8](repeating: 0, count: LogFormat.linkLength)
+            _ = try stored.withUnsafeMutableBytes { try file.read(into: $0, at: entry.offset - UInt64(LogFormat.linkLength)) }
+            start = (entry.offset, entry.firstSequence, SHA256Digest(stored))
+        }
+        let scanner = LogScanner(file: file, end: size, offset: start.offset, nextSequence: start.sequence,
+                                 link: start.link, lastRecordedAt: .min, checkChain: verifyChain, checkRecords: true)
+        while true {
+            switch try scanner.nextClassified() {
+            case .end:
+                return ScanEnd(endOffset: scanner.offset, nextSequence: scanner.nextSequence, chainHead: scanner.link,
+                               incompleteTail: nil, stoppedEarly: false)
+            case .damaged(let damage):
+                throw LogError.damaged(damage)
+            case .incompleteTail(let damage):
+                return ScanEnd(endOffset: scanner.offset, nextSequence: scanner.nextSequence, chainHead: scanner.link,
+                               incompleteTail: damage, stoppedEarly: false)
+            case .batch(let batch):
+                let last = batch.header.firstSequence + UInt64(batch.header.recordCount)
+                if last <= sequence { continue }
+                var keepGoing = true
+                try batch.forEachRecord { record in
+                    guard keepGoing, record.sequence >= sequence else { return }
+                    keepGoing = try body(record)
+                }
+                if !keepGoing {
+                    return ScanEnd(endOffset: scanner.offset, nextSequence: scanner.nextSequence, chainHead: scanner.link,
+                                   incompleteTail: nil, stoppedEarly: true)
+                }
+            }
+        }
+    }
+
+    /// Copies of the records with sequence numbers in `range` (for tools and tests;
+    /// scans use `forEachRecord`).
+    public func records(_ range: ClosedRange<UInt64>) throws -> [StoredRecord] {
+        var out: [StoredRecord] = []
+        try forEachRecord(from: range.lowerBound) { record in
+            guard record.sequence <= range.upperBound else { return false }
+            out.append(record.stored())
+            return true
+        }
+        return out
+    }
+
+    /// The record with `sequence`, found through the sparse index.
+    public func record(sequence: UInt64) throws -> StoredRecord {
+        guard let found = try records(sequence...sequence).first else { throw LogError.sequenceNotFound(sequence) }
+        return found
+    }
+
+    /// The record starting at byte `offset` (as the scanner reported it), checked
+    /// against its own checksum. This is how projections that hold log offsets
+    /// fetch a record without scanning.
+    public func record(atOffset offset: UInt64) throws -> StoredRecord {
+        var head = [UInt8](repeating: 0, count: LogFormat.recordHeaderLength)
+        let got = try head.withUnsafeMutableBytes { try file.read(into: $0, at: offset) }
+        let damage = LogError.damaged(LogDamage(kind: .recordChecksum, offset: offset, length: nil, sequence: nil,
+                                                inDurablePrefix: true))
+        guard got == LogFormat.recordHeaderLength else { throw damage }
+        let length = head.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self))) }
+        guard length <= LogFormat.payloadLengthMax else { throw damage }
+        var bytes = [UInt8](repeating: 0, count: LogFormat.recordHeaderLength + length)
+        let read = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: offset) }
+        guard read == bytes.count else { throw damage }
+        return try bytes.withUnsafeBytes { b in
+            let crc = UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+            guard crc == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: b[4...])) else { throw damage }
+            return StoredRecord(
+                sequence: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
+                recordedAt: Int64(littleEndian: b.loadUnaligned(fromByteOffset: 16, as: Int64.self)),
+                kind: UInt16(littleEndian: b.loadUnaligned(fromByteOffset: 24, as: UInt16.self)),
+                kindVersion: UInt16(littleEndian: b.loadUnaligned(fromByteOffset: 26, as: UInt16.self)),
+                payload: Array(b[LogFormat.recordHeaderLength...]), offset: offset)
+        }
+    }
+
+    /// The stored link at the end of the batch that ends at byte `offset`
+    /// (the genesis link for offset 64): how snapshots prove they belong here.
+    public func link(endingAt offset: UInt64) throws -> SHA256Digest {
+        if offset == UInt64(LogFormat.fileHeaderLength) { return genesis }
+        guard offset >= UInt64(LogFormat.fileHeaderLength + LogFormat.batchLengthMin) else {
+            throw LogError.sequenceNotFound(0)
+        }
+        var stored = [UInt8](repeating: 0, count: LogFormat.linkLength)
+        let got = try stored.withUnsafeMutableBytes { try file.read(into: $0, at: offset - UInt64(LogFormat.linkLength)) }
+        guard got == LogFormat.linkLength else { throw LogError.sequenceNotFound(0) }
+        return SHA256Digest(stored)
+    }
+
+    /// The log file's current length.
+    public func size() throws -> UInt64 { try file.size() }
+}

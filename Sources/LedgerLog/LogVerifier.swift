@@ -1,0 +1,87 @@
+/// `verify` for the log layer: every byte against every rule, and the chain
+/// recomputed from the file header to the last batch.
+public enum LogVerifier {
+    /// What a full verification found.
+    public struct Report: Sendable, Equatable {
+        public let header: LogFileHeader
+        public let bytes: UInt64
+        public let batches: Int
+        public let seals: Int
+        public let records: UInt64
+        /// The sequence number after the last valid record.
+        public let nextSequence: UInt64
+        /// The link of the last valid batch.
+        public let chainHead: SHA256Digest
+        /// The first failed rule, if any; `inDurablePrefix` tells corruption from a
+        /// possibly torn tail. Either way the log is not intact.
+        public let damage: LogDamage?
+        /// A derived index that disagrees with the log (it is rebuilt on open; not damage).
+        public let staleIndex: Bool
+
+        /// True when the log is intact.
+        public var isIntact: Bool { damage == nil }
+    }
+
+    /// Verifies the ledger's log: file header, every batch and record, the chain.
+    /// Throws only when the log cannot be read at all (missing, not a log, I/O).
+    public static func verify(_ fs: any LogFileSystem) throws -> Report {
+        guard fs.exists(LogWriter.logFileName) else { throw LogError.ledgerNotFound(path: fs.path) }
+        let file = try fs.open(LogWriter.logFileName, .readOnly)
+        defer { file.close() }
+        let opening: LogOpening
+        do {
+            opening = try LogOpening(fs: fs, file: file)
+        } catch let error as LogError {
+            // A header that fails H1 or H2 is reported like any other damage.
+            let size = (try? file.size()) ?? 0
+            let damage: LogDamage
+            switch error {
+            case .damaged(let found): damage = found
+            case .notALedgerLog where size >= UInt64(LogFormat.fileHeaderLength):
+                damage = LogDamage(kind: .fileHeader, offset: 0, length: UInt64(LogFormat.fileHeaderLength), sequence: nil,
+                                   inDurablePrefix: true)
+            default: throw error
+            }
+            return Report(header: LogFileHeader(formatVersion: 0, minReaderVersion: 0, ledgerId: UUIDZero.value, createdAt: 0),
+                          bytes: size, batches: 0, seals: 0, records: 0, nextSequence: 1, chainHead: .zero,
+                          damage: damage, staleIndex: false)
+        }
+        let scanner = LogScanner(file: file, end: opening.size, offset: UInt64(LogFormat.fileHeaderLength), nextSequence: 1,
+                                 link: opening.genesis, lastRecordedAt: opening.header.createdAt, checkChain: true,
+                                 checkRecords: true)
+        var batches = 0, seals = 0
+        var records: UInt64 = 0
+        var damage: LogDamage?
+        var sparse: [UInt64: UInt64] = [:]
+        loop: while true {
+            switch try scanner.nextClassified() {
+            case .end:
+                break loop
+            case .batch(let batch):
+                batches += 1
+                if batch.header.isSeal { seals += 1 }
+                records += UInt64(batch.header.recordCount)
+                sparse[batch.offset] = batch.header.firstSequence
+            case .damaged(let found), .incompleteTail(let found):
+                damage = found
+                break loop
+            }
+        }
+        var stale = false
+        if let checkpoint = LogCheckpoint.load(fs, log: file, logLength: opening.size, ledgerId: opening.header.ledgerId,
+                                               genesis: opening.genesis) {
+            stale = checkpoint.entries.contains { sparse[$0.offset] != $0.firstSequence }
+                || checkpoint.coveredLength > scanner.offset
+        } else if fs.exists(LogCheckpoint.fileName) {
+            stale = true
+        }
+        return Report(header: opening.header, bytes: opening.size, batches: batches, seals: seals, records: records,
+                      nextSequence: scanner.nextSequence, chainHead: scanner.link, damage: damage, staleIndex: stale)
+    }
+}
+
+import Foundation
+
+enum UUIDZero {
+    static let value = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+}

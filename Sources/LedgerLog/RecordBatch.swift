@@ -1,0 +1,153 @@
+/// Records to append together, built in place in the bytes they will have on disk.
+///
+/// A batch is the unit of commit: after a crash either all of its records are in the
+/// log or none is. Payloads are copied (or encoded) straight into the batch buffer,
+/// so appending a million small records costs no per-record allocation.
+public struct RecordBatch: Sendable {
+    /// Header space, records, and (once sealed by the writer) the link.
+    var bytes: [UInt8]
+    /// Number of records.
+    public private(set) var count = 0
+    /// The largest payload appended, to refuse oversize records early.
+    private(set) var oversize: Int?
+
+    /// An empty batch; `capacity` is a hint in bytes.
+    public init(capacity: Int = 4096) {
+        bytes = [UInt8](repeating: 0, count: LogFormat.batchHeaderLength)
+        bytes.reserveCapacity(capacity + LogFormat.batchLengthMin)
+    }
+
+    /// A batch of the given records.
+    public init(_ records: [LogRecord]) {
+        self.init(capacity: records.reduce(0) { $0 + $1.payload.count + LogFormat.recordHeaderLength })
+        for r in records { append(kind: r.kind, version: r.kindVersion, payload: r.payload) }
+    }
+
+    private static let blankRecordHeader = [UInt8](repeating: 0, count: LogFormat.recordHeaderLength)
+
+    /// Bytes the batch will take on disk once the writer adds its link.
+    public var encodedLength: Int { bytes.count + LogFormat.linkLength }
+
+    /// Appends a record with a copied payload.
+    public mutating func append(kind: UInt16, version: UInt16, payload: [UInt8]) {
+        payload.withUnsafeBytes { p in append(kind: kind, version: version) { $0.append(contentsOf: p) } }
+    }
+
+    /// Appends a record whose payload `encode` writes at the end of the buffer.
+    /// The record header's sequence, time and checksum are filled in at append time.
+    public mutating func append(kind: UInt16, version: UInt16, encode: (inout [UInt8]) -> Void) {
+        let start = bytes.count
+        bytes.append(contentsOf: Self.blankRecordHeader)
+        encode(&bytes)
+        let payloadLength = bytes.count - start - LogFormat.recordHeaderLength
+        if payloadLength > LogFormat.payloadLengthMax { oversize = max(oversize ?? 0, payloadLength) }
+        bytes.withUnsafeMutableBytes { b in
+            b.storeBytes(of: UInt32(payloadLength).littleEndian, toByteOffset: start + 4, as: UInt32.self)
+            b.storeBytes(of: kind.littleEndian, toByteOffset: start + 24, as: UInt16.self)
+            b.storeBytes(of: version.littleEndian, toByteOffset: start + 26, as: UInt16.self)
+        }
+        count += 1
+    }
+
+    /// Checks the limits; the writer calls it before assigning sequence numbers.
+    func validate() throws {
+        guard count > 0 else { throw LogError.emptyBatch }
+        if let oversize { throw LogError.tooLarge(bytes: oversize, limit: LogFormat.payloadLengthMax) }
+        guard encodedLength <= LogFormat.batchLengthMax else {
+            throw LogError.tooLarge(bytes: encodedLength, limit: LogFormat.batchLengthMax)
+        }
+        var offset = LogFormat.batchHeaderLength
+        try bytes.withUnsafeBytes { b in
+            while offset < b.count {
+                let length = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)))
+                let kind = UInt16(littleEndian: b.loadUnaligned(fromByteOffset: offset + 24, as: UInt16.self))
+                let version = UInt16(littleEndian: b.loadUnaligned(fromByteOffset: offset + 26, as: UInt16.self))
+                guard kind != 0, version != 0 else { throw LogError.invalidKind(kind: kind, version: version) }
+                offset += LogFormat.recordHeaderLength + length
+            }
+        }
+    }
+
+    /// Turns the buffer into the on-disk batch: sequence numbers from `firstSequence`,
+    /// every record stamped `recordedAt`, checksums, the header, and the link to
+    /// `previousLink`. Returns the new link.
+    mutating func seal(firstSequence: UInt64, recordedAt: Int64, syncedLength: UInt64,
+                       previousLink: SHA256Digest) -> SHA256Digest {
+        let length = encodedLength
+        bytes.withUnsafeMutableBytes { b in
+            var offset = LogFormat.batchHeaderLength
+            var sequence = firstSequence
+            while offset < b.count {
+                let payloadLength = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)))
+                let kind = UInt16(littleEndian: b.loadUnaligned(fromByteOffset: offset + 24, as: UInt16.self))
+                let version = UInt16(littleEndian: b.loadUnaligned(fromByteOffset: offset + 26, as: UInt16.self))
+                let record = UnsafeMutableRawBufferPointer(
+                    rebasing: b[offset..<offset + LogFormat.recordHeaderLength + payloadLength])
+                RecordHeader.store(into: record, payloadLength: payloadLength, sequence: sequence,
+                                   recordedAt: recordedAt, kind: kind, kindVersion: version)
+                offset += LogFormat.recordHeaderLength + payloadLength
+                sequence += 1
+            }
+            BatchHeader(batchLength: length, firstSequence: firstSequence, recordCount: count, isSeal: false,
+                        syncedLength: syncedLength).store(into: b)
+        }
+        let link = BatchChain.link(previous: previousLink, batchBody: bytes)
+        withUnsafeBytes(of: link.bytes) { bytes.append(contentsOf: $0) }
+        return link
+    }
+}
+
+/// A record to append: its kind, kind version and payload.
+public struct LogRecord: Hashable, Sendable {
+    public let kind: UInt16
+    public let kindVersion: UInt16
+    public let payload: [UInt8]
+
+    public init(kind: UInt16, kindVersion: UInt16, payload: [UInt8]) {
+        self.kind = kind
+        self.kindVersion = kindVersion
+        self.payload = payload
+    }
+}
+
+/// A record read back from the log, with what the log stamped on it.
+public struct StoredRecord: Hashable, Sendable {
+    public let sequence: UInt64
+    /// Nanoseconds since the Unix epoch.
+    public let recordedAt: Int64
+    public let kind: UInt16
+    public let kindVersion: UInt16
+    public let payload: [UInt8]
+    /// Byte offset of the record in the log file.
+    public let offset: UInt64
+}
+
+/// The hash chain: how links are computed.
+enum BatchChain {
+    /// The link before the first batch: SHA-256 of the 64 file header bytes.
+    static func genesis(fileHeader: [UInt8]) -> SHA256Digest { SHA256.hash(fileHeader) }
+
+    /// SHA-256(previous ‖ batch bytes without the link).
+    static func link(previous: SHA256Digest, batchBody: UnsafeRawBufferPointer) -> SHA256Digest {
+        var h = SHA256()
+        h.update(previous)
+        h.update(batchBody)
+        return h.finalize()
+    }
+
+    static func link(previous: SHA256Digest, batchBody: [UInt8]) -> SHA256Digest {
+        batchBody.withUnsafeBytes { link(previous: previous, batchBody: $0) }
+    }
+
+    /// A seal batch: header and link, no records.
+    static func sealBatch(firstSequence: UInt64, syncedLength: UInt64, previousLink: SHA256Digest) -> ([UInt8], SHA256Digest) {
+        var bytes = [UInt8](repeating: 0, count: LogFormat.batchHeaderLength)
+        bytes.withUnsafeMutableBytes { b in
+            BatchHeader(batchLength: LogFormat.batchLengthMin, firstSequence: firstSequence, recordCount: 0, isSeal: true,
+                        syncedLength: syncedLength).store(into: b)
+        }
+        let link = Self.link(previous: previousLink, batchBody: bytes)
+        withUnsafeBytes(of: link.bytes) { bytes.append(contentsOf: $0) }
+        return (bytes, link)
+    }
+}

@@ -1,0 +1,71 @@
+/// The seam between the log and the operating system.
+///
+/// Every byte the log reads or writes, every sync, the folder's entries and its
+/// lock go through these two protocols. `PosixFileSystem` is the real one; tests
+/// substitute a simulated file system that injects crashes (dropping, keeping or
+/// garbling each unsynced write, like SQLite's crash-test VFS) and I/O errors.
+public protocol LogFile: AnyObject, Sendable {
+    /// Current length in bytes.
+    func size() throws -> UInt64
+    /// Reads up to `buffer.count` bytes at `offset`; returns the bytes read (fewer only at end of file).
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int
+    /// Writes all of `bytes` at `offset` (not durable until `sync`).
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws
+    /// Makes every write so far durable (fdatasync).
+    func sync() throws
+    /// Cuts the file to `length` bytes (not durable until `sync`).
+    func truncate(to length: UInt64) throws
+    /// Extends the file to `length` bytes that read as zeros, reserving the space
+    /// (fallocate), so that later appends inside it change no file size and their
+    /// syncs flush data only. Not durable until `sync`.
+    func allocate(upTo length: UInt64) throws
+    /// Asks the OS to start writing a range to disk without waiting (a hint: only
+    /// `sync` makes anything durable).
+    func beginWriteback(offset: UInt64, length: UInt64)
+    /// Releases the file.
+    func close()
+}
+
+/// How to open a file of the ledger folder.
+public enum LogFileOpenMode: Sendable {
+    /// Existing file, reading only.
+    case readOnly
+    /// Existing file, reading and writing.
+    case readWrite
+    /// A new file (mode 0600); fails if it exists.
+    case createNew
+    /// Create or truncate (mode 0600), for derived files written whole.
+    case replace
+}
+
+/// A held exclusive lock on the ledger; released by `release()` or deinit.
+public protocol LogLock: AnyObject, Sendable {
+    func release()
+}
+
+/// The ledger folder: files by name (relative paths such as `index/log.idx`).
+public protocol LogFileSystem: Sendable {
+    /// The folder's path, for messages.
+    var path: String { get }
+    /// Whether the folder itself exists.
+    func folderExists() -> Bool
+    /// Creates the folder (mode 0700) and its parents.
+    func createFolder() throws
+    /// Whether a file or subfolder exists.
+    func exists(_ name: String) -> Bool
+    /// Opens a file.
+    func open(_ name: String, _ mode: LogFileOpenMode) throws -> any LogFile
+    /// Creates a subfolder (mode 0700) if missing.
+    func createSubfolder(_ name: String) throws
+    /// Makes the folder's (or a subfolder's) entries durable (fsync of the directory).
+    func syncFolder(_ name: String?) throws
+    /// Atomically renames `from` to `to` (replacing it).
+    func rename(_ from: String, to: String) throws
+    /// Removes a file; no error when it is absent.
+    func remove(_ name: String) throws
+    /// Names of the files in a subfolder, sorted; empty when it is absent.
+    func list(_ subfolder: String) -> [String]
+    /// Takes the exclusive writer lock, waiting up to `timeout` seconds;
+    /// throws `LogError.ledgerLocked` when another holder keeps it.
+    func lockExclusive(timeout: Double) throws -> any LogLock
+}
