@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "HealthModel", targets: ["HealthModel"]),
         .library(name: "LedgerLog", targets: ["LedgerLog"]),
+        .library(name: "LedgerCore", targets: ["LedgerCore"]),
         .executable(name: "healthledger", targets: ["healthledger"]),
     ],
     targets: [
@@ -20,16 +21,23 @@ let package = Package(
         // recovery. Knows nothing of health.
         .target(name: "LedgerLog", dependencies: ["CLedgerAccel"]),
 
+        // Layer 3: events and projections. Event codecs, the rules, projections,
+        // replay, snapshots, verify, queries.
+        .target(name: "LedgerCore", dependencies: ["HealthModel", "LedgerLog", "CLedgerAccel"]),
+
         // The command-line tool.
-        .executableTarget(name: "healthledger", dependencies: ["HealthModel"]),
+        .executableTarget(name: "healthledger", dependencies: ["HealthModel", "LedgerLog", "LedgerCore"]),
 
         // Benchmarks (release builds only; see tools/README.md).
-        .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel", "LedgerLog"], path: "tools/bench"),
+        .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel", "LedgerLog", "LedgerCore"], path: "tools/bench"),
         // A second process for crash and lock tests, and manual soak runs.
         .executableTarget(name: "ledger-torture", dependencies: ["LedgerLog"], path: "tools/ledger-torture"),
 
-        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
-        .testTarget(name: "LedgerLogTests", dependencies: ["LedgerLog", "ledger-torture"]),
+        // Shared test support: the simulated disk, seeded randomness, temporary folders.
+        .target(name: "TestSupport", dependencies: ["LedgerLog"], path: "Tests/TestSupport"),
+        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"]),
+        .testTarget(name: "LedgerLogTests", dependencies: ["LedgerLog", "TestSupport", "ledger-torture"]),
+        .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore", "TestSupport"]),
         // Runs the built `healthledger` binary (the dependency makes sure it is built).
         .testTarget(name: "CLITests", dependencies: ["healthledger"]),
     ],

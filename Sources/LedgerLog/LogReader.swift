@@ -1,3 +1,53 @@
+/// A valid batch seen during a scan; valid only inside the callback that got it.
+public struct LogBatch {
+    let view: BatchView
+    /// Byte offset of the batch.
+    public var offset: UInt64 { view.offset }
+    /// Byte offset after the batch: a position to resume from.
+    public let endOffset: UInt64
+    /// The batch's link (the chain head once it is read).
+    public let link: SHA256Digest
+    public var firstSequence: UInt64 { view.header.firstSequence }
+    public var recordCount: Int { view.header.recordCount }
+    /// A seal (clean close), holding no records.
+    public var isSeal: Bool { view.header.isSeal }
+    /// The position after this batch.
+    public var endPosition: LogReader.Position {
+        LogReader.Position(offset: endOffset, nextSequence: firstSequence + UInt64(recordCount), link: link)
+    }
+
+    /// Calls `body` for each record of the batch, in order.
+    public func forEachRecord(_ body: (RecordView) throws -> Void) rethrows {
+        try view.forEachRecord(body)
+    }
+
+    /// The batch's records, in order, without a closure (hot loops keep their state
+    /// in local variables this way).
+    public func records() -> RecordIterator { RecordIterator(view: view) }
+}
+
+/// Iterates a batch's records; valid only while the batch is.
+public struct RecordIterator: IteratorProtocol {
+    let view: BatchView
+    var offset = LogFormat.batchHeaderLength
+
+    public mutating func next() -> RecordView? {
+        let bodyEnd = view.header.batchLength - LogFormat.linkLength
+        guard offset < bodyEnd else { return nil }
+        let b = view.bytes
+        let o = offset
+        let length = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: o + 4, as: UInt32.self)))
+        offset += LogFormat.recordHeaderLength + length
+        return RecordView(
+            offset: view.offset + UInt64(o),
+            sequence: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: o + 8, as: UInt64.self)),
+            recordedAt: Int64(littleEndian: b.loadUnaligned(fromByteOffset: o + 16, as: Int64.self)),
+            kind: UInt16(littleEndian: b.loadUnaligned(fromByteOffset: o + 24, as: UInt16.self)),
+            kindVersion: UInt16(littleEndian: b.loadUnaligned(fromByteOffset: o + 26, as: UInt16.self)),
+            payload: UnsafeRawBufferPointer(rebasing: b[o + LogFormat.recordHeaderLength..<o + LogFormat.recordHeaderLength + length]))
+    }
+}
+
 /// Reads a ledger's log without taking the writer's lock.
 ///
 /// A scan sees a consistent prefix: the file's length is read once when the scan
@@ -44,16 +94,57 @@ public final class LogReader: Sendable {
     @discardableResult
     public func forEachRecord(from sequence: UInt64 = 1, verifyChain: Bool = false,
                               _ body: (RecordView) throws -> Bool) throws -> ScanEnd {
+        var keepGoing = true
+        var end = try forEachBatch(from: sequence, verifyChain: verifyChain) { batch in
+            try batch.forEachRecord { record in
+                guard keepGoing, record.sequence >= sequence else { return }
+                keepGoing = try body(record)
+            }
+            return keepGoing
+        }
+        if !keepGoing { end = ScanEnd(endOffset: end.endOffset, nextSequence: end.nextSequence, chainHead: end.chainHead,
+                                      incompleteTail: nil, stoppedEarly: true) }
+        return end
+    }
+
+    /// A position in the log between batches: where to resume a scan.
+    public struct Position: Sendable, Hashable {
+        /// Byte offset of the next batch.
+        public let offset: UInt64
+        /// The sequence number the next record has.
+        public let nextSequence: UInt64
+        /// The link of the batch ending at `offset` (the genesis link at the start).
+        public let link: SHA256Digest
+
+        public init(offset: UInt64, nextSequence: UInt64, link: SHA256Digest) {
+            self.offset = offset
+            self.nextSequence = nextSequence
+            self.link = link
+        }
+    }
+
+    /// The start of the log.
+    public var start: Position {
+        Position(offset: UInt64(LogFormat.fileHeaderLength), nextSequence: 1, link: genesis)
+    }
+
+    /// Calls `body` for every valid batch (seals included) that holds records with
+    /// sequence numbers ≥ `sequence` (or, with `position`, from that position), in
+    /// order, until it returns false.
+    @discardableResult
+    public func forEachBatch(from sequence: UInt64 = 1, position: Position? = nil, verifyChain: Bool = false,
+                             _ body: (LogBatch) throws -> Bool) throws -> ScanEnd {
         let size = try file.size()
-        var start = (offset: UInt64(LogFormat.fileHeaderLength), sequence: UInt64(1), link: genesis)
-        if sequence > 1, let checkpoint = LogCheckpoint.load(fs, log: file, logLength: size, ledgerId: header.ledgerId,
-                                                             genesis: genesis),
+        var start = position ?? self.start
+        if position == nil, sequence > 1,
+           let checkpoint = LogCheckpoint.load(fs, log: file, logLength: size, ledgerId: header.ledgerId, genesis: genesis),
            let entry = checkpoint.entry(before: sequence), entry.offset >= UInt64(LogFormat.fileHeaderLength + LogFormat.linkLength) {
             var stored = [UInt8](repeating: 0, count: LogFormat.linkLength)
             _ = try stored.withUnsafeMutableBytes { try file.read(into: $0, at: entry.offset - UInt64(LogFormat.linkLength)) }
-            start = (entry.offset, entry.firstSequence, SHA256Digest(stored))
+            start = Position(offset: entry.offset, nextSequence: entry.firstSequence, link: SHA256Digest(stored))
         }
-        let scanner = LogScanner(file: file, end: size, offset: start.offset, nextSequence: start.sequence,
+        guard start.offset <= size else { throw LogError.sequenceNotFound(start.nextSequence) }
+        let scanner = LogScanner(file: file, end: size, offset: start.offset, nextSequence: start.nextSequence,
                                  link: start.link, lastRecordedAt: .min, checkChain: verifyChain, checkRecords: true)
         while true {
             switch try scanner.nextClassified() {
@@ -65,15 +156,11 @@ public final class LogReader: Sendable {
             case .incompleteTail(let damage):
                 return ScanEnd(endOffset: scanner.offset, nextSequence: scanner.nextSequence, chainHead: scanner.link,
                                incompleteTail: damage, stoppedEarly: false)
-            case .batch(let batch):
-                let last = batch.header.firstSequence + UInt64(batch.header.recordCount)
-                if last <= sequence { continue }
-                var keepGoing = true
-                try batch.forEachRecord { record in
-                    guard keepGoing, record.sequence >= sequence else { return }
-                    keepGoing = try body(record)
-                }
-                if !keepGoing {
+            case .batch(let view):
+                let last = view.header.firstSequence + UInt64(view.header.recordCount)
+                if last <= sequence && !view.header.isSeal { continue }
+                let batch = LogBatch(view: view, endOffset: scanner.offset, link: scanner.link)
+                if try !body(batch) {
                     return ScanEnd(endOffset: scanner.offset, nextSequence: scanner.nextSequence, chainHead: scanner.link,
                                    incompleteTail: nil, stoppedEarly: true)
                 }

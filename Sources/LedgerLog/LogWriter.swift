@@ -261,35 +261,66 @@ public final class LogWriter: Sendable {
     /// Appends a prepared batch (see `append(_:durability:)`).
     @discardableResult
     public func append(_ batch: consuming RecordBatch, durability: Durability = .durable) async throws -> ClosedRange<UInt64> {
+        let ticket = try enqueue(batch)
+        try await wait(for: ticket, durability: durability)
+        return ticket.sequences
+    }
+
+    /// What `enqueue` assigned to a batch.
+    public struct Ticket: Sendable {
+        /// The batch's sequence numbers.
+        public let sequences: ClosedRange<UInt64>
+        /// The time stamped on every record of the batch (ns since the epoch).
+        public let recordedAt: Int64
+        /// Byte offset of each record in the log.
+        public let recordOffsets: [UInt64]
+        /// The log length once the batch is written.
+        let end: UInt64
+        let pendingBytes: Int
+    }
+
+    /// Encodes a batch into the log's order without waiting: sequence numbers, time,
+    /// offsets and the link are final when this returns (synchronously), the bytes not
+    /// yet durable. Callers that must decide and order appends atomically (the
+    /// ledger's command loop) enqueue inside their critical section and wait outside.
+    public func enqueue(_ batch: consuming RecordBatch) throws -> Ticket {
         var batch = batch
         try batch.validate()
         let now = clock()
-        let (range, end, pendingBytes) = try state.withLock { s -> (ClosedRange<UInt64>, UInt64, Int) in
+        return try state.withLock { s -> Ticket in
             if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
             guard !s.closed else { throw LogError.writerClosed }
             let first = s.nextSequence
             let recordedAt = max(now, s.lastRecordedAt)
             let offset = s.encodedLength
+            var offsets: [UInt64] = []
+            offsets.reserveCapacity(batch.count)
             s.link = batch.seal(firstSequence: first, recordedAt: recordedAt, syncedLength: s.durableLength,
-                                previousLink: s.link)
+                                previousLink: s.link, recordOffsets: &offsets)
+            for i in offsets.indices { offsets[i] += offset }
             s.checkpoint.note(batchAt: offset, firstSequence: first)
             s.nextSequence = first + UInt64(batch.count)
             s.lastRecordedAt = recordedAt
             s.encodedLength += UInt64(batch.bytes.count)
             Self.enqueue(&s, batch.bytes)
-            return (first...(s.nextSequence - 1), s.encodedLength, s.pendingBytes)
+            return Ticket(sequences: first...(s.nextSequence - 1), recordedAt: recordedAt, recordOffsets: offsets,
+                          end: s.encodedLength, pendingBytes: s.pendingBytes)
         }
+    }
+
+    /// Waits until an enqueued batch is durable (`.durable`), or applies the
+    /// bulk-mode back-pressure and write-behind (`.deferred`).
+    public func wait(for ticket: Ticket, durability: Durability = .durable) async throws {
         switch durability {
         case .durable:
-            try await wait(until: end, durable: true)
+            try await wait(until: ticket.end, durable: true)
         case .deferred:
-            if pendingBytes >= Self.pendingBytesMax {
-                try await wait(until: end, durable: false)
-            } else if pendingBytes >= Self.writeBehindBytes {
+            if ticket.pendingBytes >= Self.pendingBytesMax {
+                try await wait(until: ticket.end, durable: false)
+            } else if ticket.pendingBytes >= Self.writeBehindBytes {
                 startFlushing()
             }
         }
-        return range
     }
 
     /// Adds encoded bytes to the pending writes, coalescing small batches.

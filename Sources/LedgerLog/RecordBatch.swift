@@ -10,6 +10,9 @@ public struct RecordBatch: Sendable {
     public private(set) var count = 0
     /// The largest payload appended, to refuse oversize records early.
     private(set) var oversize: Int?
+    /// Where each record starts, relative to the start of the batch (its offset in
+    /// the log is the batch's offset plus this).
+    public private(set) var recordStarts: [Int] = []
 
     /// An empty batch; `capacity` is a hint in bytes.
     public init(capacity: Int = 4096) {
@@ -37,6 +40,7 @@ public struct RecordBatch: Sendable {
     /// The record header's sequence, time and checksum are filled in at append time.
     public mutating func append(kind: UInt16, version: UInt16, encode: (inout [UInt8]) -> Void) {
         let start = bytes.count
+        recordStarts.append(start)
         bytes.append(contentsOf: Self.blankRecordHeader)
         encode(&bytes)
         let payloadLength = bytes.count - start - LogFormat.recordHeaderLength
@@ -72,12 +76,13 @@ public struct RecordBatch: Sendable {
     /// every record stamped `recordedAt`, checksums, the header, and the link to
     /// `previousLink`. Returns the new link.
     mutating func seal(firstSequence: UInt64, recordedAt: Int64, syncedLength: UInt64,
-                       previousLink: SHA256Digest) -> SHA256Digest {
+                       previousLink: SHA256Digest, recordOffsets: inout [UInt64]) -> SHA256Digest {
         let length = encodedLength
         bytes.withUnsafeMutableBytes { b in
             var offset = LogFormat.batchHeaderLength
             var sequence = firstSequence
             while offset < b.count {
+                recordOffsets.append(UInt64(offset))
                 let payloadLength = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)))
                 let kind = UInt16(littleEndian: b.loadUnaligned(fromByteOffset: offset + 24, as: UInt16.self))
                 let version = UInt16(littleEndian: b.loadUnaligned(fromByteOffset: offset + 26, as: UInt16.self))

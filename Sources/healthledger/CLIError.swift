@@ -1,4 +1,6 @@
 import HealthModel
+import LedgerCore
+import LedgerLog
 
 /// A command's failure, with the exit status it maps to.
 ///
@@ -40,6 +42,22 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
         return (e.status, e.message)
     case let e as HealthModelError:
         return (ExitStatus.invalidInput, e.description)
+    case let e as LogError:
+        switch e {
+        case .ledgerNotFound: return (ExitStatus.notFound, e.description)
+        case .ledgerLocked: return (ExitStatus.locked, e.description)
+        case .damaged, .notALedgerLog, .unsupportedFormatVersion: return (ExitStatus.damaged, e.description)
+        default: return (ExitStatus.failure, e.description)
+        }
+    case let e as RuleViolation:
+        return (e.code == "objectNotFound" ? ExitStatus.notFound : ExitStatus.refused, e.description)
+    case let e as LedgerError:
+        if case .replayFailed = e { return (ExitStatus.damaged, e.description) }
+        return (ExitStatus.failure, e.description)
+    case let e as ReplayError:
+        return (ExitStatus.damaged, "damaged: \(e)")
+    case let e as EventDecodingError:
+        return (ExitStatus.damaged, "damaged: \(e)")
     default:
         return (ExitStatus.failure, String(describing: error))
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerCore
 
 /// `healthledger unit convert|parse`: the unit algebra from the command line.
 enum UnitCommand {

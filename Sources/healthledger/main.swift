@@ -5,6 +5,10 @@ import Glibc
 
 /// Every subcommand, in the order `--help` lists them.
 let commands: [Command] = [
+    InitCommand.command,
+    LogCommand.command,
+    ReplayCommand.command,
+    VerifyCommand.command,
     UnitCommand.command,
 ]
 

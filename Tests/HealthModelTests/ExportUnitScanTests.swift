@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import HealthModel
+import TestSupport
 
 /// Every unit string written in the real exports under ../shared parses and prints
 /// back to an equal unit. (Zipped exports are scanned by the importer's tests, which

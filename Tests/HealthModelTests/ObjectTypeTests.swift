@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import HealthModel
+import TestSupport
 
 struct ObjectTypeTests {
     @Test func everyQuantityTypeOfTheReferenceTableIsKnownWithItsAggregationAndUnit() throws {

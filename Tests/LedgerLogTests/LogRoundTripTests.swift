@@ -156,35 +156,6 @@ struct LogRoundTripTests {
     }
 }
 
-/// Runs tasks on a concurrent dispatch queue (8 threads at most).
-final class DispatchTaskExecutor: TaskExecutor, @unchecked Sendable {
-    // @unchecked: the queue and semaphore are thread-safe.
-    private let queue = DispatchQueue(label: "test.executor", attributes: .concurrent)
-    private let slots = DispatchSemaphore(value: 8)
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        queue.async { [self] in
-            slots.wait()
-            job.runSynchronously(on: asUnownedTaskExecutor())
-            slots.signal()
-        }
-    }
-}
-
-/// A tiny lock-protected box for closures in tests.
-final class Mutex4Test<T>: @unchecked Sendable {
-    // @unchecked: `value` is guarded by `lock`.
-    private let lock = NSLock()
-    private var value: T
-    init(_ value: T) { self.value = value }
-    func with<R>(_ body: (inout T) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-}
-
 extension LogWriter {
     /// Releases the lock without sealing (as a crashed process would).
     func closeForTesting() {

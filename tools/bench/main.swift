@@ -4,9 +4,10 @@ import Foundation
 /// See tools/README.md; `tools/bench.sh` runs them with the peers.
 let usage = """
     USAGE: healthledger-bench [--json] SUITE...
-    SUITES: units | log
+    SUITES: units | log | replay
     OPTIONS: --scratch DIR (default tools/scratch), --records N (default 1000000), --durable N (default 20000),
-             --sizes 100,1024 (log payload sizes), --no-peers (skip the SQLite/Python peers)
+             --sizes 100,1024 (log payload sizes), --no-peers (skip the SQLite/Python peers),
+             --events N (replay suite, default 10000000)
     Run from the repository root with a release build: swift run -c release healthledger-bench log
     """
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -26,6 +27,7 @@ let scratch = option("--scratch", "tools/scratch")
 let records = Int(option("--records", "1000000")) ?? 1_000_000
 let durableCount = Int(option("--durable", "20000")) ?? 20_000
 let sizes = option("--sizes", "100,1024").split(separator: ",").compactMap { Int($0) }
+let events = Int(option("--events", "10000000")) ?? 10_000_000
 let peers = !arguments.contains("--no-peers")
 arguments.removeAll { $0 == "--no-peers" }
 try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
@@ -33,6 +35,7 @@ let report = Report(json: json)
 for suite in arguments {
     switch suite {
     case "units": try UnitBench.run(report: report)
+    case "replay": try await ReplayBench.run(report: report, scratch: scratch, events: events, peers: peers)
     case "log": try await LogBench.run(report: report, scratch: scratch, records: records, durableCount: durableCount,
                                        sizes: sizes, peers: peers)
     default:

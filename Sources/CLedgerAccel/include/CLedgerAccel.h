@@ -30,4 +30,7 @@ int hl_begin_writeback(int fd, int64_t offset, int64_t length);
 /// reading as zeros (fallocate mode 0, else posix_fallocate). Returns 0 or an errno.
 int hl_allocate(int fd, int64_t offset, int64_t length);
 
+/// Hints the CPU to fetch the cache line at `address` (no fault if it is invalid).
+static inline void hl_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }
+
 #endif

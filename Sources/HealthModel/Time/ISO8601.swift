@@ -70,6 +70,8 @@ public enum ISO8601 {
     public static func string(_ date: Date) -> String {
         let t = date.timeIntervalSince1970
         guard t.isFinite else { return t.isNaN ? "nan" : (t > 0 ? "+inf" : "-inf") }
+        // Years 0000…9999 in calendar form; anything else as seconds since the epoch.
+        guard t > -62_167_219_200, t < 253_402_300_800 else { return "\(t)s since 1970-01-01T00:00:00Z" }
         var whole = t.rounded(.down)
         var micros = Int(((t - whole) * 1_000_000).rounded())
         if micros >= 1_000_000 { whole += 1; micros -= 1_000_000 }

@@ -3,10 +3,10 @@ import LedgerLog
 
 /// A deterministic pseudo-random generator (SplitMix64) that prints nothing but can
 /// be reproduced from its seed: every failing test names the seed.
-struct SeededRandom: RandomNumberGenerator {
+public struct SeededRandom: RandomNumberGenerator {
     private var state: UInt64
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    mutating func next() -> UInt64 {
+    public init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -20,9 +20,9 @@ struct SeededRandom: RandomNumberGenerator {
 /// "loses power", and each unsynced write is independently kept, dropped, garbled
 /// or torn (a prefix of 512-byte sectors kept). I/O errors can be injected on a
 /// chosen write or sync. After a crash every call fails until `rebooted()`.
-final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
+public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
     // @unchecked: every mutable field is guarded by `mutex`.
-    let path: String
+    public let path: String
     private let mutex = NSLock()
 
     struct PendingWrite {
@@ -38,7 +38,7 @@ final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
         var durablyExists = false
     }
 
-    enum Fault: Equatable {
+    public enum Fault: Equatable {
         case none
         /// The n-th (1-based) sync of any file fails with `errno`.
         case failSync(number: Int, errno: Int32)
@@ -49,17 +49,17 @@ final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
     private var files: [String: FileState] = [:]
     private var folderExistsFlag = false
     private var lockHeld = false
-    private(set) var syncCount = 0
-    private(set) var writeCount = 0
-    private(set) var crashed = false
+    public private(set) var syncCount = 0
+    public private(set) var writeCount = 0
+    public private(set) var crashed = false
     /// Sync number (1-based) at which power is lost; nil: never.
-    var crashAtSync: Int?
-    var fault: Fault = .none
+    public var crashAtSync: Int?
+    public var fault: Fault = .none
     /// Microseconds each sync takes (a real disk's latency lets appends group).
-    var syncDelay: UInt32 = 0
+    public var syncDelay: UInt32 = 0
     private var rng: SeededRandom
 
-    init(path: String = "/sim/ledger", seed: UInt64 = 1) {
+    public init(path: String = "/sim/ledger", seed: UInt64 = 1) {
         self.path = path
         rng = SeededRandom(seed: seed)
     }
@@ -75,7 +75,7 @@ final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
     }
 
     /// The folder as a fresh process sees it after the crash: durable bytes only.
-    func rebooted(seed: UInt64? = nil) -> SimulatedFileSystem {
+    public func rebooted(seed: UInt64? = nil) -> SimulatedFileSystem {
         locked {
             if !crashed { loseUnsyncedWrites() }
             let next = SimulatedFileSystem(path: path, seed: seed ?? rng.next())
@@ -124,21 +124,21 @@ final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
     }
 
     /// Total bytes durable in a file.
-    func durableBytes(_ name: String) -> [UInt8] { locked { files[name]?.durable ?? [] } }
+    public func durableBytes(_ name: String) -> [UInt8] { locked { files[name]?.durable ?? [] } }
     /// Current bytes of a file (what reads see).
-    func currentBytes(_ name: String) -> [UInt8] { locked { files[name]?.current ?? [] } }
+    public func currentBytes(_ name: String) -> [UInt8] { locked { files[name]?.current ?? [] } }
     /// Replaces a file's bytes, durably (for tests that damage or truncate a log).
-    func setBytes(_ name: String, _ bytes: [UInt8]) {
+    public func setBytes(_ name: String, _ bytes: [UInt8]) {
         locked { files[name] = FileState(current: bytes, durable: bytes, pending: [], durablyExists: true) }
     }
 
     // MARK: LogFileSystem
 
-    func folderExists() -> Bool { locked { folderExistsFlag } }
-    func createFolder() throws { try locked { try checkAlive(); folderExistsFlag = true } }
-    func exists(_ name: String) -> Bool { locked { files[name] != nil || name == "index" || name == "quarantine" } }
+    public func folderExists() -> Bool { locked { folderExistsFlag } }
+    public func createFolder() throws { try locked { try checkAlive(); folderExistsFlag = true } }
+    public func exists(_ name: String) -> Bool { locked { files[name] != nil || name == "index" || name == "quarantine" } }
 
-    func open(_ name: String, _ mode: LogFileOpenMode) throws -> any LogFile {
+    public func open(_ name: String, _ mode: LogFileOpenMode) throws -> any LogFile {
         try locked {
             try checkAlive()
             switch mode {
@@ -157,16 +157,16 @@ final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
         }
     }
 
-    func createSubfolder(_ name: String) throws { try locked { try checkAlive() } }
+    public func createSubfolder(_ name: String) throws { try locked { try checkAlive() } }
 
-    func syncFolder(_ name: String?) throws {
+    public func syncFolder(_ name: String?) throws {
         try locked {
             try checkAlive()
             for key in files.keys { files[key]!.durablyExists = true }
         }
     }
 
-    func rename(_ from: String, to: String) throws {
+    public func rename(_ from: String, to: String) throws {
         try locked {
             try checkAlive()
             guard let f = files[from] else { throw LogError.io(operation: "rename", path: from, errno: ENOENT) }
@@ -175,15 +175,15 @@ final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
         }
     }
 
-    func remove(_ name: String) throws { try locked { try checkAlive(); files[name] = nil } }
+    public func remove(_ name: String) throws { try locked { try checkAlive(); files[name] = nil } }
 
-    func list(_ subfolder: String) -> [String] {
+    public func list(_ subfolder: String) -> [String] {
         locked {
             files.keys.filter { $0.hasPrefix(subfolder + "/") }.map { String($0.dropFirst(subfolder.count + 1)) }.sorted()
         }
     }
 
-    func lockExclusive(timeout: Double) throws -> any LogLock {
+    public func lockExclusive(timeout: Double) throws -> any LogLock {
         try locked {
             try checkAlive()
             guard !lockHeld else { throw LogError.ledgerLocked(path: path) }
@@ -265,7 +265,7 @@ final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
 }
 
 /// `n` zero bytes, without the per-element cost of `repeatElement` in debug builds.
-func zeros(_ n: Int) -> [UInt8] {
+public func zeros(_ n: Int) -> [UInt8] {
     guard n > 0 else { return [] }
     return [UInt8](unsafeUninitializedCapacity: n) { buffer, count in
         buffer.baseAddress!.initialize(repeating: 0, count: n)
@@ -273,7 +273,7 @@ func zeros(_ n: Int) -> [UInt8] {
     }
 }
 
-final class SimulatedFile: LogFile, @unchecked Sendable {
+public final class SimulatedFile: LogFile, @unchecked Sendable {
     // @unchecked: immutable; all state lives in the (locked) file system.
     let fs: SimulatedFileSystem
     let name: String
@@ -285,30 +285,30 @@ final class SimulatedFile: LogFile, @unchecked Sendable {
         self.readOnly = readOnly
     }
 
-    func size() throws -> UInt64 { try fs.size(name) }
-    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int { try fs.read(name, into: buffer, at: offset) }
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+    public func size() throws -> UInt64 { try fs.size(name) }
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int { try fs.read(name, into: buffer, at: offset) }
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
         precondition(!readOnly, "write to a read-only file")
         try fs.write(name, bytes, at: offset)
     }
-    func sync() throws { try fs.sync(name) }
-    func truncate(to length: UInt64) throws { try fs.truncate(name, to: length) }
-    func allocate(upTo length: UInt64) throws {
+    public func sync() throws { try fs.sync(name) }
+    public func truncate(to length: UInt64) throws { try fs.truncate(name, to: length) }
+    public func allocate(upTo length: UInt64) throws {
         // Space that reads as zeros: like a write of zeros that a crash may lose or garble.
         let current = try fs.size(name)
         guard length > current else { return }
         try zeros(Int(length - current)).withUnsafeBytes { try fs.write(name, $0, at: current) }
     }
-    func beginWriteback(offset: UInt64, length: UInt64) {}
-    func close() {}
+    public func beginWriteback(offset: UInt64, length: UInt64) {}
+    public func close() {}
 }
 
-final class SimulatedLock: LogLock, @unchecked Sendable {
+public final class SimulatedLock: LogLock, @unchecked Sendable {
     // @unchecked: `released` is only touched under the file system's lock semantics.
     private let fs: SimulatedFileSystem
     private var released = false
     init(fs: SimulatedFileSystem) { self.fs = fs }
-    func release() {
+    public func release() {
         if !released {
             released = true
             fs.releaseLock()

@@ -1,0 +1,142 @@
+import Foundation
+
+/// Why an event's bytes could not be decoded.
+public enum EventDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A kind this version does not know (written by a later release).
+    case unknownKind(kind: UInt16, version: UInt16)
+    /// A version of a known kind this version does not know.
+    case unknownVersion(kind: UInt16, version: UInt16)
+    /// The payload ended before the field it needs (byte offset in the payload).
+    case truncated(offset: Int)
+    /// A field holds a value the encoding does not allow.
+    case malformed(offset: Int, reason: String)
+    /// Bytes left over after the event.
+    case trailingBytes(offset: Int)
+
+    public var description: String {
+        switch self {
+        case .unknownKind(let k, let v): "unknownKind: event kind \(k) (version \(v)) is not known to this version"
+        case .unknownVersion(let k, let v): "unknownVersion: event kind \(k) has no version \(v) in this version"
+        case .truncated(let o): "truncated: payload ends at byte \(o)"
+        case .malformed(let o, let r): "malformed: byte \(o): \(r)"
+        case .trailingBytes(let o): "trailingBytes: unexpected bytes from byte \(o)"
+        }
+    }
+}
+
+/// Reads the primitives `ByteWriter` writes, with bounds checks: malformed bytes
+/// give `EventDecodingError`, never a trap.
+struct ByteReader {
+    let bytes: UnsafeRawBufferPointer
+    private(set) var position = 0
+
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    var isAtEnd: Bool { position == bytes.count }
+    var remaining: Int { bytes.count - position }
+
+    @inline(__always)
+    private mutating func need(_ n: Int) throws(EventDecodingError) {
+        guard n <= bytes.count - position else { throw .truncated(offset: base + bytes.count) }
+    }
+
+    mutating func u8() throws(EventDecodingError) -> UInt8 {
+        try need(1)
+        defer { position += 1 }
+        return bytes[position]
+    }
+
+    mutating func u16() throws(EventDecodingError) -> UInt16 {
+        try need(2)
+        defer { position += 2 }
+        return UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt16.self))
+    }
+
+    mutating func varint() throws(EventDecodingError) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let start = position
+            let b = try u8()
+            if shift == 63 && b > 1 { throw .malformed(offset: start, reason: "varint overflows 64 bits") }
+            result |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { return result }
+            shift += 7
+            if shift > 63 { throw .malformed(offset: start, reason: "varint longer than 10 bytes") }
+        }
+    }
+
+    /// A varint that must fit `limit` (counts, lengths, ordinals).
+    mutating func count(limit: Int = 1 << 28) throws(EventDecodingError) -> Int {
+        let start = position
+        let v = try varint()
+        guard v <= UInt64(limit) else { throw .malformed(offset: start, reason: "count \(v) above \(limit)") }
+        return Int(v)
+    }
+
+    mutating func zigzag() throws(EventDecodingError) -> Int64 {
+        let v = try varint()
+        return Int64(bitPattern: v >> 1) ^ -Int64(bitPattern: v & 1)
+    }
+
+    mutating func f64() throws(EventDecodingError) -> Double {
+        try need(8)
+        defer { position += 8 }
+        return Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self)))
+    }
+
+    /// A finite double (NaN and infinities are malformed in every field that uses this).
+    mutating func finite() throws(EventDecodingError) -> Double {
+        let start = position
+        let v = try f64()
+        guard v.isFinite else { throw .malformed(offset: start, reason: "number is not finite") }
+        return v
+    }
+
+    mutating func date() throws(EventDecodingError) -> Date {
+        Date(timeIntervalSinceReferenceDate: try finite())
+    }
+
+    mutating func string() throws(EventDecodingError) -> String {
+        let length = try count(limit: bytes.count)
+        try need(length)
+        defer { position += length }
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[position..<position + length])
+        guard let s = String(validating: slice.bindMemory(to: UInt8.self), as: UTF8.self) else {
+            throw .malformed(offset: position, reason: "string is not UTF-8")
+        }
+        return s
+    }
+
+    mutating func skipString() throws(EventDecodingError) {
+        let length = try count(limit: bytes.count)
+        try need(length)
+        position += length
+    }
+
+    mutating func uuid() throws(EventDecodingError) -> UUID {
+        try need(16)
+        defer { position += 16 }
+        return UUID(uuid: bytes.loadUnaligned(fromByteOffset: position, as: uuid_t.self))
+    }
+
+    /// A length-prefixed sub-reader; the parent moves past it.
+    mutating func lengthPrefixed() throws(EventDecodingError) -> ByteReader {
+        let length = try count(limit: bytes.count)
+        try need(length)
+        defer { position += length }
+        var sub = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[position..<position + length]))
+        sub.base = base + position
+        return sub
+    }
+
+    /// Offset of this reader's first byte in the whole payload (for error positions).
+    var base = 0
+    var absolutePosition: Int { base + position }
+
+    func malformed(_ reason: String) -> EventDecodingError { .malformed(offset: absolutePosition, reason: reason) }
+
+    func finish() throws(EventDecodingError) {
+        guard isAtEnd else { throw .trailingBytes(offset: absolutePosition) }
+    }
+}

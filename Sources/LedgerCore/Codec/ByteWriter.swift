@@ -1,0 +1,66 @@
+import Foundation
+import HealthModel
+
+/// Appends the event encoding's primitives to a byte buffer.
+///
+/// Primitives (events/FORMAT.md, Part 2): unsigned LEB128 varints; signed integers
+/// zigzag-encoded then varint; IEEE-754 doubles little-endian; strings as a varint
+/// byte length and UTF-8; UUIDs as 16 bytes; dates as the double
+/// `timeIntervalSinceReferenceDate` (seconds since 2001-01-01T00:00:00Z, exactly as
+/// Foundation's `Date` holds them, so dates round-trip bit for bit).
+struct ByteWriter {
+    var bytes: [UInt8]
+
+    init(capacity: Int = 64) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    init(adopting bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func u8(_ v: UInt8) { bytes.append(v) }
+
+    mutating func u16(_ v: UInt16) {
+        bytes.append(UInt8(truncatingIfNeeded: v))
+        bytes.append(UInt8(truncatingIfNeeded: v >> 8))
+    }
+
+    mutating func varint(_ value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    mutating func varint(_ value: Int) { varint(UInt64(value)) }
+
+    mutating func zigzag(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
+
+    mutating func f64(_ v: Double) {
+        withUnsafeBytes(of: v.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func date(_ d: Date) { f64(d.timeIntervalSinceReferenceDate) }
+
+    mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { utf8 in
+            varint(utf8.count)
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    mutating func uuid(_ u: UUID) {
+        withUnsafeBytes(of: u.uuid) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Writes `body`'s bytes preceded by their varint length.
+    mutating func lengthPrefixed(_ body: (inout ByteWriter) -> Void) {
+        var inner = ByteWriter(capacity: 64)
+        body(&inner)
+        varint(inner.bytes.count)
+        bytes.append(contentsOf: inner.bytes)
+    }
+}

@@ -1,0 +1,237 @@
+import Foundation
+import HealthModel
+
+/// Encodes events into record payloads and decodes them back (events/FORMAT.md,
+/// Part 2). Every kind is versioned in the record's `kindVersion`.
+///
+/// Upcasting rule: a decoder reads every version of a kind that ever shipped and
+/// returns the current in-memory `Event`; an encoder writes only the current
+/// version. A shipped version's layout is never edited: a change adds a version.
+/// A kind or version this release does not know is `EventDecodingError`, never a trap.
+public enum EventCodec {
+    /// Appends `event` to `batch` as one record.
+    public static func append(_ event: Event, to batch: inout LedgerLogBatch) {
+        batch.append(kind: event.kind.rawValue, version: event.kind.currentVersion) { bytes in
+            var w = ByteWriter(adopting: bytes)
+            bytes = []
+            encodePayload(event, into: &w)
+            bytes = w.bytes
+        }
+    }
+
+    /// The payload bytes of `event` (its current version).
+    public static func payload(_ event: Event) -> [UInt8] {
+        var w = ByteWriter(capacity: 128)
+        encodePayload(event, into: &w)
+        return w.bytes
+    }
+
+    static func encodePayload(_ event: Event, into w: inout ByteWriter) {
+        w.varint(event.actor.encoded)
+        switch event {
+        case .appRegistered(_, let r):
+            w.string(r.bundleIdentifier)
+            w.string(r.name)
+            SampleCodec.optionalString(r.readPurpose, into: &w)
+            SampleCodec.optionalString(r.sharePurpose, into: &w)
+            w.u8(r.imported ? 1 : 0)
+        case .authorizationRequested(_, let share, let read):
+            w.varint(share.count)
+            for t in share { w.u16(t.code) }
+            w.varint(read.count)
+            for t in read { w.u16(t.code) }
+        case .authorizationDecided(let d):
+            w.varint(UInt64(d.app))
+            w.u16(d.type.code)
+            w.u8(d.share?.rawValue ?? 0)
+            w.u8(d.read?.rawValue ?? 0)
+            w.u8(d.basis.rawValue)
+        case .characteristicSet(let value):
+            w.u8(UInt8(value.type.rawValue))
+            switch value {
+            case .dateOfBirth(let dob):
+                w.varint(dob.year)
+                w.u8(UInt8(dob.month))
+                w.u8(UInt8(dob.day))
+            case .biologicalSex(let v): w.varint(v.rawValue)
+            case .bloodType(let v): w.varint(v.rawValue)
+            case .fitzpatrickSkinType(let v): w.varint(v.rawValue)
+            case .wheelchairUse(let v): w.varint(v.rawValue)
+            case .activityMoveMode(let v): w.varint(v.rawValue)
+            case .cardioFitnessMedicationsUse(let v): w.varint(v.rawValue)
+            }
+        case .characteristicCleared(let type):
+            w.u8(UInt8(type.rawValue))
+        case .samplesSaved(_, let samples):
+            w.varint(samples.count)
+            for saved in samples {
+                w.lengthPrefixed { SampleCodec.encode(saved.sample, replaces: saved.replaces, into: &$0) }
+            }
+        case .samplesDeleted(_, let objects, let reason):
+            SampleCodec.optionalString(reason, into: &w)
+            w.varint(objects.count)
+            for o in objects {
+                w.uuid(o.uuid)
+                SampleCodec.optionalString(o.syncIdentifier, into: &w)
+                if let v = o.syncVersion {
+                    w.u8(1)
+                    w.zigzag(v)
+                } else {
+                    w.u8(0)
+                }
+            }
+        }
+    }
+
+    /// Decodes a record's payload. `source` maps an app ordinal to its registration
+    /// (to stamp samples with their source); nil leaves samples without a source.
+    public static func decode(kind: UInt16, version: UInt16, payload: UnsafeRawBufferPointer,
+                              source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event {
+        guard let k = EventKind(rawValue: kind) else { throw .unknownKind(kind: kind, version: version) }
+        guard version == 1 else { throw .unknownVersion(kind: kind, version: version) }
+        var r = ByteReader(payload)
+        let actor = ActorID(encoded: try r.varint())
+        func app() throws(EventDecodingError) -> AppOrdinal {
+            guard case .app(let ordinal) = actor else { throw .malformed(offset: 0, reason: "\(k.name) needs an app as its actor") }
+            return ordinal
+        }
+        func owner() throws(EventDecodingError) {
+            guard actor == .owner else { throw .malformed(offset: 0, reason: "\(k.name) needs the owner as its actor") }
+        }
+        let event: Event
+        switch k {
+        case .appRegistered:
+            let ordinal = try app()
+            let registration = AppRegistration(bundleIdentifier: try r.string(), name: try r.string(),
+                                               readPurpose: try SampleCodec.optionalString(&r),
+                                               sharePurpose: try SampleCodec.optionalString(&r),
+                                               imported: try bool(&r))
+            event = .appRegistered(app: ordinal, registration)
+        case .authorizationRequested:
+            let ordinal = try app()
+            event = .authorizationRequested(app: ordinal, share: try types(&r), read: try types(&r))
+        case .authorizationDecided:
+            try owner()
+            let ordinal = AppOrdinal(try r.count(limit: Int(UInt32.max)))
+            let type = try objectType(&r)
+            let share = try answer(&r)
+            let read = try answer(&r)
+            let at = r.absolutePosition
+            guard let basis = DecisionBasis(rawValue: try r.u8()) else { throw .malformed(offset: at, reason: "unknown decision basis") }
+            event = .authorizationDecided(AuthorizationDecision(app: ordinal, type: type, share: share, read: read, basis: basis))
+        case .characteristicSet:
+            try owner()
+            event = .characteristicSet(try characteristic(&r))
+        case .characteristicCleared:
+            try owner()
+            event = .characteristicCleared(try characteristicType(&r))
+        case .samplesSaved:
+            let ordinal = try app()
+            let src = source?(ordinal)
+            let n = try r.count(limit: r.remaining)
+            var samples: [SavedSample] = []
+            samples.reserveCapacity(n)
+            for _ in 0..<n {
+                var sub = try r.lengthPrefixed()
+                samples.append(try SampleCodec.decode(&sub, source: src))
+                try sub.finish()
+            }
+            event = .samplesSaved(app: ordinal, samples: samples)
+        case .samplesDeleted:
+            let reason = try SampleCodec.optionalString(&r)
+            let n = try r.count(limit: r.remaining)
+            var objects: [DeletedObject] = []
+            for _ in 0..<n {
+                let uuid = try r.uuid()
+                let syncId = try SampleCodec.optionalString(&r)
+                let at = r.absolutePosition
+                let version: Int64?
+                switch try r.u8() {
+                case 0: version = nil
+                case 1: version = try r.zigzag()
+                default: throw .malformed(offset: at, reason: "bad presence byte")
+                }
+                objects.append(DeletedObject(uuid: uuid, syncIdentifier: syncId, syncVersion: version))
+            }
+            event = .samplesDeleted(actor: actor, objects: objects, reason: reason)
+        }
+        try r.finish()
+        return event
+    }
+
+    /// Decodes a stored record into an event.
+    public static func decode(_ record: StoredRecord, source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event {
+        let result = record.payload.withUnsafeBytes { p in
+            Result { () throws(EventDecodingError) -> Event in
+                try decode(kind: record.kind, version: record.kindVersion, payload: p, source: source)
+            }
+        }
+        return try result.get()
+    }
+
+    static func bool(_ r: inout ByteReader) throws(EventDecodingError) -> Bool {
+        let at = r.absolutePosition
+        switch try r.u8() {
+        case 0: return false
+        case 1: return true
+        default: throw .malformed(offset: at, reason: "bad bool")
+        }
+    }
+
+    static func answer(_ r: inout ByteReader) throws(EventDecodingError) -> Answer? {
+        let at = r.absolutePosition
+        let b = try r.u8()
+        if b == 0 { return nil }
+        guard let a = Answer(rawValue: b) else { throw .malformed(offset: at, reason: "unknown answer") }
+        return a
+    }
+
+    static func objectType(_ r: inout ByteReader) throws(EventDecodingError) -> ObjectType {
+        let at = r.absolutePosition
+        let code = try r.u16()
+        guard let type = ObjectType(code: code) else { throw .malformed(offset: at, reason: "unknown type code \(code)") }
+        return type
+    }
+
+    static func types(_ r: inout ByteReader) throws(EventDecodingError) -> [ObjectType] {
+        let n = try r.count(limit: r.remaining / 2)
+        var out: [ObjectType] = []
+        for _ in 0..<n { out.append(try objectType(&r)) }
+        return out
+    }
+
+    static func characteristicType(_ r: inout ByteReader) throws(EventDecodingError) -> CharacteristicType {
+        let at = r.absolutePosition
+        guard let t = CharacteristicType(rawValue: UInt16(try r.u8())) else { throw .malformed(offset: at, reason: "unknown characteristic") }
+        return t
+    }
+
+    static func characteristic(_ r: inout ByteReader) throws(EventDecodingError) -> CharacteristicValue {
+        let type = try characteristicType(&r)
+        let at = r.absolutePosition
+        func value<T: RawRepresentable<Int>>(_: T.Type) throws(EventDecodingError) -> T {
+            guard let v = T(rawValue: try r.count(limit: 1 << 16)) else { throw .malformed(offset: at, reason: "unknown \(type.shortName) value") }
+            return v
+        }
+        switch type {
+        case .dateOfBirth:
+            let y = try r.count(limit: 9999), m = Int(try r.u8()), d = Int(try r.u8())
+            do { return .dateOfBirth(try DateOfBirth(year: y, month: m, day: d)) } catch {
+                throw .malformed(offset: at, reason: "invalid date of birth")
+            }
+        case .biologicalSex: return .biologicalSex(try value(BiologicalSex.self))
+        case .bloodType: return .bloodType(try value(BloodType.self))
+        case .fitzpatrickSkinType: return .fitzpatrickSkinType(try value(FitzpatrickSkinType.self))
+        case .wheelchairUse: return .wheelchairUse(try value(WheelchairUse.self))
+        case .activityMoveMode: return .activityMoveMode(try value(ActivityMoveMode.self))
+        case .cardioFitnessMedicationsUse:
+            let raw = try r.count(limit: 3)
+            return .cardioFitnessMedicationsUse(CardioFitnessMedicationsUse(rawValue: raw))
+        }
+    }
+}
+
+import LedgerLog
+
+/// The log's batch type, under the name the event layer uses.
+public typealias LedgerLogBatch = RecordBatch

@@ -1,0 +1,190 @@
+import Foundation
+import HealthModel
+
+/// A registered app's number in the ledger: 1 for the first app registered, 2 for the
+/// next, … Events name apps by ordinal (compact); the registry maps it to the bundle
+/// identifier.
+public typealias AppOrdinal = UInt32
+
+/// Who caused an event: the ledger's owner (the person) or an app.
+public enum ActorID: Hashable, Sendable, CustomStringConvertible {
+    case owner
+    case app(AppOrdinal)
+
+    /// Encoded as a varint: 0 for the owner, the app's ordinal otherwise.
+    var encoded: UInt64 {
+        switch self {
+        case .owner: 0
+        case .app(let ordinal): UInt64(ordinal)
+        }
+    }
+
+    init(encoded: UInt64) {
+        self = encoded == 0 ? .owner : .app(AppOrdinal(truncatingIfNeeded: encoded))
+    }
+
+    /// `owner` or `app#3`.
+    public var description: String {
+        switch self {
+        case .owner: "owner"
+        case .app(let o): "app#\(o)"
+        }
+    }
+}
+
+/// An app as it registered: identity and the two purpose strings HealthKit requires
+/// (NSHealthShareUsageDescription: why it reads; NSHealthUpdateUsageDescription: why
+/// it writes).
+public struct AppRegistration: Hashable, Sendable {
+    public let bundleIdentifier: String
+    public let name: String
+    /// Why the app reads health data (HealthKit's "share" usage description).
+    public let readPurpose: String?
+    /// Why the app writes health data (HealthKit's "update" usage description).
+    public let sharePurpose: String?
+    /// A source that arrived through an import (its saves rest on an "imported"
+    /// authorization rather than an owner's decision).
+    public let imported: Bool
+
+    public init(bundleIdentifier: String, name: String, readPurpose: String?, sharePurpose: String?, imported: Bool = false) {
+        self.bundleIdentifier = bundleIdentifier
+        self.name = name
+        self.readPurpose = readPurpose
+        self.sharePurpose = sharePurpose
+        self.imported = imported
+    }
+}
+
+/// An owner's answer.
+public enum Answer: UInt8, Hashable, Sendable {
+    case granted = 1
+    case denied = 2
+}
+
+/// Why an authorization holds.
+public enum DecisionBasis: UInt8, Hashable, Sendable {
+    /// The owner answered.
+    case owner = 0
+    /// Recorded by an import for a source's own historical data.
+    case imported = 1
+}
+
+/// The owner's answer for one app and one type. `nil` leaves that permission as it was.
+public struct AuthorizationDecision: Hashable, Sendable {
+    public let app: AppOrdinal
+    public let type: ObjectType
+    public let share: Answer?
+    public let read: Answer?
+    public let basis: DecisionBasis
+
+    public init(app: AppOrdinal, type: ObjectType, share: Answer?, read: Answer?, basis: DecisionBasis = .owner) {
+        self.app = app
+        self.type = type
+        self.share = share
+        self.read = read
+        self.basis = basis
+    }
+}
+
+/// A sample as saved: the sample, and the UUID of the object it replaced through a
+/// sync identifier with a higher sync version (decided when the save was appended).
+public struct SavedSample: Hashable, Sendable {
+    public let sample: Sample
+    public let replaces: UUID?
+
+    public init(_ sample: Sample, replaces: UUID? = nil) {
+        self.sample = sample
+        self.replaces = replaces
+    }
+}
+
+/// A tombstone: what stays of a deleted object (HKDeletedObject), never purged.
+public struct DeletedObject: Hashable, Sendable {
+    public let uuid: UUID
+    public let syncIdentifier: String?
+    public let syncVersion: Int64?
+
+    public init(uuid: UUID, syncIdentifier: String? = nil, syncVersion: Int64? = nil) {
+        self.uuid = uuid
+        self.syncIdentifier = syncIdentifier
+        self.syncVersion = syncVersion
+    }
+}
+
+/// Everything that happens in a ledger. Each event is one log record; the log's
+/// sequence number and `recordedAt` stamp it.
+public enum Event: Hashable, Sendable {
+    /// An app registered (or updated its name and purpose strings). Actor: the app.
+    case appRegistered(app: AppOrdinal, AppRegistration)
+    /// An app asked for permissions. Actor: the app.
+    case authorizationRequested(app: AppOrdinal, share: [ObjectType], read: [ObjectType])
+    /// The owner answered for one app and type. Actor: the owner.
+    case authorizationDecided(AuthorizationDecision)
+    /// The owner set a characteristic. Actor: the owner.
+    case characteristicSet(CharacteristicValue)
+    /// The owner cleared a characteristic. Actor: the owner.
+    case characteristicCleared(CharacteristicType)
+    /// One save call: samples of any kind, all or nothing. Actor: the app.
+    case samplesSaved(app: AppOrdinal, samples: [SavedSample])
+    /// One delete call: tombstones, all or nothing. Actor: the owner or the app.
+    case samplesDeleted(actor: ActorID, objects: [DeletedObject], reason: String?)
+
+    /// Who caused the event.
+    public var actor: ActorID {
+        switch self {
+        case .appRegistered(let app, _), .authorizationRequested(let app, _, _), .samplesSaved(let app, _): .app(app)
+        case .authorizationDecided, .characteristicSet, .characteristicCleared: .owner
+        case .samplesDeleted(let actor, _, _): actor
+        }
+    }
+
+    /// The event's kind.
+    public var kind: EventKind {
+        switch self {
+        case .appRegistered: .appRegistered
+        case .authorizationRequested: .authorizationRequested
+        case .authorizationDecided: .authorizationDecided
+        case .characteristicSet: .characteristicSet
+        case .characteristicCleared: .characteristicCleared
+        case .samplesSaved: .samplesSaved
+        case .samplesDeleted: .samplesDeleted
+        }
+    }
+}
+
+/// Event kinds: the record `kind` field. Shipped numbers never change.
+public enum EventKind: UInt16, Sendable, CaseIterable {
+    case appRegistered = 1
+    case authorizationRequested = 2
+    case authorizationDecided = 3
+    case characteristicSet = 4
+    case characteristicCleared = 5
+    case samplesSaved = 6
+    case samplesDeleted = 7
+
+    /// The version this release writes for the kind (`kindVersion`).
+    public var currentVersion: UInt16 { 1 }
+
+    /// `appRegistered`, …
+    public var name: String { String(describing: self) }
+}
+
+/// An event with what the log stamped on it.
+public struct StoredEvent: Hashable, Sendable {
+    public let sequence: UInt64
+    /// Nanoseconds since the Unix epoch.
+    public let recordedAt: Int64
+    /// Byte offset of the record in the log.
+    public let offset: UInt64
+    public let event: Event
+
+    public init(sequence: UInt64, recordedAt: Int64, offset: UInt64, event: Event) {
+        self.sequence = sequence
+        self.recordedAt = recordedAt
+        self.offset = offset
+        self.event = event
+    }
+
+    /// `recordedAt` as a date.
+    public var recordedDate: Date { Date(timeIntervalSince1970: Double(recordedAt) / 1e9) }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import HealthModel
+import LedgerLog
+
+/// What the rules and the projections need of an event.
+///
+/// For every kind but `samplesSaved` that is the event itself. For a save it is the
+/// flattened list of sample headers (identity, type, interval, replacement, sync
+/// identity), which replay reads straight from the bytes without decoding the
+/// samples. The store, replay and `verify` all check and fold facts, so one piece of
+/// code decides what is allowed and what state results.
+enum EventFacts {
+    case other(Event)
+    /// `syncIdentifiers` holds the strings a header's `syncIndex` counts into (from
+    /// the slice's start).
+    case samplesSaved(app: AppOrdinal, headers: ArraySlice<SampleCodec.Header>, syncIdentifiers: ArraySlice<String>)
+
+    /// Facts of a decoded event (the store's path). Equal to `read(_:)` on its bytes.
+    init(_ event: Event) {
+        guard case .samplesSaved(let app, let samples) = event else {
+            self = .other(event)
+            return
+        }
+        var headers: [SampleCodec.Header] = []
+        var strings: [String] = []
+        for saved in samples {
+            Self.appendHeaders(saved.sample, replaces: saved.replaces, memberOf: nil, into: &headers, strings: &strings)
+        }
+        self = .samplesSaved(app: app, headers: headers[...], syncIdentifiers: strings[...])
+    }
+
+    private static func appendHeaders(_ sample: Sample, replaces: UUID?, memberOf: Int?, into headers: inout [SampleCodec.Header],
+                                      strings: inout [String]) {
+        let kind: SampleCodec.Kind
+        let code: UInt16
+        switch sample {
+        case .quantity(let s): kind = .quantity; code = ObjectType.quantity(s.type).code
+        case .category(let s): kind = .category; code = ObjectType.category(s.type).code
+        case .correlation(let s): kind = .correlation; code = ObjectType.correlation(s.type).code
+        case .workout: kind = .workout; code = ObjectType.workout.code
+        case .unrecognized: kind = .unrecognized; code = 0
+        }
+        let sync = (try? sample.common.metadata.syncIdentity()) ?? nil
+        let index = headers.count
+        var syncIndex: Int32 = -1
+        if let sync {
+            syncIndex = Int32(strings.count)
+            strings.append(sync.identifier)
+        }
+        headers.append(SampleCodec.Header(kind: kind, uuid: sample.uuid, typeCode: code,
+                                          start: sample.startDate.timeIntervalSinceReferenceDate,
+                                          end: sample.endDate.timeIntervalSinceReferenceDate, replaces: replaces,
+                                          syncIndex: syncIndex, syncVersion: sync?.version ?? 0, memberOf: memberOf))
+        if case .correlation(let c) = sample {
+            for member in c.objects {
+                appendHeaders(.quantity(member), replaces: nil, memberOf: index, into: &headers, strings: &strings)
+            }
+        }
+    }
+
+    /// Facts read from a record: a save's headers without decoding its samples, any
+    /// other kind decoded in full. `scratch` and `strings` are reused between calls.
+    static func read(kind: UInt16, version: UInt16, payload: UnsafeRawBufferPointer,
+                     scratch: inout [SampleCodec.Header], strings: inout [String]) throws(EventDecodingError) -> EventFacts {
+        guard kind == EventKind.samplesSaved.rawValue else {
+            return .other(try EventCodec.decode(kind: kind, version: version, payload: payload))
+        }
+        scratch.removeAll(keepingCapacity: true)
+        strings.removeAll(keepingCapacity: true)
+        let app = try readSave(version: version, payload: payload, into: &scratch, strings: &strings)
+        return .samplesSaved(app: app, headers: scratch[...], syncIdentifiers: strings[...])
+    }
+
+    /// Appends a save's sample headers to `headers` (and sync identifiers to
+    /// `strings`, indexed from where they start) without decoding the samples.
+    /// Replay's reader thread decodes straight into its chunks with this.
+    static func readSave(version: UInt16, payload: UnsafeRawBufferPointer, into headers: inout [SampleCodec.Header],
+                         strings: inout [String]) throws(EventDecodingError) -> AppOrdinal {
+        guard version == 1 else { throw .unknownVersion(kind: EventKind.samplesSaved.rawValue, version: version) }
+        var r = ByteReader(payload)
+        let actor = try r.varint()
+        guard actor != 0, actor <= UInt64(UInt32.max) else { throw .malformed(offset: 0, reason: "samplesSaved needs an app as its actor") }
+        let stringBase = strings.count
+        let n = try r.count(limit: r.remaining)
+        for _ in 0..<n {
+            var sub = try r.lengthPrefixed()
+            try SampleCodec.headers(&sub, into: &headers, strings: &strings, stringBase: stringBase)
+        }
+        try r.finish()
+        return AppOrdinal(actor)
+    }
+}

@@ -1,0 +1,273 @@
+import Foundation
+import HealthModel
+import LedgerLog
+
+/// Options for opening a ledger.
+public struct LedgerOptions: Sendable {
+    /// The log writer's options (lock timeout, clock, space reservation).
+    public var log: LogWriterOptions
+    /// Write a snapshot on close when at least this many events came since the last one.
+    public var snapshotEvery: UInt64
+    /// Snapshots kept (older ones are removed after a new one is written).
+    public var snapshotsKept: Int
+    /// Load projections from snapshots (false: always replay from the start).
+    public var useSnapshots: Bool
+
+    public init(log: LogWriterOptions = LogWriterOptions(), snapshotEvery: UInt64 = 100_000, snapshotsKept: Int = 2,
+                useSnapshots: Bool = true) {
+        self.log = log
+        self.snapshotEvery = snapshotEvery
+        self.snapshotsKept = snapshotsKept
+        self.useSnapshots = useSnapshots
+    }
+}
+
+/// Why a ledger refuses to go on.
+public enum LedgerError: Error, Sendable, CustomStringConvertible {
+    /// An earlier append failed; the ledger must be reopened (its recovery finds a
+    /// consistent log).
+    case failed(String)
+    /// The log's events do not replay (undecodable or against the rules): the ledger
+    /// is damaged and is not opened for writing.
+    case replayFailed(ReplayError)
+
+    public var description: String {
+        switch self {
+        case .failed(let cause): "ledgerFailed: an earlier append failed (\(cause)); reopen the ledger"
+        case .replayFailed(let e): "damaged: \(e)"
+        }
+    }
+}
+
+/// A ledger opened for writing: the log's single writer, the projections, and the
+/// command loop decide → append → fold.
+///
+/// Commands are decided against the current projections and their events enqueued
+/// to the log and folded into the projections in one step of the actor (so every
+/// command sees the effects of those before it), then the caller waits for
+/// durability outside that step, which lets concurrent commands share one sync.
+/// In-process readers therefore see events a moment before they are durable; if the
+/// append then fails, the ledger refuses everything (`LedgerError.failed`) until it
+/// is reopened.
+public actor Ledger {
+    public nonisolated let fs: any LogFileSystem
+    public nonisolated let reader: LogReader
+    let writer: LogWriter
+    let options: LedgerOptions
+    /// Every projection, up to the last event enqueued.
+    public private(set) var state: LedgerState
+    /// What opening found: torn tail cut, snapshot used, events replayed, warnings.
+    public nonisolated let openReport: OpenReport
+    private var failure: String?
+    private var eventsSinceSnapshot: UInt64
+    private var fetcher: SampleFetcher
+
+    /// What opening a ledger found and did.
+    public struct OpenReport: Sendable {
+        public let recovery: RecoveryReport?
+        public let snapshot: String?
+        public let replayed: UInt64
+        public let warnings: [String]
+    }
+
+    private init(fs: any LogFileSystem, writer: LogWriter, reader: LogReader, state: LedgerState, options: LedgerOptions,
+                 report: OpenReport, eventsSinceSnapshot: UInt64) {
+        self.fs = fs
+        self.writer = writer
+        self.reader = reader
+        self.state = state
+        self.options = options
+        self.openReport = report
+        self.eventsSinceSnapshot = eventsSinceSnapshot
+        self.fetcher = SampleFetcher(reader: reader)
+    }
+
+    /// Creates a new, empty ledger.
+    public static func create(_ fs: any LogFileSystem, ledgerId: UUID = UUID(), options: LedgerOptions = LedgerOptions()) throws -> Ledger {
+        let writer = try LogWriter.create(fs, ledgerId: ledgerId, options: options.log)
+        let reader = try LogReader(fs)
+        return Ledger(fs: fs, writer: writer, reader: reader, state: LedgerState(), options: options,
+                      report: OpenReport(recovery: nil, snapshot: nil, replayed: 0, warnings: []), eventsSinceSnapshot: 0)
+    }
+
+    /// Opens an existing ledger for writing: recovery of the log's tail, then the
+    /// projections from the newest good snapshot plus the tail of the log.
+    public static func open(_ fs: any LogFileSystem, options: LedgerOptions = LedgerOptions(),
+                            progress: ((ReplayProgress) -> Void)? = nil) throws -> Ledger {
+        let writer = try LogWriter.open(fs, options: options.log)
+        do {
+            let reader = try LogReader(fs)
+            let loaded: StateLoader.Loaded
+            do {
+                loaded = try StateLoader.load(fs, reader: reader, useSnapshots: options.useSnapshots, progress: progress)
+            } catch let error as ReplayError {
+                throw LedgerError.replayFailed(error)
+            }
+            guard loaded.state.lastSequence + 1 == writer.nextSequence else {
+                throw LedgerError.failed("the projections end at \(loaded.state.lastSequence) but the log at \(writer.nextSequence - 1)")
+            }
+            return Ledger(fs: fs, writer: writer, reader: reader, state: loaded.state, options: options,
+                          report: OpenReport(recovery: writer.recovery, snapshot: loaded.snapshot, replayed: loaded.replayed,
+                                             warnings: loaded.warnings),
+                          eventsSinceSnapshot: loaded.snapshot == nil ? loaded.state.lastSequence : loaded.replayed)
+        } catch {
+            writer.abandon()
+            throw error
+        }
+    }
+
+    /// Decides `command`, appends its events as one batch (all or nothing), folds
+    /// them, and returns them once durable (or once enqueued, for `.deferred`).
+    /// Throws `RuleViolation` (nothing appended) or a log error.
+    @discardableResult
+    public func execute(_ command: LedgerCommand, durability: Durability = .durable) async throws -> [StoredEvent] {
+        if let failure { throw LedgerError.failed(failure) }
+        let events = try LedgerDecider.decide(command, state)
+        guard !events.isEmpty else { return [] }
+        var batch = RecordBatch()
+        for event in events { EventCodec.append(event, to: &batch) }
+        let ticket: LogWriter.Ticket
+        do {
+            ticket = try writer.enqueue(batch)
+        } catch {
+            failure = "\(error)"
+            throw error
+        }
+        var stored: [StoredEvent] = []
+        for (i, event) in events.enumerated() {
+            let sequence = ticket.sequences.lowerBound + UInt64(i)
+            state.apply(event, sequence: sequence, recordedAt: ticket.recordedAt, offset: ticket.recordOffsets[i])
+            stored.append(StoredEvent(sequence: sequence, recordedAt: ticket.recordedAt, offset: ticket.recordOffsets[i], event: event))
+        }
+        eventsSinceSnapshot += UInt64(events.count)
+        do {
+            try await writer.wait(for: ticket, durability: durability)
+        } catch {
+            failure = "\(error)"
+            throw error
+        }
+        return stored
+    }
+
+    /// Decides several commands in order, each against the state left by the ones
+    /// before it, and appends all their events as one batch (one commit: after a
+    /// crash the whole group is there or none of it). A command the rules refuse is
+    /// left out and reported; the others go on. For bulk work (imports, benchmarks):
+    /// one batch of thousands of events costs one header, one link and one sync.
+    public func executeGroup(_ commands: [LedgerCommand], durability: Durability = .durable) async throws
+        -> [Result<[StoredEvent], RuleViolation>] {
+        if let failure { throw LedgerError.failed(failure) }
+        var batch = RecordBatch()
+        var results: [Result<[StoredEvent], RuleViolation>] = []
+        var pending: [(result: Int, event: Event)] = []
+        let firstSequence = writer.nextSequence
+        let batchOffset = writer.encodedLength
+        let provisionalTime = state.lastRecordedAt
+        for command in commands {
+            do {
+                let events = try LedgerDecider.decide(command, state)
+                for event in events {
+                    let sequence = firstSequence + UInt64(pending.count)
+                    EventCodec.append(event, to: &batch)
+                    state.apply(event, sequence: sequence, recordedAt: provisionalTime,
+                                offset: batchOffset + UInt64(batch.recordStarts.last!))
+                    pending.append((results.count, event))
+                }
+                results.append(.success([]))
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        guard !pending.isEmpty else { return results }
+        let ticket: LogWriter.Ticket
+        do {
+            ticket = try writer.enqueue(batch)
+        } catch {
+            failure = "\(error)"
+            throw error
+        }
+        // The writer is ours alone: what it assigned is what we predicted.
+        precondition(ticket.sequences.lowerBound == firstSequence && ticket.recordOffsets.first == batchOffset + UInt64(batch.recordStarts[0]),
+                     "the ledger is the log's only writer")
+        state.stamp(recordedAt: ticket.recordedAt)
+        for (i, p) in pending.enumerated() {
+            let stored = StoredEvent(sequence: firstSequence + UInt64(i), recordedAt: ticket.recordedAt,
+                                     offset: ticket.recordOffsets[i], event: p.event)
+            if case .success(var list) = results[p.result] {
+                list.append(stored)
+                results[p.result] = .success(list)
+            }
+        }
+        eventsSinceSnapshot += UInt64(pending.count)
+        do {
+            try await writer.wait(for: ticket, durability: durability)
+        } catch {
+            failure = "\(error)"
+            throw error
+        }
+        return results
+    }
+
+    /// Waits until every event appended so far is durable (after `.deferred` appends).
+    public func sync() async throws {
+        do {
+            try await writer.sync()
+        } catch {
+            failure = "\(error)"
+            throw error
+        }
+    }
+
+    /// Runs a sample query and reads the matching samples from the log.
+    public func samples(_ query: SampleQuery, visibility: QueryVisibility) throws -> [Sample] {
+        let slots = state.slots(matching: query, visibility: visibility)
+        return try slots.map { try fetcher.sample($0, in: state) }
+    }
+
+    /// Reads the sample in a slot from the log.
+    public func sample(slot: UInt32) throws -> Sample {
+        try fetcher.sample(slot, in: state)
+    }
+
+    /// The profile (every source), with height and weight read from the log.
+    public func profile() throws -> Profile {
+        try state.profile(fetcher: &fetcher)
+    }
+
+    /// Writes a snapshot of the projections now (after making the log durable).
+    @discardableResult
+    public func snapshot() async throws -> String {
+        try await sync()
+        let position = LogReader.Position(offset: writer.encodedLength, nextSequence: writer.nextSequence, link: writer.chainHead)
+        let name = try SnapshotFile.write(state, at: position, ledgerId: writer.header.ledgerId, to: fs)
+        eventsSinceSnapshot = 0
+        for old in SnapshotFile.list(fs).dropFirst(options.snapshotsKept) { try? fs.remove(old) }
+        return name
+    }
+
+    /// Makes everything durable, writes a snapshot when enough events came since the
+    /// last, seals the log and releases the lock.
+    public func close() async throws {
+        if failure != nil {
+            writer.abandon()
+            return
+        }
+        if eventsSinceSnapshot >= options.snapshotEvery && state.lastSequence > 0 {
+            try await snapshot()
+        }
+        try await writer.close()
+    }
+
+    /// Gives the ledger up without syncing, snapshotting or sealing, as a crashed
+    /// process would (durable appends are safe; the lock is released).
+    public nonisolated func abandon() {
+        writer.abandon()
+    }
+
+    /// The ledger's id (from the log header).
+    public nonisolated var ledgerId: UUID { writer.header.ledgerId }
+    /// The log's chain head: the link of the last batch.
+    public nonisolated var chainHead: SHA256Digest { writer.chainHead }
+    /// Bytes in the log.
+    public nonisolated var logLength: UInt64 { writer.encodedLength }
+}

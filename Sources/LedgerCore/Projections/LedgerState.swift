@@ -1,0 +1,146 @@
+import Foundation
+import HealthModel
+import LedgerLog
+
+/// Every projection of a ledger, derived from its log by folding events in order.
+///
+/// - `registry`: the apps.
+/// - `authorization`: per app and type, sharing status and read permission.
+/// - `characteristics`: the profile's characteristics (with the latest height and
+///   weight from `samples`, the profile projection: see `Profile`).
+/// - `samples`: the sample index and the latest-sample index.
+///
+/// Deterministic: the same events in the same order give the same state and the
+/// same `digest()`. Rules (`LedgerRules`) decide what may be folded; `apply`
+/// folds without judging (replay of a verified log).
+public struct LedgerState: Sendable, Equatable {
+    public private(set) var registry = AppRegistry()
+    public private(set) var authorization = AuthorizationProjection()
+    public private(set) var characteristics: [CharacteristicType: CharacteristicValue] = [:]
+    public var samples = SampleIndex()
+
+    /// The last sequence number folded in (0 for an empty log).
+    public private(set) var lastSequence: UInt64 = 0
+    /// The `recordedAt` of the last event folded in (ns since the epoch).
+    public private(set) var lastRecordedAt: Int64 = 0
+    /// Events folded in, by kind.
+    public private(set) var eventCounts: [UInt16: UInt64] = [:]
+
+    public init() {}
+
+    // MARK: Folding
+
+    /// Folds one event's facts in. The caller has checked them (`LedgerRules`), or
+    /// replays a log that `verify` accepts.
+    mutating func apply(_ facts: EventFacts, kind: UInt16, sequence: UInt64, recordedAt: Int64, offset: UInt64) {
+        precondition(sequence == lastSequence + 1, "events are folded in sequence order")
+        lastSequence = sequence
+        lastRecordedAt = recordedAt
+        eventCounts[kind, default: 0] += 1
+        switch facts {
+        case .samplesSaved(let app, let headers, let strings):
+            for i in headers.indices {
+                let h = headers[i]
+                let slot = samples.add(h, syncIdentifier: h.syncIndex >= 0 ? strings[strings.startIndex + Int(h.syncIndex)] : nil,
+                                       app: app, recordOffset: offset, position: UInt32(i - headers.startIndex))
+                if let replaced = h.replaces, let old = samples.slot(of: replaced), samples.isLive(old) {
+                    samples.delete(old, sequence: sequence, actor: .app(app), replacedBy: slot)
+                }
+            }
+        case .other(let event):
+            switch event {
+            case .appRegistered(let ordinal, let registration):
+                registry.apply(ordinal, registration)
+            case .authorizationRequested(let app, let share, let read):
+                authorization.request(app: app, share: share, read: read)
+            case .authorizationDecided(let decision):
+                authorization.decide(decision)
+            case .characteristicSet(let value):
+                characteristics[value.type] = value
+            case .characteristicCleared(let type):
+                characteristics[type] = nil
+            case .samplesDeleted(let actor, let objects, _):
+                for o in objects {
+                    if let slot = samples.slot(of: o.uuid), samples.isLive(slot) {
+                        samples.delete(slot, sequence: sequence, actor: actor)
+                    }
+                }
+            case .samplesSaved:
+                preconditionFailure("saves fold through their headers")
+            }
+        }
+    }
+
+    /// Sets the time of the last event folded in (a group folded before the log
+    /// stamped its time).
+    mutating func stamp(recordedAt: Int64) { lastRecordedAt = recordedAt }
+
+    /// Folds a decoded event (checked by the caller).
+    public mutating func apply(_ event: Event, sequence: UInt64, recordedAt: Int64, offset: UInt64) {
+        apply(EventFacts(event), kind: event.kind.rawValue, sequence: sequence, recordedAt: recordedAt, offset: offset)
+    }
+
+    /// Rebuilds the small projections from a snapshot's contents.
+    mutating func restore(events: [Event], permissions: [(AppOrdinal, UInt16, TypePermission)], lastSequence: UInt64,
+                          lastRecordedAt: Int64, eventCounts: [UInt16: UInt64]) {
+        for event in events {
+            switch event {
+            case .appRegistered(let ordinal, let registration): registry.apply(ordinal, registration)
+            case .characteristicSet(let value): characteristics[value.type] = value
+            default: break
+            }
+        }
+        for (app, code, permission) in permissions { authorization.set(app: app, code: code, permission) }
+        self.lastSequence = lastSequence
+        self.lastRecordedAt = lastRecordedAt
+        self.eventCounts = eventCounts
+    }
+
+    // MARK: Digest
+
+    /// SHA-256 of a canonical serialization of every projection.
+    public func digest() -> SHA256Digest {
+        var d = DigestWriter()
+        d.string("healthledger-projections-v1")
+        d.u64(lastSequence)
+        d.i64(lastRecordedAt)
+        d.section("apps", count: registry.apps.count)
+        for app in registry.apps {
+            d.string(app.bundleIdentifier)
+            d.string(app.name)
+            d.optionalString(app.readPurpose)
+            d.optionalString(app.sharePurpose)
+            d.bool(app.imported)
+        }
+        let apps = authorization.permissions.keys.sorted()
+        d.section("authorization", count: apps.count)
+        for app in apps {
+            let types = authorization.permissions[app]!.keys.sorted()
+            d.u32(app)
+            d.u64(UInt64(types.count))
+            for code in types {
+                let p = authorization.permissions[app]![code]!
+                d.u16(code)
+                d.u8(UInt8(p.share.rawValue))
+                d.u8(p.read.map { $0 ? 1 : 2 } ?? 0)
+                d.bool(p.requestedShare)
+                d.bool(p.requestedRead)
+                d.u8(p.basis.rawValue)
+            }
+        }
+        let characteristicTypes = characteristics.keys.sorted { $0.rawValue < $1.rawValue }
+        d.section("characteristics", count: characteristicTypes.count)
+        for type in characteristicTypes {
+            d.u16(type.rawValue)
+            d.string(characteristics[type]!.description)
+        }
+        let kinds = eventCounts.keys.sorted()
+        d.section("eventCounts", count: kinds.count)
+        for k in kinds {
+            d.u16(k)
+            d.u64(eventCounts[k]!)
+        }
+        samples.feed(&d)
+        return d.finalize()
+    }
+}

@@ -1,0 +1,341 @@
+import Foundation
+import HealthModel
+import LedgerLog
+
+/// Projection: every sample ever saved, where it is in the log, and per type a
+/// timeline ordered by start date — the sample index and the latest-sample index.
+///
+/// The log is the store: a slot holds a sample's identity, interval, type and source
+/// and the byte offset of the record that saved it (plus its position among that
+/// record's samples), never a copy of the sample. Slots are numbered in log order,
+/// which makes every output independent of hash-table layout.
+///
+/// Invariants: a UUID maps to exactly one slot; a slot is deleted at most once;
+/// `latest(typeCode:)` is the live slot of that type with the greatest
+/// (start, end, slot); a sorted timeline is in (start, end, slot) order.
+public struct SampleIndex: Sendable, Equatable {
+    /// One sample's facts: 56 bytes, stored contiguously (one append per sample).
+    struct Slot: Equatable, Sendable {
+        var uuid: UUID
+        /// Byte offset of the saving record in the log.
+        var recordOffset: UInt64
+        /// Start and end as `timeIntervalSinceReferenceDate`.
+        var start: Double
+        var end: Double
+        /// Position among the record's samples (correlation members follow their correlation).
+        var position: UInt32
+        var app: UInt32
+        var typeCode: UInt16
+        var state: UInt8
+    }
+
+    private(set) var slots: [Slot] = []
+
+    static let deletedBit: UInt8 = 1
+    static let memberBit: UInt8 = 2
+
+    private(set) var table = UUIDTable()
+    /// Indexed by type code: slots of that type, ordered by (start, end, slot) when
+    /// `sorted`. (Arrays indexed by code, not dictionaries: replay touches them for
+    /// every sample.)
+    private(set) var timelines = [Timeline](repeating: Timeline(), count: SampleIndex.typeCodeLimit)
+    /// Indexed by type code: the most recent live slot, or `none`.
+    private(set) var latestSlots = [UInt32](repeating: SampleIndex.none, count: SampleIndex.typeCodeLimit)
+    /// Tombstones, in the order of the deletions.
+    public private(set) var tombstones: [Tombstone] = []
+    /// (app, sync identifier) → the live slot holding it.
+    private(set) var syncSlots: [SyncKey: UInt32] = [:]
+    /// slot → its sync identity, for the slots that have one.
+    private(set) var syncOfSlot: [UInt32: SyncValue] = [:]
+
+    /// Type codes are below this (events/FORMAT.md, type codes).
+    static let typeCodeLimit = 0x0700
+    static let none = UInt32.max
+
+    struct Timeline: Sendable, Equatable {
+        var slots: [UInt32] = []
+        var sorted = true
+    }
+
+    struct SyncKey: Hashable, Sendable {
+        let app: UInt32
+        let identifier: String
+    }
+
+    struct SyncValue: Hashable, Sendable {
+        let identifier: String
+        let version: Int64
+    }
+
+    /// What stays of a deleted object; never purged.
+    public struct Tombstone: Hashable, Sendable {
+        /// The deleted object's slot.
+        public let slot: UInt32
+        /// The sequence number of the event that deleted it.
+        public let sequence: UInt64
+        /// Who deleted it (for a replacement: the saving app).
+        public let actor: ActorID
+        /// The slot of the object that replaced it through a sync identifier, if any.
+        public let replacedBy: UInt32?
+    }
+
+    public init() {}
+
+    /// Equal by meaning: the same slots, tombstones, sync identities and latest
+    /// samples, and timelines holding the same slots. The hash table's layout and
+    /// whether a timeline happens to be sorted yet are not part of the meaning.
+    public static func == (a: SampleIndex, b: SampleIndex) -> Bool {
+        guard a.slots == b.slots, a.tombstones == b.tombstones, a.latestSlots == b.latestSlots,
+              a.syncOfSlot == b.syncOfSlot, a.syncSlots == b.syncSlots, a.table.count == b.table.count else { return false }
+        for code in a.timelines.indices where a.timelines[code] != b.timelines[code] {
+            if a.timelines[code].slots.sorted() != b.timelines[code].slots.sorted() { return false }
+        }
+        return true
+    }
+
+    /// Reserves room for about `estimatedSamples` samples (replay knows the log
+    /// size). Slot capacity is virtual memory until used, so it is generous; the
+    /// table is sized to the estimate (it grows if needed).
+    mutating func reserve(estimatedSamples: Int) {
+        guard estimatedSamples > slots.count else { return }
+        slots.reserveCapacity(estimatedSamples + estimatedSamples / 4)
+        if table.count == 0 { table = UUIDTable(capacity: estimatedSamples) }
+    }
+
+    /// Number of samples ever saved (live and deleted).
+    public var count: Int { slots.count }
+    /// Number of samples deleted.
+    public var deletedCount: Int { tombstones.count }
+
+    // MARK: Reading
+
+    /// Hints that `uuid` will be looked up soon.
+    @inline(__always)
+    func prefetch(_ uuid: UUID) { table.prefetch(uuid) }
+
+    /// The slot of a UUID (live or deleted).
+    public func slot(of uuid: UUID) -> UInt32? {
+        slots.withUnsafeBufferPointer { s in table.find(uuid) { s[Int($0)].uuid } }
+    }
+
+    /// Everything the index knows of a slot.
+    public func entry(_ slot: UInt32) -> Entry {
+        let s = slots[Int(slot)]
+        return Entry(slot: slot, uuid: s.uuid, recordOffset: s.recordOffset, position: s.position, start: s.start, end: s.end,
+                     typeCode: s.typeCode, app: s.app, isDeleted: s.state & Self.deletedBit != 0,
+                     isMember: s.state & Self.memberBit != 0, sync: syncOfSlot[slot])
+    }
+
+    /// A slot's facts.
+    public struct Entry: Hashable, Sendable {
+        public let slot: UInt32
+        public let uuid: UUID
+        /// Byte offset of the saving record in the log.
+        public let recordOffset: UInt64
+        /// Position among the record's samples (correlation members follow their correlation).
+        public let position: UInt32
+        /// Start and end as `timeIntervalSinceReferenceDate`.
+        public let start: Double
+        public let end: Double
+        public let typeCode: UInt16
+        public let app: UInt32
+        public let isDeleted: Bool
+        public let isMember: Bool
+        let sync: SyncValue?
+        public var startDate: Date { Date(timeIntervalSinceReferenceDate: start) }
+        public var endDate: Date { Date(timeIntervalSinceReferenceDate: end) }
+        public var syncIdentifier: String? { sync?.identifier }
+        public var syncVersion: Int64? { sync?.version }
+    }
+
+    func isLive(_ slot: UInt32) -> Bool { slots[Int(slot)].state & Self.deletedBit == 0 }
+
+    /// The most recent live sample of a type: greatest start, then end, then sequence.
+    public func latest(typeCode: UInt16) -> UInt32? {
+        guard Int(typeCode) < Self.typeCodeLimit, latestSlots[Int(typeCode)] != Self.none else { return nil }
+        return latestSlots[Int(typeCode)]
+    }
+
+    /// Type codes that have any samples, ascending.
+    public var typeCodesPresent: [UInt16] {
+        timelines.indices.filter { !timelines[$0].slots.isEmpty }.map { UInt16($0) }
+    }
+
+    /// Live samples of a type.
+    public func liveCount(typeCode: UInt16) -> Int {
+        guard Int(typeCode) < Self.typeCodeLimit else { return 0 }
+        return timelines[Int(typeCode)].slots.reduce(0) { $0 + (isLive($1) ? 1 : 0) }
+    }
+
+    /// The type's slots ordered by (start, end, slot), deleted ones included.
+    public mutating func orderedSlots(typeCode: UInt16) -> [UInt32] {
+        guard Int(typeCode) < Self.typeCodeLimit else { return [] }
+        sortTimeline(typeCode)
+        return timelines[Int(typeCode)].slots
+    }
+
+    /// Sorts every timeline that samples arrived out of order in.
+    public mutating func prepareForQueries() {
+        for code in timelines.indices where !timelines[code].sorted { sortTimeline(UInt16(code)) }
+    }
+
+    @inline(__always)
+    private static func before(_ a: UInt32, _ b: UInt32, _ s: UnsafeBufferPointer<Slot>) -> Bool {
+        let x = s[Int(a)], y = s[Int(b)]
+        if x.start != y.start { return x.start < y.start }
+        if x.end != y.end { return x.end < y.end }
+        return a < b
+    }
+
+    private mutating func sortTimeline(_ code: UInt16) {
+        let c = Int(code)
+        guard !timelines[c].sorted else { return }
+        var t = timelines[c]
+        timelines[c] = Timeline()  // keep the slots array uniquely referenced while sorting
+        slots.withUnsafeBufferPointer { s in t.slots.sort { Self.before($0, $1, s) } }
+        t.sorted = true
+        timelines[c] = t
+    }
+
+    // MARK: Folding
+
+    /// Adds a saved sample; returns its slot. Precondition: the UUID is new (rules).
+    mutating func add(_ h: SampleCodec.Header, syncIdentifier: String?, app: AppOrdinal, recordOffset: UInt64,
+                      position: UInt32) -> UInt32 {
+        let slot = UInt32(slots.count)
+        let code = Int(h.typeCode)
+        precondition(code < Self.typeCodeLimit, "type codes are below the limit (decoder)")
+        slots.append(Slot(uuid: h.uuid, recordOffset: recordOffset, start: h.start, end: h.end, position: position, app: app,
+                          typeCode: h.typeCode, state: h.memberOf == nil ? 0 : Self.memberBit))
+        slots.withUnsafeBufferPointer { s in
+            table.insert(h.uuid, slot: slot) { s[Int($0)].uuid }
+            if timelines[code].sorted, let last = timelines[code].slots.last, !Self.before(last, slot, s) {
+                timelines[code].sorted = false
+            }
+            let current = latestSlots[code]
+            if current == Self.none || Self.before(current, slot, s) { latestSlots[code] = slot }
+        }
+        timelines[code].slots.append(slot)
+        if let id = syncIdentifier, h.memberOf == nil {
+            let value = SyncValue(identifier: id, version: h.syncVersion)
+            syncOfSlot[slot] = value
+            syncSlots[SyncKey(app: app, identifier: id)] = slot
+        }
+        return slot
+    }
+
+    /// Deletes a live slot (and, for a correlation, its members): marks it, leaves a
+    /// tombstone, and reveals the previous latest sample of its type.
+    mutating func delete(_ slot: UInt32, sequence: UInt64, actor: ActorID, replacedBy: UInt32? = nil) {
+        precondition(isLive(slot), "rules admit deleting live objects only")
+        markDeleted(slot, sequence: sequence, actor: actor, replacedBy: replacedBy)
+        for member in memberSlots(of: slot) where isLive(member) {
+            markDeleted(member, sequence: sequence, actor: actor, replacedBy: nil)
+        }
+    }
+
+    private mutating func markDeleted(_ slot: UInt32, sequence: UInt64, actor: ActorID, replacedBy: UInt32?) {
+        slots[Int(slot)].state |= Self.deletedBit
+        tombstones.append(Tombstone(slot: slot, sequence: sequence, actor: actor, replacedBy: replacedBy))
+        if let sync = syncOfSlot[slot] {
+            let key = SyncKey(app: slots[Int(slot)].app, identifier: sync.identifier)
+            if syncSlots[key] == slot { syncSlots[key] = nil }
+        }
+        let code = slots[Int(slot)].typeCode
+        if latestSlots[Int(code)] == slot {
+            sortTimeline(code)
+            var found = Self.none
+            for candidate in timelines[Int(code)].slots.reversed() where isLive(candidate) {
+                found = candidate
+                break
+            }
+            latestSlots[Int(code)] = found
+        }
+    }
+
+    /// The members of a correlation's slot (they follow it, saved by the same record).
+    func memberSlots(of slot: UInt32) -> [UInt32] {
+        var out: [UInt32] = []
+        var member = Int(slot) + 1
+        while member < slots.count, slots[member].state & Self.memberBit != 0,
+              slots[member].recordOffset == slots[Int(slot)].recordOffset {
+            out.append(UInt32(member))
+            member += 1
+        }
+        return out
+    }
+
+    /// The live slot holding an app's sync identifier.
+    func syncSlot(app: AppOrdinal, identifier: String) -> UInt32? {
+        syncSlots[SyncKey(app: app, identifier: identifier)]
+    }
+
+    func syncValue(_ slot: UInt32) -> SyncValue? { syncOfSlot[slot] }
+
+    // MARK: Digest
+
+    /// Feeds the projection into a digest in slot order (deterministic).
+    func feed(_ d: inout DigestWriter) {
+        d.section("samples", count: slots.count)
+        for (i, s) in slots.enumerated() {
+            d.uuid(s.uuid)
+            d.u64(s.recordOffset)
+            d.u32(s.position)
+            d.f64(s.start)
+            d.f64(s.end)
+            d.u16(s.typeCode)
+            d.u32(s.app)
+            d.u8(s.state)
+            if let sync = syncOfSlot[UInt32(i)] {
+                d.u8(1)
+                d.string(sync.identifier)
+                d.i64(sync.version)
+            } else {
+                d.u8(0)
+            }
+        }
+        d.section("tombstones", count: tombstones.count)
+        for t in tombstones {
+            d.u32(t.slot)
+            d.u64(t.sequence)
+            d.u64(t.actor.encoded)
+            d.u32(t.replacedBy.map { $0 + 1 } ?? 0)
+        }
+        let codes = latestSlots.indices.filter { latestSlots[$0] != Self.none }
+        d.section("latest", count: codes.count)
+        for code in codes {
+            d.u16(UInt16(code))
+            d.uuid(slots[Int(latestSlots[code])].uuid)
+        }
+    }
+}
+
+// Snapshot access to the raw tables.
+extension SampleIndex {
+    struct Columns {
+        var slots: [Slot], buckets: [UInt64], tableCount: Int
+        var timelines: [UInt16: Timeline], latest: [UInt16: UInt32], tombstones: [Tombstone]
+        var syncOfSlot: [UInt32: SyncValue]
+    }
+
+    var columns: Columns {
+        var timelineMap: [UInt16: Timeline] = [:]
+        var latestMap: [UInt16: UInt32] = [:]
+        for code in timelines.indices where !timelines[code].slots.isEmpty { timelineMap[UInt16(code)] = timelines[code] }
+        for code in latestSlots.indices where latestSlots[code] != Self.none { latestMap[UInt16(code)] = latestSlots[code] }
+        return Columns(slots: slots, buckets: table.buckets, tableCount: table.count, timelines: timelineMap,
+                       latest: latestMap, tombstones: tombstones, syncOfSlot: syncOfSlot)
+    }
+
+    init(columns c: Columns) {
+        slots = c.slots
+        table = UUIDTable(buckets: c.buckets, count: c.tableCount)
+        for (code, t) in c.timelines where Int(code) < Self.typeCodeLimit { timelines[Int(code)] = t }
+        for (code, slot) in c.latest where Int(code) < Self.typeCodeLimit { latestSlots[Int(code)] = slot }
+        tombstones = c.tombstones
+        syncOfSlot = c.syncOfSlot
+        for (slot, value) in c.syncOfSlot where slots[Int(slot)].state & Self.deletedBit == 0 {
+            syncSlots[SyncKey(app: slots[Int(slot)].app, identifier: value.identifier)] = slot
+        }
+    }
+}

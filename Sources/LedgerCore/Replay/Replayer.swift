@@ -1,0 +1,313 @@
+import Foundation
+import HealthModel
+import LedgerLog
+
+/// How far to replay.
+public enum ReplayLimit: Sendable, Equatable {
+    /// To the end of the log.
+    case end
+    /// Through this sequence number.
+    case sequence(UInt64)
+    /// Through the last event recorded at or before this instant (ns since the epoch).
+    case instant(Int64)
+}
+
+/// Why replay stopped before the end.
+public enum ReplayError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// An event whose bytes do not decode.
+    case undecodable(sequence: UInt64, offset: UInt64, EventDecodingError)
+    /// An event the rules do not allow at its point in the log.
+    case ruleViolation(sequence: UInt64, offset: UInt64, RuleViolation)
+
+    public var description: String {
+        switch self {
+        case .undecodable(let s, let o, let e): "event \(s) at byte \(o) does not decode: \(e)"
+        case .ruleViolation(let s, let o, let v): "event \(s) at byte \(o) breaks a rule: \(v)"
+        }
+    }
+
+    /// The sequence number of the offending event.
+    public var sequence: UInt64 {
+        switch self {
+        case .undecodable(let s, _, _), .ruleViolation(let s, _, _): s
+        }
+    }
+}
+
+/// Progress of a long replay: bytes of log read of the total, events folded.
+public struct ReplayProgress: Sendable {
+    public let bytes: UInt64
+    public let totalBytes: UInt64
+    public let events: UInt64
+}
+
+/// Rebuilds projections by folding the log's events, streaming (memory is the
+/// projections' plus a few batches in flight), every event checked by the rules on
+/// the way so that no log, however written, can put the state out of its invariants.
+///
+/// Two stages on two threads: a reader thread scans batches (checksums), decodes
+/// each event's facts (and, for `verify`, the whole event) into chunks; the calling
+/// thread checks the rules and folds. The stages hand over chunks of about 4,096
+/// events through a bounded queue, so memory stays bounded and order is kept.
+public enum Replayer {
+    /// What a replay reached.
+    public struct Outcome: Sendable {
+        /// After the last whole batch folded (nil when stopped inside a batch).
+        public let position: LogReader.Position?
+        /// Events folded by this call.
+        public let applied: UInt64
+        /// Invalid bytes at the end of the log that no later batch proves durable.
+        public let incompleteTail: LogDamage?
+    }
+
+    /// Folds events after `position` into `state`, up to `limit`.
+    /// - Parameters:
+    ///   - decodeFully: also decode every event completely (model validation), as
+    ///     `verify` does; replay alone reads saves through their headers.
+    ///   - onBatch: called on the folding thread after each batch is folded, with the
+    ///     position after it (`verify` compares snapshots there).
+    public static func replay(_ reader: LogReader, into state: inout LedgerState, from position: LogReader.Position,
+                              limit: ReplayLimit = .end, decodeFully: Bool = false,
+                              progress: ((ReplayProgress) -> Void)? = nil,
+                              onBatch: ((LogReader.Position, inout LedgerState) throws -> Void)? = nil) throws -> Outcome {
+        let total = try reader.size()
+        // About 86 log bytes per single-sample save event.
+        if state.samples.count == 0 { state.samples.reserve(estimatedSamples: Int((total - position.offset) / 86)) }
+        let queue = ChunkQueue(capacity: 4)
+        let producer = Thread {
+            queue.produce(reader: reader, position: position, decodeFully: decodeFully)
+        }
+        producer.stackSize = 1 << 20
+        producer.start()
+        defer { queue.cancel() }
+
+        var applied: UInt64 = 0
+        var stoppedInside = false
+        var lastPosition: LogReader.Position? = position
+        var nextReport = position.offset + (64 << 20)
+        var failure: ReplayError?
+        var end: LogReader.ScanEnd?
+        consume: while let chunk = try queue.next() {
+            // Local copies: a class's arrays are checked for exclusive access on every
+            // use; locals are not.
+            let items = chunk.items, headers = chunk.headers, strings = chunk.strings, batches = chunk.batches
+            let events = chunk.events, errors = chunk.errors
+            var boundary = 0
+            var i = 0
+            while i <= items.count {
+                // Close the batches (and seals) that end before item i.
+                while boundary < batches.count, batches[boundary].lastItem < i {
+                    let batchEnd = batches[boundary].end
+                    lastPosition = batchEnd
+                    try onBatch?(batchEnd, &state)
+                    if let progress, batchEnd.offset >= nextReport {
+                        progress(ReplayProgress(bytes: batchEnd.offset, totalBytes: total, events: applied))
+                        nextReport = batchEnd.offset + (64 << 20)
+                    }
+                    boundary += 1
+                }
+                if i == items.count { break }
+                if i + Self.lookahead < items.count, case .save(_, let range, _)? = items[i + Self.lookahead].facts,
+                   range.lowerBound < range.upperBound {
+                    state.samples.prefetch(headers[range.lowerBound].uuid)
+                }
+                switch limit {
+                case .end: break
+                case .sequence(let last): if items[i].sequence > last { break consume }
+                case .instant(let t): if items[i].recordedAt > t { break consume }
+                }
+                if let problem = fold(items[i], headers: headers, strings: strings, events: events, errors: errors, into: &state) {
+                    failure = problem
+                    break consume
+                }
+                applied += 1
+                i += 1
+            }
+            if let scanEnd = chunk.scanEnd { end = scanEnd }
+        }
+        if let failure { throw failure }
+        // Stopped by the limit inside a batch: no position to resume from.
+        if let last = lastPosition, state.lastSequence + 1 != last.nextSequence { stoppedInside = true }
+        progress?(ReplayProgress(bytes: end?.endOffset ?? position.offset, totalBytes: total, events: applied))
+        return Outcome(position: stoppedInside ? nil : lastPosition, applied: applied, incompleteTail: end?.incompleteTail)
+    }
+
+    static let lookahead = 32
+
+    /// Checks and folds one event; the problem when it may not be folded.
+    static func fold(_ item: Chunk.Item, headers: [SampleCodec.Header], strings: [String], events: [Event],
+                     errors: [EventDecodingError], into state: inout LedgerState) -> ReplayError? {
+        let facts: EventFacts
+        switch item.facts {
+        case .undecodable(let index):
+            return .undecodable(sequence: item.sequence, offset: item.offset, errors[index])
+        case .other(let index):
+            facts = .other(events[index])
+        case .save(let app, let range, let names):
+            facts = .samplesSaved(app: app, headers: headers[range], syncIdentifiers: strings[names])
+        case nil:
+            return .undecodable(sequence: item.sequence, offset: item.offset, .truncated(offset: 0))
+        }
+        if let violation = LedgerRules.violation(facts, in: state) {
+            return .ruleViolation(sequence: item.sequence, offset: item.offset, violation)
+        }
+        state.apply(facts, kind: item.kind, sequence: item.sequence, recordedAt: item.recordedAt, offset: item.offset)
+        return nil
+    }
+
+    /// Events of one or more batches, with their facts decoded by the reader thread.
+    final class Chunk: @unchecked Sendable {
+        // @unchecked: built by one thread, then handed over whole through the queue.
+        struct Item {
+            let sequence: UInt64
+            let recordedAt: Int64
+            let offset: UInt64
+            let kind: UInt16
+            var facts: Facts?
+        }
+
+        /// Plain data (no references), so that items copy as bytes.
+        enum Facts {
+            case save(app: AppOrdinal, headers: Range<Int>, strings: Range<Int>)
+            /// An event other than a save, at this index of `events`.
+            case other(Int)
+            /// At this index of `errors`.
+            case undecodable(Int)
+        }
+
+        struct Boundary {
+            /// Index of the batch's last item (−1 for a seal before any item).
+            let lastItem: Int
+            let end: LogReader.Position
+        }
+
+        var items: [Item] = []
+        var headers: [SampleCodec.Header] = []
+        var strings: [String] = []
+        var events: [Event] = []
+        var errors: [EventDecodingError] = []
+        var batches: [Boundary] = []
+        var scanEnd: LogReader.ScanEnd?
+
+        init() {
+            items.reserveCapacity(ChunkQueue.chunkEvents)
+            headers.reserveCapacity(ChunkQueue.chunkEvents)
+        }
+    }
+
+    /// A bounded hand-over of chunks between the reader thread and the folder.
+    final class ChunkQueue: @unchecked Sendable {
+        // @unchecked: every field is guarded by `condition`.
+        static let chunkEvents = 4096
+        private let condition = NSCondition()
+        private var chunks: [Chunk] = []
+        private let capacity: Int
+        private var finished = false
+        private var cancelled = false
+        private var error: Error?
+
+        init(capacity: Int) { self.capacity = capacity }
+
+        /// The reader thread: scan, decode, hand over.
+        func produce(reader: LogReader, position: LogReader.Position, decodeFully: Bool) {
+            var chunk = Chunk()
+            var registry = AppRegistry()
+            do {
+                let end = try reader.forEachBatch(position: position) { batch in
+                    if self.isCancelled { return false }
+                    var records = batch.records()
+                    while let record = records.next() {
+                        var item = Chunk.Item(sequence: record.sequence, recordedAt: record.recordedAt, offset: record.offset,
+                                              kind: record.kind, facts: nil)
+                        item.facts = Self.decode(record, decodeFully: decodeFully, registry: &registry, chunk: chunk)
+                        chunk.items.append(item)
+                    }
+                    chunk.batches.append(Chunk.Boundary(lastItem: chunk.items.count - 1, end: batch.endPosition))
+                    if chunk.items.count >= Self.chunkEvents {
+                        guard self.put(chunk) else { return false }
+                        chunk = Chunk()
+                    }
+                    return true
+                }
+                chunk.scanEnd = end
+                _ = put(chunk)
+                finish(nil)
+            } catch {
+                _ = put(chunk)
+                finish(error)
+            }
+        }
+
+        private static func decode(_ record: RecordView, decodeFully: Bool, registry: inout AppRegistry,
+                                   chunk: Chunk) -> Chunk.Facts {
+            do throws(EventDecodingError) {
+                if decodeFully || record.kind != EventKind.samplesSaved.rawValue {
+                    let known = registry
+                    let event = try EventCodec.decode(kind: record.kind, version: record.kindVersion, payload: record.payload,
+                                                      source: decodeFully ? { known.source($0) } : nil)
+                    if case .appRegistered(let ordinal, let r) = event { registry.register(ordinal, r) }
+                    if record.kind != EventKind.samplesSaved.rawValue {
+                        chunk.events.append(event)
+                        return .other(chunk.events.count - 1)
+                    }
+                }
+                // A save's headers go straight into the chunk (no intermediate arrays).
+                let h = chunk.headers.count, s = chunk.strings.count
+                let app = try EventFacts.readSave(version: record.kindVersion, payload: record.payload,
+                                                  into: &chunk.headers, strings: &chunk.strings)
+                return .save(app: app, headers: h..<chunk.headers.count, strings: s..<chunk.strings.count)
+            } catch {
+                chunk.errors.append(error)
+                return .undecodable(chunk.errors.count - 1)
+            }
+        }
+
+        private var isCancelled: Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            return cancelled
+        }
+
+        /// Blocks while the queue is full; false when the consumer went away.
+        private func put(_ chunk: Chunk) -> Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            while chunks.count >= capacity && !cancelled { condition.wait() }
+            if cancelled { return false }
+            chunks.append(chunk)
+            condition.broadcast()
+            return true
+        }
+
+        private func finish(_ error: Error?) {
+            condition.lock()
+            finished = true
+            self.error = error
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        /// The next chunk; nil at the end. Rethrows the reader's error after the chunks
+        /// read before it.
+        func next() throws -> Chunk? {
+            condition.lock()
+            defer { condition.unlock() }
+            while chunks.isEmpty && !finished { condition.wait() }
+            if !chunks.isEmpty {
+                let chunk = chunks.removeFirst()
+                condition.broadcast()
+                return chunk
+            }
+            if let error { throw error }
+            return nil
+        }
+
+        /// Stops the reader thread (the consumer is done).
+        func cancel() {
+            condition.lock()
+            cancelled = true
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+}

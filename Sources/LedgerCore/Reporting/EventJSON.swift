@@ -1,0 +1,96 @@
+import Foundation
+import HealthModel
+
+/// Events as JSON Lines for people and `jq` (`healthledger log --json`).
+public enum EventJSON {
+    /// One event: `seq`, `recordedAt`, `kind`, `version`, `actor` (the owner or a
+    /// bundle identifier), `offset`, then the kind's own fields.
+    public static func line(_ e: StoredEvent, version: UInt16, registry: AppRegistry) -> String {
+        var o = JSONObject()
+        o.set("seq", e.sequence)
+        o.set("recordedAt", ISO8601.string(e.recordedDate))
+        o.set("kind", e.event.kind.name)
+        o.set("version", Int(version))
+        o.set("actor", actor(e.event.actor, registry))
+        o.set("offset", e.offset)
+        switch e.event {
+        case .appRegistered(let ordinal, let r):
+            o.set("app", r.bundleIdentifier)
+            o.set("ordinal", Int(ordinal))
+            o.set("name", r.name)
+            o.set("readPurpose", r.readPurpose)
+            o.set("sharePurpose", r.sharePurpose)
+            o.set("imported", r.imported)
+        case .authorizationRequested(let app, let share, let read):
+            o.set("app", registry.label(app))
+            o.setRaw("share", JSONObject.array(share.map { JSONObject.quote($0.identifier) }))
+            o.setRaw("read", JSONObject.array(read.map { JSONObject.quote($0.identifier) }))
+        case .authorizationDecided(let d):
+            o.set("app", registry.label(d.app))
+            o.set("type", d.type.identifier)
+            o.set("share", d.share.map(answer))
+            o.set("read", d.read.map(answer))
+            o.set("basis", d.basis == .owner ? "owner" : "imported")
+        case .characteristicSet(let v):
+            o.set("characteristic", v.type.identifier)
+            o.set("value", v.description)
+        case .characteristicCleared(let t):
+            o.set("characteristic", t.identifier)
+        case .samplesSaved(let app, let samples):
+            o.set("app", registry.label(app))
+            o.setRaw("samples", JSONObject.array(samples.map { saved in
+                var s = SampleJSON.object(saved.sample)
+                if let replaced = saved.replaces { s.set("replaces", replaced.uuidString) }
+                return s.string
+            }))
+        case .samplesDeleted(_, let objects, let reason):
+            o.set("reason", reason)
+            o.setRaw("objects", JSONObject.array(objects.map { d in
+                var j = JSONObject()
+                j.set("uuid", d.uuid.uuidString)
+                j.set("syncIdentifier", d.syncIdentifier)
+                if let v = d.syncVersion { j.set("syncVersion", v) }
+                return j.string
+            }))
+        }
+        return o.string
+    }
+
+    /// A short human line: `17  2026-03-01T12:00:00Z  samplesSaved  com.example.app  1 sample (bodyMass 80 kg)`.
+    public static func text(_ e: StoredEvent, registry: AppRegistry) -> String {
+        let head = "\(e.sequence)\t\(ISO8601.string(e.recordedDate))\t\(e.event.kind.name)\t\(actor(e.event.actor, registry))"
+        switch e.event {
+        case .appRegistered(_, let r): return head + "\tregistered \(r.bundleIdentifier) \"\(r.name)\""
+        case .authorizationRequested(_, let share, let read):
+            return head + "\tshare [\(share.map(\.shortName).joined(separator: ","))] read [\(read.map(\.shortName).joined(separator: ","))]"
+        case .authorizationDecided(let d):
+            return head + "\t\(registry.label(d.app)) \(d.type.shortName): share \(d.share.map(answer) ?? "-") read \(d.read.map(answer) ?? "-")"
+        case .characteristicSet(let v): return head + "\t\(v.type.shortName) = \(v.displayString)"
+        case .characteristicCleared(let t): return head + "\t\(t.shortName) cleared"
+        case .samplesSaved(_, let samples):
+            let first = samples.first.map { describe($0.sample) } ?? ""
+            return head + "\t\(samples.count) sample\(samples.count == 1 ? "" : "s") (\(first)\(samples.count > 1 ? ", …" : ""))"
+        case .samplesDeleted(_, let objects, let reason):
+            return head + "\tdeleted \(objects.map(\.uuid.uuidString).joined(separator: ","))" + (reason.map { " (\($0))" } ?? "")
+        }
+    }
+
+    static func describe(_ s: Sample) -> String {
+        switch s {
+        case .quantity(let q): "\(q.type.shortName) \(q.quantity.value) \(q.quantity.unit)"
+        case .category(let c): "\(c.type.shortName) \(c.type.values.first { $0.value == c.value }?.shortName ?? String(c.value))"
+        case .correlation(let c): "\(c.type.shortName) of \(c.objects.count)"
+        case .workout(let w): "workout \(w.activityType.shortName) \(Int(w.duration)) s"
+        case .unrecognized(let u): "\(u.typeIdentifier) \(u.value ?? "")"
+        }
+    }
+
+    static func answer(_ a: Answer) -> String { a == .granted ? "granted" : "denied" }
+
+    static func actor(_ a: ActorID, _ registry: AppRegistry) -> String {
+        switch a {
+        case .owner: "owner"
+        case .app(let o): registry.label(o)
+        }
+    }
+}

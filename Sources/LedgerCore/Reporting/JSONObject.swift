@@ -1,0 +1,64 @@
+import Foundation
+
+/// A JSON object written by hand: keys in the order given (so output is stable for
+/// golden files and diffs), strings escaped per RFC 8259, numbers in their shortest
+/// round-trip form.
+public struct JSONObject: Sendable {
+    private var text = "{"
+    private var first = true
+
+    public init() {}
+
+    private mutating func key(_ k: String) {
+        if !first { text += "," }
+        first = false
+        text += JSONObject.quote(k) + ":"
+    }
+
+    public mutating func set(_ k: String, _ v: String?) { key(k); text += v.map(JSONObject.quote) ?? "null" }
+    public mutating func set(_ k: String, _ v: Double?) { key(k); text += v.map(JSONObject.number) ?? "null" }
+    public mutating func set(_ k: String, _ v: Int?) { key(k); text += v.map { String($0) } ?? "null" }
+    public mutating func set(_ k: String, _ v: Int64) { key(k); text += String(v) }
+    public mutating func set(_ k: String, _ v: UInt64) { key(k); text += String(v) }
+    public mutating func set(_ k: String, _ v: Bool) { key(k); text += v ? "true" : "false" }
+    /// Inserts already-encoded JSON (an object, array, or literal).
+    public mutating func setRaw(_ k: String, _ json: String) { key(k); text += json }
+    public mutating func set(_ k: String, _ object: JSONObject) { key(k); text += object.string }
+
+    /// The encoded object.
+    public var string: String { text + "}" }
+
+    /// A JSON number: integers without a fraction, others in shortest round-trip form;
+    /// non-finite values become null.
+    public static func number(_ v: Double) -> String {
+        guard v.isFinite else { return "null" }
+        if v == v.rounded(), abs(v) < 1e15 { return String(Int64(v)) }
+        return String(v)
+    }
+
+    /// A JSON string literal.
+    public static func quote(_ s: String) -> String {
+        var out = "\""
+        out.reserveCapacity(s.utf8.count + 2)
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+
+    /// A JSON array of already-encoded values.
+    public static func array(_ items: [String]) -> String { "[" + items.joined(separator: ",") + "]" }
+}

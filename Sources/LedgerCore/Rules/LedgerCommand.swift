@@ -1,0 +1,100 @@
+import Foundation
+import HealthModel
+
+/// Something a caller asks the ledger to do. The decider turns a command into the
+/// events to append (possibly none), checked by the rules against the current state.
+public enum LedgerCommand: Sendable {
+    /// Register an app, or update its name and purpose strings.
+    case registerApp(AppRegistration)
+    /// An app asks for permissions; types already asked for or answered are left out.
+    case requestAuthorization(bundleIdentifier: String, share: Set<ObjectType>, read: Set<ObjectType>)
+    /// The owner answers for an app, one decision per type (nil: leave as it is).
+    case decideAuthorization(bundleIdentifier: String, decisions: [(type: ObjectType, share: Answer?, read: Answer?)],
+                             basis: DecisionBasis)
+    /// The owner sets a characteristic.
+    case setCharacteristic(CharacteristicValue)
+    /// The owner clears a characteristic.
+    case clearCharacteristic(CharacteristicType)
+    /// An app saves samples, all or nothing.
+    case save(bundleIdentifier: String, samples: [Sample])
+    /// The owner (bundle identifier nil) or an app deletes objects, all or nothing.
+    case delete(bundleIdentifier: String?, uuids: [UUID], reason: String?)
+}
+
+/// decide(command, state) → events.
+public enum LedgerDecider {
+    /// The events `command` appends, each checked by `LedgerRules` against `state`.
+    /// Throws the first rule violation; returns [] when the command changes nothing.
+    public static func decide(_ command: LedgerCommand, _ state: LedgerState) throws(RuleViolation) -> [Event] {
+        let events = try propose(command, state)
+        for event in events { try LedgerRules.check(EventFacts(event), in: state) }
+        return events
+    }
+
+    private static func app(_ bundleIdentifier: String, _ state: LedgerState) throws(RuleViolation) -> AppOrdinal {
+        guard let ordinal = state.registry.ordinal(of: bundleIdentifier) else { throw .appNotRegistered(bundleIdentifier) }
+        return ordinal
+    }
+
+    private static func propose(_ command: LedgerCommand, _ state: LedgerState) throws(RuleViolation) -> [Event] {
+        switch command {
+        case .registerApp(let registration):
+            if let existing = state.registry.ordinal(of: registration.bundleIdentifier) {
+                return state.registry.registration(existing) == registration ? [] : [.appRegistered(app: existing, registration)]
+            }
+            return [.appRegistered(app: state.registry.nextOrdinal, registration)]
+
+        case .requestAuthorization(let bundle, let share, let read):
+            let ordinal = try app(bundle, state)
+            let newShare = share.filter { t in
+                let p = state.authorization.permission(app: ordinal, type: t)
+                return !p.requestedShare && p.share == .notDetermined
+            }.sorted()
+            let newRead = read.filter { t in
+                let p = state.authorization.permission(app: ordinal, type: t)
+                return !p.requestedRead && p.read == nil
+            }.sorted()
+            if newShare.isEmpty && newRead.isEmpty { return [] }
+            return [.authorizationRequested(app: ordinal, share: newShare, read: newRead)]
+
+        case .decideAuthorization(let bundle, let decisions, let basis):
+            let ordinal = try app(bundle, state)
+            return decisions.compactMap { d in
+                let current = state.authorization.permission(app: ordinal, type: d.type)
+                let shareChanges = d.share.map { ($0 == .granted ? SharingStatus.sharingAuthorized : .sharingDenied) != current.share } ?? false
+                let readChanges = d.read.map { ($0 == .granted) != current.read } ?? false
+                guard shareChanges || readChanges || current.basis != basis else { return nil }
+                return .authorizationDecided(AuthorizationDecision(app: ordinal, type: d.type, share: d.share, read: d.read, basis: basis))
+            }
+
+        case .setCharacteristic(let value):
+            return state.characteristics[value.type] == value ? [] : [.characteristicSet(value)]
+
+        case .clearCharacteristic(let type):
+            return state.characteristics[type] == nil ? [] : [.characteristicCleared(type)]
+
+        case .save(let bundle, let samples):
+            let ordinal = try app(bundle, state)
+            guard !samples.isEmpty else { throw .emptyCall("a save") }
+            let saved = samples.map { sample -> SavedSample in
+                guard let sync = (try? sample.common.metadata.syncIdentity()) ?? nil,
+                      let slot = state.samples.syncSlot(app: ordinal, identifier: sync.identifier),
+                      let stored = state.samples.syncValue(slot), sync.version > stored.version else {
+                    return SavedSample(sample)
+                }
+                return SavedSample(sample, replaces: state.samples.entry(slot).uuid)
+            }
+            return [.samplesSaved(app: ordinal, samples: saved)]
+
+        case .delete(let bundle, let uuids, let reason):
+            let actor: ActorID = try bundle.map { b throws(RuleViolation) in .app(try app(b, state)) } ?? .owner
+            guard !uuids.isEmpty else { throw .emptyCall("a delete") }
+            let objects = uuids.map { uuid -> DeletedObject in
+                guard let slot = state.samples.slot(of: uuid) else { return DeletedObject(uuid: uuid) }
+                let entry = state.samples.entry(slot)
+                return DeletedObject(uuid: uuid, syncIdentifier: entry.syncIdentifier, syncVersion: entry.syncVersion)
+            }
+            return [.samplesDeleted(actor: actor, objects: objects, reason: reason)]
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import HealthModel
+
+/// The rules that decide whether an event may be appended at its point in the log.
+///
+/// One piece of code, used by the store before it appends and by `verify` when it
+/// checks a log written by anyone (including a tampered tool):
+/// - apps act only once registered; registrations take ordinals in order;
+/// - a save needs share permission for each sample's type (for a correlation, its
+///   members' types) at that point in the log; a revoked permission stops saves from
+///   the revoking event on;
+/// - a UUID is stored once, ever (deleted UUIDs are not reused);
+/// - a sync identifier already stored for the app is replaced only by a higher sync
+///   version, and the save records which UUID it replaced;
+/// - an app deletes only objects it saved, while it holds share permission for their
+///   type; the owner deletes anything; deleting needs a live object;
+/// - only the owner decides authorization and sets characteristics (the decoder
+///   already refuses those events from any other actor);
+/// - characteristics are never shared; correlation types are never requested.
+enum LedgerRules {
+    /// The first rule `facts` break in `state`, or nil (no closure, no copy of the
+    /// state: replay calls this for every event).
+    static func violation(_ facts: EventFacts, in state: borrowing LedgerState) -> RuleViolation? {
+        do {
+            try check(facts, in: state)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    static func check(_ facts: EventFacts, in state: LedgerState) throws(RuleViolation) {
+        switch facts {
+        case .samplesSaved(let app, let headers, let strings):
+            try checkSave(app: app, headers: headers, strings: strings, state: state)
+        case .other(let event):
+            try check(event, state: state)
+        }
+    }
+
+    private static func requireApp(_ app: AppOrdinal, _ state: LedgerState) throws(RuleViolation) -> AppRegistration {
+        guard let registration = state.registry.registration(app) else { throw .appNotRegistered("app#\(app)") }
+        return registration
+    }
+
+    private static func requireShare(app: AppOrdinal, code: UInt16, state: LedgerState) throws(RuleViolation) {
+        switch state.authorization.shareStatus(app: app, code: code) {
+        case .sharingAuthorized: return
+        case .notDetermined: throw .authorizationNotDetermined(app: state.registry.label(app), type: typeName(code))
+        case .sharingDenied: throw .authorizationDenied(app: state.registry.label(app), type: typeName(code))
+        }
+    }
+
+    static func typeName(_ code: UInt16) -> String { ObjectType(code: code)?.identifier ?? "type \(code)" }
+
+    private static func checkSave(app: AppOrdinal, headers: ArraySlice<SampleCodec.Header>, strings: ArraySlice<String>,
+                                  state: LedgerState) throws(RuleViolation) {
+        guard state.registry.isRegistered(app) else { throw .appNotRegistered("app#\(app)") }
+        guard !headers.isEmpty else { throw .emptyCall("a save") }
+        // Sets only when there is more than one sample to compare.
+        var seen = headers.count > 1 ? Set<UUID>(minimumCapacity: headers.count) : []
+        var syncSeen = Set<String>()
+        for h in headers {
+            guard headers.count == 1 || seen.insert(h.uuid).inserted, state.samples.slot(of: h.uuid) == nil else {
+                throw .duplicateUUID(h.uuid)
+            }
+            switch h.kind {
+            case .unrecognized:
+                guard state.registry.registration(app)?.imported == true else {
+                    throw .unrecognizedTypeNotAllowed(app: state.registry.label(app), type: "(raw identifier)")
+                }
+            case .correlation:
+                break  // its members carry the permission check
+            default:
+                try requireShare(app: app, code: h.typeCode, state: state)
+            }
+            guard h.memberOf == nil else {
+                guard h.replaces == nil else { throw .replacementMismatch(uuid: h.uuid, expected: nil, recorded: h.replaces) }
+                continue
+            }
+            // Sync identity: a higher version replaces, and the save records what.
+            var expected: UUID?
+            if h.syncIndex >= 0 {
+                let id = strings[strings.startIndex + Int(h.syncIndex)]
+                guard syncSeen.insert(id).inserted else {
+                    throw .syncVersionNotNewer(syncIdentifier: id, stored: h.syncVersion, given: h.syncVersion)
+                }
+                if let slot = state.samples.syncSlot(app: app, identifier: id), let stored = state.samples.syncValue(slot) {
+                    guard h.syncVersion > stored.version else {
+                        throw .syncVersionNotNewer(syncIdentifier: id, stored: stored.version, given: h.syncVersion)
+                    }
+                    expected = state.samples.entry(slot).uuid
+                }
+            }
+            guard h.replaces == expected else { throw .replacementMismatch(uuid: h.uuid, expected: expected, recorded: h.replaces) }
+        }
+    }
+
+    private static func check(_ event: Event, state: LedgerState) throws(RuleViolation) {
+        switch event {
+        case .appRegistered(let ordinal, let registration):
+            guard !registration.bundleIdentifier.isEmpty else { throw .appNotRegistered("(empty bundle identifier)") }
+            let expected = state.registry.ordinal(of: registration.bundleIdentifier) ?? state.registry.nextOrdinal
+            guard ordinal == expected else {
+                throw .registrationOutOfOrder(bundleIdentifier: registration.bundleIdentifier, ordinal: ordinal, expected: expected)
+            }
+        case .authorizationRequested(let app, let share, let read):
+            _ = try requireApp(app, state)
+            for t in share {
+                if case .characteristic = t { throw .typeNotAuthorizable(type: t.identifier, reason: "characteristics can only be read") }
+                if case .correlation = t { throw .typeNotAuthorizable(type: t.identifier, reason: "request the member types of a correlation") }
+            }
+            for t in read {
+                if case .correlation = t { throw .typeNotAuthorizable(type: t.identifier, reason: "request the member types of a correlation") }
+            }
+        case .authorizationDecided(let d):
+            let registration = try requireApp(d.app, state)
+            if case .characteristic = d.type, d.share != nil {
+                throw .typeNotAuthorizable(type: d.type.identifier, reason: "characteristics can only be read")
+            }
+            if case .correlation = d.type {
+                throw .typeNotAuthorizable(type: d.type.identifier, reason: "authorize the member types of a correlation")
+            }
+            if d.basis == .imported, !registration.imported {
+                throw .ownerOnly(action: "authorize \(registration.bundleIdentifier) on an imported basis")
+            }
+        case .characteristicSet, .characteristicCleared:
+            break  // owner-only is enforced by the decoder and the store
+        case .samplesDeleted(let actor, let objects, _):
+            guard !objects.isEmpty else { throw .emptyCall("a delete") }
+            var seen = Set<UUID>()
+            if case .app(let app) = actor { _ = try requireApp(app, state) }
+            for o in objects {
+                guard seen.insert(o.uuid).inserted, let slot = state.samples.slot(of: o.uuid), state.samples.isLive(slot) else {
+                    throw .objectNotFound(o.uuid)
+                }
+                let entry = state.samples.entry(slot)
+                guard o.syncIdentifier == entry.syncIdentifier, o.syncVersion == entry.syncVersion else {
+                    throw .tombstoneMismatch(o.uuid)
+                }
+                if case .app(let app) = actor {
+                    guard entry.app == app else { throw .notOwnerOfObject(uuid: o.uuid, app: state.registry.label(app)) }
+                    if case .correlation? = ObjectType(code: entry.typeCode) {
+                        // a correlation rests on its members' types
+                        for member in state.samples.memberSlots(of: slot) {
+                            try requireShare(app: app, code: state.samples.entry(member).typeCode, state: state)
+                        }
+                    } else {
+                        try requireShare(app: app, code: entry.typeCode, state: state)
+                    }
+                }
+            }
+        case .samplesSaved:
+            preconditionFailure("saves are checked through their headers")
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import HealthModel
+
+/// An event the ledger's rules do not allow at its point in the log. The store
+/// refuses the call that would append it; `verify` reports it in a log.
+public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The app ordinal or bundle identifier is not registered.
+    case appNotRegistered(String)
+    /// A registration whose ordinal is not the next one (or the app's own, for an update).
+    case registrationOutOfOrder(bundleIdentifier: String, ordinal: AppOrdinal, expected: AppOrdinal)
+    /// HealthKit's errorAuthorizationNotDetermined: the owner never answered for this app and type.
+    case authorizationNotDetermined(app: String, type: String)
+    /// HealthKit's errorAuthorizationDenied: the owner denied (or revoked) sharing.
+    case authorizationDenied(app: String, type: String)
+    /// A type that cannot be shared (characteristics) or requested at all (correlations).
+    case typeNotAuthorizable(type: String, reason: String)
+    /// A UUID already stored (or stored and deleted: UUIDs are never reused).
+    case duplicateUUID(UUID)
+    /// No stored object with this UUID (or it is already deleted).
+    case objectNotFound(UUID)
+    /// An app deleting an object another source saved.
+    case notOwnerOfObject(uuid: UUID, app: String)
+    /// A sync identifier already stored with the same or a higher version.
+    case syncVersionNotNewer(syncIdentifier: String, stored: Int64, given: Int64)
+    /// A save whose recorded replacement does not match the sync identifier's object.
+    case replacementMismatch(uuid: UUID, expected: UUID?, recorded: UUID?)
+    /// Something only the owner may do (set characteristics, decide authorization).
+    case ownerOnly(action: String)
+    /// A record of an unknown type saved by an app that is not an imported source.
+    case unrecognizedTypeNotAllowed(app: String, type: String)
+    /// A deletion's tombstone that does not carry the object's sync identity.
+    case tombstoneMismatch(UUID)
+    /// A save or delete with nothing in it.
+    case emptyCall(String)
+
+    public var description: String {
+        switch self {
+        case .appNotRegistered(let app): "appNotRegistered: \(app) is not registered"
+        case .registrationOutOfOrder(let b, let o, let e): "registrationOutOfOrder: \(b) registered as app #\(o), expected #\(e)"
+        case .authorizationNotDetermined(let app, let type): "authorizationNotDetermined: \(app) has no answer for sharing \(type)"
+        case .authorizationDenied(let app, let type): "authorizationDenied: \(app) may not share \(type)"
+        case .typeNotAuthorizable(let type, let reason): "typeNotAuthorizable: \(type): \(reason)"
+        case .duplicateUUID(let u): "duplicateUUID: \(u.uuidString) is already stored"
+        case .objectNotFound(let u): "objectNotFound: no stored object \(u.uuidString)"
+        case .notOwnerOfObject(let u, let app): "notOwnerOfObject: \(app) did not save \(u.uuidString)"
+        case .syncVersionNotNewer(let id, let stored, let given): "syncVersionNotNewer: \(id) is stored at version \(stored); \(given) does not replace it"
+        case .replacementMismatch(let u, let e, let r): "replacementMismatch: \(u.uuidString) should replace \(e?.uuidString ?? "nothing") but records \(r?.uuidString ?? "nothing")"
+        case .ownerOnly(let action): "ownerOnly: only the ledger's owner may \(action)"
+        case .unrecognizedTypeNotAllowed(let app, let type): "unrecognizedTypeNotAllowed: \(app) may not save records of unknown type \(type)"
+        case .tombstoneMismatch(let u): "tombstoneMismatch: the tombstone of \(u.uuidString) does not carry its sync identity"
+        case .emptyCall(let what): "emptyCall: \(what) with nothing in it"
+        }
+    }
+
+    /// The case name, for scripts and exit-code mapping.
+    public var code: String { String(description.prefix { $0 != ":" }) }
+}

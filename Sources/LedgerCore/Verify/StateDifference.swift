@@ -1,0 +1,53 @@
+import Foundation
+import HealthModel
+
+/// Where two states first differ: the projection and the key.
+public struct StateDifference: Sendable, Equatable, CustomStringConvertible {
+    public let projection: String
+    public let key: String
+
+    public var description: String { "\(projection)[\(key)]" }
+
+    /// The first difference between `a` and `b`, in a fixed order of projections
+    /// and keys; nil when they are equal.
+    public static func first(_ a: LedgerState, _ b: LedgerState) -> StateDifference? {
+        if a.lastSequence != b.lastSequence { return StateDifference(projection: "position", key: "lastSequence") }
+        if a.lastRecordedAt != b.lastRecordedAt { return StateDifference(projection: "position", key: "lastRecordedAt") }
+        let apps = max(a.registry.apps.count, b.registry.apps.count)
+        for i in 0..<apps {
+            let x = i < a.registry.apps.count ? a.registry.apps[i] : nil
+            let y = i < b.registry.apps.count ? b.registry.apps[i] : nil
+            if x != y { return StateDifference(projection: "apps", key: (x ?? y)!.bundleIdentifier) }
+        }
+        for app in Set(a.authorization.permissions.keys).union(b.authorization.permissions.keys).sorted() {
+            let x = a.authorization.permissions[app] ?? [:], y = b.authorization.permissions[app] ?? [:]
+            for code in Set(x.keys).union(y.keys).sorted() where x[code] != y[code] {
+                return StateDifference(projection: "authorization",
+                                       key: "\(a.registry.label(app)) \(ObjectType(code: code)?.identifier ?? String(code))")
+            }
+        }
+        for type in CharacteristicType.allCases where a.characteristics[type] != b.characteristics[type] {
+            return StateDifference(projection: "characteristics", key: type.identifier)
+        }
+        for kind in Set(a.eventCounts.keys).union(b.eventCounts.keys).sorted() where a.eventCounts[kind] != b.eventCounts[kind] {
+            return StateDifference(projection: "eventCounts", key: EventKind(rawValue: kind)?.name ?? String(kind))
+        }
+        let x = a.samples, y = b.samples
+        for slot in 0..<max(x.count, y.count) {
+            let ex = slot < x.count ? x.entry(UInt32(slot)) : nil
+            let ey = slot < y.count ? y.entry(UInt32(slot)) : nil
+            if ex != ey { return StateDifference(projection: "samples", key: (ex ?? ey)!.uuid.uuidString) }
+        }
+        if x.tombstones != y.tombstones {
+            let common = min(x.tombstones.count, y.tombstones.count)
+            let i = (0..<common).first { x.tombstones[$0] != y.tombstones[$0] } ?? common
+            let t = i < x.tombstones.count ? x.tombstones[i] : y.tombstones[i]
+            return StateDifference(projection: "tombstones", key: x.entry(t.slot).uuid.uuidString)
+        }
+        for code in Set(x.typeCodesPresent).union(y.typeCodesPresent).sorted() where x.latest(typeCode: code) != y.latest(typeCode: code) {
+            return StateDifference(projection: "latestSample", key: ObjectType(code: code)?.identifier ?? String(code))
+        }
+        if x != y { return StateDifference(projection: "sampleIndex", key: "internal tables") }
+        return nil
+    }
+}

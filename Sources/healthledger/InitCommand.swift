@@ -1,0 +1,29 @@
+import Foundation
+import LedgerCore
+
+/// `healthledger init`: a new, empty ledger folder.
+enum InitCommand {
+    static let help = """
+        USAGE: healthledger [--ledger PATH] init [--json]
+
+        Create a new, empty ledger (folder mode 0700, files 0600). Refuses a folder that
+        already holds a ledger.
+
+        \(ExitStatus.table)
+        """
+
+    static let command = Command(name: "init", abstract: "Create a new, empty ledger", help: help) { args, global in
+        if handledHelp(&args, help) { return }
+        try args.finish()
+        let ledger = try Ledger.create(LedgerAccess.fileSystem(global))
+        try await ledger.close()
+        if global.json {
+            var o = JSONObject()
+            o.set("ledger", global.ledgerPath)
+            o.set("ledgerId", ledger.ledgerId.uuidString)
+            Output.line(o.string)
+        } else {
+            Output.line("created ledger \(ledger.ledgerId.uuidString) at \(global.ledgerPath)")
+        }
+    }
+}

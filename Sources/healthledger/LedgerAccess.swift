@@ -1,0 +1,82 @@
+import Foundation
+import LedgerCore
+import LedgerLog
+
+/// Opening ledgers from the command line, with progress on stderr when it is a terminal.
+enum LedgerAccess {
+    static func fileSystem(_ global: GlobalOptions) -> PosixFileSystem {
+        PosixFileSystem(path: global.ledgerPath)
+    }
+
+    /// Opens for writing (lock, recovery, projections). Reports a cut tail on stderr.
+    static func openForWriting(_ global: GlobalOptions, lockTimeout: Double = 0) throws -> Ledger {
+        let fs = fileSystem(global)
+        guard fs.exists(LogWriter.logFileName) else { throw LogError.ledgerNotFound(path: fs.path) }
+        let ledger = try Ledger.open(fs, options: LedgerOptions(log: LogWriterOptions(lockTimeout: lockTimeout)),
+                                     progress: Progress.replay())
+        Progress.finish()
+        report(ledger.openReport)
+        return ledger
+    }
+
+    static func report(_ open: Ledger.OpenReport) {
+        if let cut = open.recovery?.cut { Output.error("healthledger: recovered a torn tail: \(cut)") }
+        for warning in open.warnings { Output.error("healthledger: warning: \(warning)") }
+    }
+
+    /// Opens for reading only (no lock).
+    static func reader(_ global: GlobalOptions) throws -> (PosixFileSystem, LogReader) {
+        let fs = fileSystem(global)
+        return (fs, try LogReader(fs))
+    }
+
+    /// Parses `--as-of` text: ISO 8601 (date or date-time), into ns since the epoch.
+    static func instant(_ text: String) throws -> Int64 {
+        guard let date = ISO8601Reader.date(text) else {
+            throw CLIError.invalidInput("invalidDate: '\(text)' is not an ISO 8601 date or date-time")
+        }
+        return Int64((date.timeIntervalSince1970 * 1e9).rounded())
+    }
+
+    static func sequence(_ text: String, _ option: String) throws -> UInt64 {
+        guard let n = UInt64(text), n >= 1 else { throw CLIError.usage("\(option) takes a sequence number ≥ 1") }
+        return n
+    }
+}
+
+import HealthModel
+
+enum ISO8601Reader {
+    static func date(_ text: String) -> Date? { ISO8601.date(from: text) }
+}
+
+/// Progress lines on stderr, only when stderr is a terminal.
+enum Progress {
+    nonisolated(unsafe) static var shown = false
+
+    static func replay() -> ((ReplayProgress) -> Void)? {
+        guard Output.stderrIsTerminal else { return nil }
+        let start = Date()
+        return { p in
+            let seconds = Date().timeIntervalSince(start)
+            let rate = seconds > 0 ? Double(p.events) / seconds : 0
+            let percent = p.totalBytes > 0 ? Double(p.bytes) * 100 / Double(p.totalBytes) : 100
+            line(String(format: "replaying: %.0f%% of %.1f MB, %llu events, %.0f events/s",
+                        percent, Double(p.totalBytes) / 1e6, p.events, rate))
+        }
+    }
+
+    static func line(_ text: String) {
+        shown = true
+        let bytes = Array(("\r\u{1B}[K" + text).utf8)
+        bytes.withUnsafeBytes { _ = write(2, $0.baseAddress!, $0.count) }
+    }
+
+    static func finish() {
+        if shown {
+            let bytes = Array("\r\u{1B}[K".utf8)
+            bytes.withUnsafeBytes { _ = write(2, $0.baseAddress!, $0.count) }
+            shown = false
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+import HealthModel
+@testable import LedgerCore
+import LedgerLog
+import TestSupport
+
+struct CodecTests {
+    /// Samples of every kind, with every optional part.
+    static func richSamples() throws -> [Sample] {
+        let t = date("2026-03-01T10:00:00Z")
+        var metadata = Metadata()
+        metadata.append("meal", .string("Lunch"))
+        metadata.append("Meal", .string("Dinner"))
+        metadata.append("HKWasUserEntered", .bool(true))
+        metadata.append("count", .integer(-42))
+        metadata.append("ratio", .number(0.25))
+        metadata.append("when", .date(date("2026-03-01T10:00:00.5Z")))
+        metadata.append("HKWeatherTemperature", .quantity(try Quantity(56, unit: "degF")))
+        metadata.append(Metadata.WellKnownKey.syncIdentifier, .string("sync-1"))
+        metadata.append(Metadata.WellKnownKey.syncVersion, .integer(3))
+        let device = Device(name: "Apple Watch", manufacturer: "Apple Inc.", model: "Watch", hardwareVersion: "Watch4,2",
+                            softwareVersion: "7.0.1")
+        let source = Source(bundleIdentifier: "com.example.app", name: "Example", version: "1.2.3")
+        let q = try QuantitySample(type: .heartRate, quantity: try Quantity(72, unit: "count/min"), start: t, end: t,
+                                   uuid: fixedUUID(100), metadata: metadata, device: device, source: source,
+                                   creationDate: t.addingTimeInterval(5))
+        let c = try CategorySample(type: .sleepAnalysis, value: 3, start: t, end: t.addingTimeInterval(3600), uuid: fixedUUID(101),
+                                   source: Source(bundleIdentifier: "com.example.app", name: "Example"))
+        let sys = try QuantitySample(type: .bloodPressureSystolic, quantity: try Quantity(120, unit: "mmHg"), start: t, end: t,
+                                     uuid: fixedUUID(102), source: Source(bundleIdentifier: "com.example.app", name: "Example"))
+        let dia = try QuantitySample(type: .bloodPressureDiastolic, quantity: try Quantity(80, unit: "mmHg"), start: t, end: t,
+                                     uuid: fixedUUID(103), source: Source(bundleIdentifier: "com.example.app", name: "Example"))
+        let bp = try Correlation(type: .bloodPressure, start: t, end: t, objects: [sys, dia], uuid: fixedUUID(104),
+                                 source: Source(bundleIdentifier: "com.example.app", name: "Example"))
+        let w = try Workout(activityType: .running, start: t, end: t.addingTimeInterval(1800), duration: 1700,
+                            totalEnergyBurned: try Quantity(300, unit: "kcal"), totalDistance: try Quantity(5, unit: "km"),
+                            events: [try WorkoutEvent(kind: .pause, date: t.addingTimeInterval(600), duration: 100,
+                                                      metadata: ["x": .string("y")])],
+                            uuid: fixedUUID(105), source: Source(bundleIdentifier: "com.example.app", name: "Example"),
+                            statistics: [WorkoutStatistic(type: TypeIdentifier(parsing: "HKQuantityTypeIdentifierHeartRate"),
+                                                          startDate: t, endDate: t.addingTimeInterval(1800), average: 150,
+                                                          minimum: 100, maximum: 180, unit: "count/min")],
+                            routes: [WorkoutRoute(sourceName: "iPhone", fileReference: "/workout-routes/a.gpx",
+                                                  locations: [RouteLocation(date: t, latitude: 37.7, longitude: -122.4, altitude: 21)])])
+        let common = try SampleCommon(uuid: fixedUUID(106), startDate: t, endDate: t,
+                                      source: Source(bundleIdentifier: "com.example.app", name: "Example"))
+        let u = UnrecognizedSample(typeIdentifier: "HKDataTypeSleepDurationGoal", value: "8", unit: "hr", common: common)
+        return [.quantity(q), .category(c), .correlation(bp), .workout(w), .unrecognized(u)]
+    }
+
+    static func roundTrip(_ event: Event, source: Source? = nil) throws -> Event {
+        let payload = EventCodec.payload(event)
+        return try payload.withUnsafeBytes {
+            try EventCodec.decode(kind: event.kind.rawValue, version: 1, payload: $0, source: { _ in source })
+        }
+    }
+
+    @Test func everyEventKindRoundTrips() throws {
+        let source = Source(bundleIdentifier: "com.example.app", name: "Example")
+        let events: [Event] = [
+            .appRegistered(app: 1, Story.tracker),
+            .appRegistered(app: 2, AppRegistration(bundleIdentifier: "import.x", name: "X", readPurpose: nil, sharePurpose: nil, imported: true)),
+            .authorizationRequested(app: 1, share: [.quantity(.bodyMass), .workout], read: [.characteristic(.dateOfBirth)]),
+            .authorizationDecided(AuthorizationDecision(app: 1, type: .quantity(.height), share: .granted, read: .denied)),
+            .authorizationDecided(AuthorizationDecision(app: 1, type: .characteristic(.bloodType), share: nil, read: .granted, basis: .imported)),
+            .characteristicSet(.dateOfBirth(try DateOfBirth(year: 1990, month: 4, day: 12))),
+            .characteristicSet(.bloodType(.abNegative)),
+            .characteristicSet(.biologicalSex(.other)),
+            .characteristicSet(.fitzpatrickSkinType(.typeVI)),
+            .characteristicSet(.wheelchairUse(.yes)),
+            .characteristicSet(.activityMoveMode(.appleMoveTime)),
+            .characteristicSet(.cardioFitnessMedicationsUse([.betaBlockers])),
+            .characteristicCleared(.bloodType),
+            .samplesSaved(app: 1, samples: try Self.richSamples().map { SavedSample($0, replaces: $0.uuid == fixedUUID(100) ? fixedUUID(9) : nil) }),
+            .samplesDeleted(actor: .owner, objects: [DeletedObject(uuid: fixedUUID(1), syncIdentifier: "s", syncVersion: 7)], reason: "typo"),
+            .samplesDeleted(actor: .app(3), objects: [DeletedObject(uuid: fixedUUID(2))], reason: nil),
+        ]
+        for event in events {
+            let decoded = try Self.roundTrip(event, source: source)
+            // A decoded sample carries its source name from the registry, its version from the record.
+            if case .samplesSaved(_, let original) = event, case .samplesSaved(_, let back) = decoded {
+                for (a, b) in zip(original, back) {
+                    #expect(a.replaces == b.replaces)
+                    #expect(a.sample.uuid == b.sample.uuid)
+                    #expect(a.sample.common.metadata == b.sample.common.metadata)
+                    #expect(a.sample.common.device == b.sample.common.device)
+                    #expect(a.sample.common.startDate == b.sample.common.startDate)
+                    #expect(a.sample.common.creationDate == b.sample.common.creationDate)
+                    #expect(a.sample.common.source?.version == b.sample.common.source?.version)
+                    #expect(b.sample.common.source?.bundleIdentifier == "com.example.app")
+                }
+                #expect(EventCodec.payload(decoded) == EventCodec.payload(event))
+            } else {
+                #expect(decoded == event, "\(event.kind)")
+            }
+        }
+    }
+
+    @Test func fastFactsEqualFullFacts() throws {
+        let event = Event.samplesSaved(app: 1, samples: try Self.richSamples().map { SavedSample($0) })
+        let payload = EventCodec.payload(event)
+        var scratch: [SampleCodec.Header] = []
+        var strings: [String] = []
+        let fast = try payload.withUnsafeBytes { try EventFacts.read(kind: 6, version: 1, payload: $0, scratch: &scratch, strings: &strings) }
+        guard case .samplesSaved(_, let a, let sa) = fast, case .samplesSaved(_, let b, let sb) = EventFacts(event) else {
+            Issue.record("not a save")
+            return
+        }
+        #expect(a.count == 7)  // 5 samples + 2 correlation members
+        #expect(a.map(\.uuid) == b.map(\.uuid))
+        #expect(a.map(\.typeCode) == b.map(\.typeCode))
+        #expect(a.map(\.start) == b.map(\.start))
+        #expect(a.map(\.end) == b.map(\.end))
+        #expect(a.map(\.memberOf) == b.map(\.memberOf))
+        #expect(a.map(\.syncIndex) == b.map(\.syncIndex))
+        #expect(sa == sb && sa == ["sync-1"])
+        #expect(a.map(\.syncVersion) == b.map(\.syncVersion))
+        #expect(a[3].memberOf == 2 && a[4].memberOf == 2)
+    }
+
+    @Test func unknownKindsAndVersionsAreTypedErrors() {
+        #expect(throws: EventDecodingError.unknownKind(kind: 99, version: 1)) {
+            try EventCodec.decode(kind: 99, version: 1, payload: UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        #expect(throws: EventDecodingError.unknownVersion(kind: 6, version: 2)) {
+            try EventCodec.decode(kind: 6, version: 2, payload: UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+    }
+
+    @Test func everyTruncationAndRandomCorruptionIsATypedErrorNeverACrash() throws {
+        let event = Event.samplesSaved(app: 1, samples: try Self.richSamples().map { SavedSample($0) })
+        let payload = EventCodec.payload(event)
+        for length in 0..<payload.count {
+            #expect(throws: EventDecodingError.self) {
+                try Array(payload[0..<length]).withUnsafeBytes { try EventCodec.decode(kind: 6, version: 1, payload: $0) }
+            }
+        }
+        var rng = SeededRandom(seed: 4)
+        var decodedAnyway = 0
+        for _ in 0..<3000 {
+            var bytes = payload
+            for _ in 0..<Int.random(in: 1...4, using: &rng) { bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
+            do {
+                _ = try bytes.withUnsafeBytes { try EventCodec.decode(kind: 6, version: 1, payload: $0) }
+                var scratch: [SampleCodec.Header] = []
+                var strings: [String] = []
+                _ = try bytes.withUnsafeBytes { try EventFacts.read(kind: 6, version: 1, payload: $0, scratch: &scratch, strings: &strings) }
+                decodedAnyway += 1  // a change to a value that is still a valid value
+            } catch is EventDecodingError {
+            }
+        }
+        #expect(decodedAnyway < 3000)
+    }
+
+    @Test func eventsAreCompact() throws {
+        let t = date("2026-03-01T10:00:00Z")
+        let s = try QuantitySample(type: .heartRate, quantity: try Quantity(72, unit: "count/min"), start: t, end: t)
+        let payload = EventCodec.payload(.samplesSaved(app: 3, samples: [SavedSample(.quantity(s))]))
+        // actor 1 + count 1 + length 1 + kind 1 + uuid 16 + type 2 + dates 16 + flags 1 + value 8 + unit 10
+        #expect(payload.count == 57)
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import Testing
+import HealthModel
+@testable import LedgerCore
+import LedgerLog
+import TestSupport
+
+struct RulesTests {
+    @Test func savingNeedsSharePermissionAtThatPointInTheLog() async throws {
+        let ledger = try makeLedger()
+        try await ledger.execute(.registerApp(appA))
+        let s = try quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z")
+        await #expect(throws: RuleViolation.authorizationNotDetermined(app: "com.example.a", type: "HKQuantityTypeIdentifierBodyMass")) {
+            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
+        }
+        try await ledger.execute(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
+                                                      decisions: [(.quantity(.bodyMass), .denied, nil)], basis: .owner))
+        await #expect(throws: RuleViolation.authorizationDenied(app: "com.example.a", type: "HKQuantityTypeIdentifierBodyMass")) {
+            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
+        }
+        try await ledger.execute(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
+                                                      decisions: [(.quantity(.bodyMass), .granted, nil)], basis: .owner))
+        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
+        // revoked: from this event on
+        try await ledger.execute(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
+                                                      decisions: [(.quantity(.bodyMass), .denied, nil)], basis: .owner))
+        let later = try quantitySample(.bodyMass, 71, "kg", at: "2026-02-02T08:00:00Z")
+        await #expect(throws: RuleViolation.authorizationDenied(app: "com.example.a", type: "HKQuantityTypeIdentifierBodyMass")) {
+            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [later]))
+        }
+        #expect(await ledger.state.samples.count == 1)
+    }
+
+    @Test func aSaveIsAllOrNothing() async throws {
+        let ledger = try makeLedger()
+        try await ledger.grant(appA, share: [.quantity(.bodyMass)])
+        let ok = try quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z")
+        let notAllowed = try quantitySample(.height, 1.7, "m", at: "2026-02-01T08:00:00Z")
+        let before = await ledger.state.lastSequence
+        await #expect(throws: RuleViolation.self) {
+            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [ok, notAllowed]))
+        }
+        #expect(await ledger.state.lastSequence == before)
+        #expect(await ledger.state.samples.count == 0)
+    }
+
+    @Test func aUUIDIsStoredOnceEvenAfterDeletion() async throws {
+        let ledger = try makeLedger()
+        try await ledger.grant(appA, share: [.quantity(.bodyMass)])
+        let id = fixedUUID(7)
+        let s = try quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z", uuid: id)
+        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
+        await #expect(throws: RuleViolation.duplicateUUID(id)) {
+            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
+        }
+        try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [id], reason: nil))
+        await #expect(throws: RuleViolation.duplicateUUID(id)) {
+            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
+        }
+        await #expect(throws: RuleViolation.objectNotFound(id)) {
+            try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [id], reason: nil))
+        }
+    }
+
+    @Test func appsDeleteOnlyTheirOwnWhileAllowedAndTheOwnerAnything() async throws {
+        let ledger = try makeLedger()
+        try await ledger.grant(appA, share: [.quantity(.bodyMass)])
+        try await ledger.grant(appB, share: [.quantity(.bodyMass)])
+        let a = try quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z", uuid: fixedUUID(1))
+        let b = try quantitySample(.bodyMass, 71, "kg", at: "2026-02-02T08:00:00Z", uuid: fixedUUID(2))
+        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [a]))
+        try await ledger.execute(.save(bundleIdentifier: appB.bundleIdentifier, samples: [b]))
+        await #expect(throws: RuleViolation.notOwnerOfObject(uuid: fixedUUID(2), app: "com.example.a")) {
+            try await ledger.execute(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(2)], reason: nil))
+        }
+        // a batch delete is all or nothing
+        await #expect(throws: RuleViolation.self) {
+            try await ledger.execute(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(1), fixedUUID(2)], reason: nil))
+        }
+        #expect(await ledger.state.samples.deletedCount == 0)
+        // losing share permission loses the right to delete
+        try await ledger.execute(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
+                                                      decisions: [(.quantity(.bodyMass), .denied, nil)], basis: .owner))
+        await #expect(throws: RuleViolation.authorizationDenied(app: "com.example.a", type: "HKQuantityTypeIdentifierBodyMass")) {
+            try await ledger.execute(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(1)], reason: nil))
+        }
+        try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [fixedUUID(1), fixedUUID(2)], reason: "owner"))
+        #expect(await ledger.state.samples.deletedCount == 2)
+        let tombstones = await ledger.state.samples.tombstones
+        #expect(tombstones.map(\.actor) == [.owner, .owner])
+    }
+
+    @Test func aHigherSyncVersionReplacesAndRecordsWhat() async throws {
+        let ledger = try makeLedger()
+        try await ledger.grant(appA, share: [.quantity(.bodyMass)])
+        func sample(_ version: Int64, _ uuid: UUID, _ value: Double) throws -> Sample {
+            try quantitySample(.bodyMass, value, "kg", at: "2026-02-01T08:00:00Z", uuid: uuid, metadata: [
+                Metadata.WellKnownKey.syncIdentifier: .string("scale-7"), Metadata.WellKnownKey.syncVersion: .integer(version)])
+        }
+        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(1, fixedUUID(1), 70)]))
+        let stored = try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(2, fixedUUID(2), 69)]))
+        guard case .samplesSaved(_, let saved) = stored.first?.event else { Issue.record("no save"); return }
+        #expect(saved.first?.replaces == fixedUUID(1))
+        let state = await ledger.state
+        #expect(state.samples.entry(state.samples.slot(of: fixedUUID(1))!).isDeleted)
+        #expect(state.samples.tombstones.last?.replacedBy == state.samples.slot(of: fixedUUID(2)))
+        await #expect(throws: RuleViolation.syncVersionNotNewer(syncIdentifier: "scale-7", stored: 2, given: 2)) {
+            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(2, fixedUUID(3), 68)]))
+        }
+        await #expect(throws: RuleViolation.syncVersionNotNewer(syncIdentifier: "scale-7", stored: 2, given: 1)) {
+            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(1, fixedUUID(4), 68)]))
+        }
+        // the tombstone keeps the sync identity
+        let deleted = try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [fixedUUID(2)], reason: nil))
+        guard case .samplesDeleted(_, let objects, _) = deleted.first?.event else { Issue.record("no delete"); return }
+        #expect(objects == [DeletedObject(uuid: fixedUUID(2), syncIdentifier: "scale-7", syncVersion: 2)])
+    }
+
+    @Test func characteristicsAreNeverSharedAndCorrelationTypesNeverRequested() async throws {
+        let ledger = try makeLedger()
+        try await ledger.execute(.registerApp(appA))
+        await #expect(throws: RuleViolation.typeNotAuthorizable(type: "HKCharacteristicTypeIdentifierBloodType",
+                                                                reason: "characteristics can only be read")) {
+            try await ledger.execute(.requestAuthorization(bundleIdentifier: appA.bundleIdentifier,
+                                                          share: [.characteristic(.bloodType)], read: []))
+        }
+        await #expect(throws: RuleViolation.typeNotAuthorizable(type: "HKCorrelationTypeIdentifierBloodPressure",
+                                                                reason: "request the member types of a correlation")) {
+            try await ledger.execute(.requestAuthorization(bundleIdentifier: appA.bundleIdentifier,
+                                                          share: [], read: [.correlation(.bloodPressure)]))
+        }
+        await #expect(throws: RuleViolation.appNotRegistered("com.example.b")) {
+            try await ledger.execute(.requestAuthorization(bundleIdentifier: appB.bundleIdentifier, share: [], read: [.workout]))
+        }
+    }
+
+    @Test func askingAgainForAnsweredTypesRecordsNothing() async throws {
+        let ledger = try makeLedger()
+        try await ledger.execute(.registerApp(appA))
+        let first = try await ledger.execute(.requestAuthorization(bundleIdentifier: appA.bundleIdentifier,
+                                                                   share: [.quantity(.bodyMass)], read: [.quantity(.height)]))
+        #expect(first.count == 1)
+        let again = try await ledger.execute(.requestAuthorization(bundleIdentifier: appA.bundleIdentifier,
+                                                                   share: [.quantity(.bodyMass)], read: [.quantity(.height)]))
+        #expect(again.isEmpty)
+        let more = try await ledger.execute(.requestAuthorization(bundleIdentifier: appA.bundleIdentifier,
+                                                                  share: [.quantity(.bodyMass), .workout], read: []))
+        guard case .authorizationRequested(_, let share, _) = more.first?.event else { Issue.record("no request"); return }
+        #expect(share == [.workout])
+        // registering the same app again with the same strings records nothing
+        #expect(try await ledger.execute(.registerApp(appA)).isEmpty)
+    }
+
+    @Test func correlationsRestOnTheirMembersTypes() async throws {
+        let ledger = try makeLedger()
+        try await ledger.grant(appA, share: [.quantity(.bloodPressureSystolic)])
+        let t = date("2026-02-01T08:00:00Z")
+        let sys = try QuantitySample(type: .bloodPressureSystolic, quantity: try Quantity(120, unit: "mmHg"), start: t, end: t)
+        let dia = try QuantitySample(type: .bloodPressureDiastolic, quantity: try Quantity(80, unit: "mmHg"), start: t, end: t)
+        let bp = try Correlation(type: .bloodPressure, start: t, end: t, objects: [sys, dia], uuid: fixedUUID(9))
+        await #expect(throws: RuleViolation.authorizationNotDetermined(app: "com.example.a", type: "HKQuantityTypeIdentifierBloodPressureDiastolic")) {
+            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [.correlation(bp)]))
+        }
+        try await ledger.execute(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
+                                                      decisions: [(.quantity(.bloodPressureDiastolic), .granted, nil)], basis: .owner))
+        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [.correlation(bp)]))
+        #expect(await ledger.state.samples.count == 3)
+        // deleting the correlation deletes its members with it
+        try await ledger.execute(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(9)], reason: nil))
+        #expect(await ledger.state.samples.deletedCount == 3)
+    }
+}
+
+struct GroupTests {
+    @Test func aGroupIsOneBatchAndLeavesOutRefusedCommands() async throws {
+        let fs = SimulatedFileSystem()
+        let ledger = try makeLedger(fs)
+        let a = try quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z", uuid: fixedUUID(1))
+        let refused = try quantitySample(.height, 1.7, "m", at: "2026-02-01T08:00:00Z", uuid: fixedUUID(2))
+        let results = try await ledger.executeGroup([
+            .registerApp(appA),
+            .decideAuthorization(bundleIdentifier: appA.bundleIdentifier, decisions: [(.quantity(.bodyMass), .granted, nil)], basis: .owner),
+            .save(bundleIdentifier: appA.bundleIdentifier, samples: [a]),
+            .save(bundleIdentifier: appA.bundleIdentifier, samples: [refused]),
+            .save(bundleIdentifier: appA.bundleIdentifier, samples: [a]),  // duplicate of one earlier in the group
+        ])
+        #expect(results.map { (try? $0.get())?.count ?? -1 } == [1, 1, 1, -1, -1])
+        guard case .failure(.duplicateUUID(fixedUUID(1))) = results[4] else { Issue.record("\(results[4])"); return }
+        let folded = await ledger.state
+        #expect(folded.lastSequence == 3)
+        try await ledger.close()
+        let report = try LedgerVerifier.verify(fs)
+        #expect(report.isIntact)
+        #expect(report.log.batches == 2)  // the group, and the seal
+        let replayed = try StateLoader.load(fs, reader: try LogReader(fs), useSnapshots: false).state
+        #expect(StateDifference.first(folded, replayed) == nil)
+        #expect(replayed == folded)
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import LedgerLog
+
+/// A temporary folder removed when the test ends.
+public final class TemporaryDirectory {
+    public let url: URL
+    public init(_ name: String = "ledger") {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("healthledger-tests-\(UUID().uuidString)")
+            .appendingPathComponent(name)
+    }
+    public var path: String { url.path }
+    public var fs: PosixFileSystem { PosixFileSystem(path: path) }
+    deinit { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+}
+
+/// Deterministic payload bytes for a record: a function of a seed and its length,
+/// so tests can check content without keeping copies.
+public func payload(seed: UInt64, length: Int) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: (length + 7) & ~7)
+    bytes.withUnsafeMutableBytes { b in
+        // xorshift64*: cheap enough for gigabytes in a debug build
+        var x = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+        var i = 0
+        while i < b.count {
+            x ^= x >> 12; x ^= x << 25; x ^= x >> 27
+            b.storeBytes(of: x &* 0x2545_F491_4F6C_DD1D, toByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+    }
+    bytes.removeLast(bytes.count - length)
+    return bytes
+}
+
+/// Whether a record's payload equals `expected` (memcmp).
+public func payloadMatches(_ payload: UnsafeRawBufferPointer, _ expected: [UInt8]) -> Bool {
+    guard payload.count == expected.count else { return false }
+    if expected.isEmpty { return true }
+    return expected.withUnsafeBytes { memcmp($0.baseAddress!, payload.baseAddress!, expected.count) == 0 }
+}
+
+/// A fixed clock for deterministic logs: starts at `start` and advances 1 ms per call.
+public final class SteppingClock: @unchecked Sendable {
+    // @unchecked: `value` is guarded by `lock`.
+    private let lock = NSLock()
+    private var value: Int64
+    public init(start: Int64 = 1_767_225_600_000_000_000, step: Int64 = 1_000_000) {
+        value = start
+        self.step = step
+    }
+    private let step: Int64  // 2026-01-01T00:00:00Z
+    public func next() -> Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        value += step
+        return value
+    }
+    public var options: LogWriterOptions {
+        LogWriterOptions(clock: { [self] in self.next() }, allocationChunk: smallChunk)
+    }
+    /// A clock function for options built elsewhere.
+    public var function: @Sendable () -> Int64 {
+        { [self] in self.next() }
+    }
+}
+
+
+/// Tests reserve file space in small steps: the zero tail is exercised without
+/// copying megabytes of zeros in memory for every trial.
+public let smallChunk: UInt64 = 1024
+public let testOptions = LogWriterOptions(allocationChunk: smallChunk)
+
+/// A fixed ledger id for deterministic logs.
+public let fixedLedgerId = UUID(uuidString: "6C656467-6572-4000-8000-000000000001")!
+
+/// A tiny lock-protected box for closures in tests.
+public final class Mutex4Test<T>: @unchecked Sendable {
+    // @unchecked: `value` is guarded by `lock`.
+    private let lock = NSLock()
+    private var value: T
+    public init(_ value: T) { self.value = value }
+    public func with<R>(_ body: (inout T) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
+
+/// Runs tasks on a concurrent dispatch queue (8 threads at most), independent of
+/// how busy the global pool is with other tests.
+public final class DispatchTaskExecutor: TaskExecutor, @unchecked Sendable {
+    // @unchecked: the queue and semaphore are thread-safe.
+    private let queue = DispatchQueue(label: "test.executor", attributes: .concurrent)
+    private let slots = DispatchSemaphore(value: 8)
+
+    public init() {}
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { [self] in
+            slots.wait()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+            slots.signal()
+        }
+    }
+}
+
+/// The repository root and `../shared` beside it (tests that need real exports skip
+/// with a clear message when it is absent).
+public enum SharedData {
+    public static let repositoryRoot: URL = {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
+        }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    }()
+
+    public static let root: URL? = {
+        let url = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared")
+        return FileManager.default.fileExists(atPath: url.path) ? url : nil
+    }()
+
+    /// A file under `../shared`, or nil (printing why) when absent.
+    public static func file(_ relativePath: String) -> URL? {
+        guard let root else {
+            print("SKIPPED: ../shared is not beside the repository; \(relativePath) unavailable")
+            return nil
+        }
+        let url = root.appendingPathComponent(relativePath)
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            print("SKIPPED: \(url.path) is absent")
+            return nil
+        }
+        return url
+    }
+}
