@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "HealthModel", targets: ["HealthModel"]),
         .library(name: "LedgerLog", targets: ["LedgerLog"]),
         .library(name: "LedgerCore", targets: ["LedgerCore"]),
+        .library(name: "HealthLedger", targets: ["HealthLedger"]),
         .executable(name: "healthledger", targets: ["healthledger"]),
     ],
     targets: [
@@ -25,8 +26,11 @@ let package = Package(
         // replay, snapshots, verify, queries.
         .target(name: "LedgerCore", dependencies: ["HealthModel", "LedgerLog", "CLedgerAccel"]),
 
+        // Layer 4: the store API: HKHealthStore's behaviour for apps, and the owner's handle.
+        .target(name: "HealthLedger", dependencies: ["HealthModel", "LedgerLog", "LedgerCore"]),
+
         // The command-line tool.
-        .executableTarget(name: "healthledger", dependencies: ["HealthModel", "LedgerLog", "LedgerCore"]),
+        .executableTarget(name: "healthledger", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "HealthLedger"]),
 
         // Benchmarks (release builds only; see tools/README.md).
         .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel", "LedgerLog", "LedgerCore"], path: "tools/bench"),
@@ -38,8 +42,9 @@ let package = Package(
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"]),
         .testTarget(name: "LedgerLogTests", dependencies: ["LedgerLog", "TestSupport", "ledger-torture"]),
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore", "TestSupport"]),
+        .testTarget(name: "HealthLedgerTests", dependencies: ["HealthLedger", "TestSupport"]),
         // Runs the built `healthledger` binary (the dependency makes sure it is built).
-        .testTarget(name: "CLITests", dependencies: ["healthledger"]),
+        .testTarget(name: "CLITests", dependencies: ["healthledger", "ledger-torture", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

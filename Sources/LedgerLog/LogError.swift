@@ -59,6 +59,24 @@ public struct LogDamage: Equatable, Sendable, CustomStringConvertible {
         case chainMismatch
         /// Bytes after the last batch that are not a batch (too short for a header).
         case trailingBytes
+
+        /// The FORMAT.md rule IDs this kind stands for, e.g. `R1`.
+        public var ruleIDs: String {
+            switch self {
+            case .fileHeader: "H1/H2"
+            case .batchHeader: "B1/B2/B5"
+            case .batchTruncated: "B3"
+            case .sequenceGap: "B4"
+            case .syncedLengthInvalid: "B6"
+            case .recordFraming: "R2/B7"
+            case .recordChecksum: "R1"
+            case .recordSequence: "R3"
+            case .recordTimeOrder: "R4"
+            case .recordFields: "R5/R6"
+            case .chainMismatch: "B8"
+            case .trailingBytes: "B3"
+            }
+        }
     }
 
     /// The rule that failed.

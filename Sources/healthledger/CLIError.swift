@@ -1,3 +1,4 @@
+import HealthLedger
 import HealthModel
 import LedgerCore
 import LedgerLog
@@ -48,6 +49,13 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
         case .ledgerLocked: return (ExitStatus.locked, e.description)
         case .damaged, .notALedgerLog, .unsupportedFormatVersion: return (ExitStatus.damaged, e.description)
         default: return (ExitStatus.failure, e.description)
+        }
+    case let e as HealthStoreError:
+        switch e {
+        case .notAvailableOnDevice, .objectNotFound: return (ExitStatus.notFound, e.description)
+        case .invalidArgument: return (ExitStatus.invalidInput, e.description)
+        case .refused(let rule) where rule.code == "objectNotFound": return (ExitStatus.notFound, e.description)
+        default: return (ExitStatus.refused, e.description)
         }
     case let e as RuleViolation:
         return (e.code == "objectNotFound" ? ExitStatus.notFound : ExitStatus.refused, e.description)

@@ -26,9 +26,13 @@ enum VerifyCommand {
         Progress.finish()
         var problems: [(String, UInt64?, UInt64?, String)] = []  // (check, sequence, offset, what)
         if let d = report.log.damage {
-            problems.append(("log", d.sequence, d.offset, d.description))
+            let durability = d.inDurablePrefix ? "in bytes known durable: damage, not a torn write"
+                                               : "in the unsynced tail: a torn write or damage"
+            problems.append(("log", d.sequence, d.offset, "\(d.kind.rawValue) (\(d.kind.ruleIDs)), \(durability)"))
         }
-        if report.log.staleIndex {
+        // A damaged log stops the scan early, so the index naturally covers more than
+        // was scanned; report a stale index only for an otherwise sound log.
+        if report.log.staleIndex && report.log.damage == nil {
             problems.append(("log", nil, nil, "index/log.idx disagrees with the log (the log was cut or replaced?)"))
         }
         if let e = report.eventProblem {
@@ -63,10 +67,8 @@ enum VerifyCommand {
             Output.line("events checked: \(report.events); projection digest \(report.digest.hex)")
             Output.line("snapshots checked: \(report.snapshotsChecked)")
             for p in problems {
-                var at = ""
-                if let s = p.1 { at += " sequence \(s)" }
-                if let o = p.2 { at += " byte \(o)" }
-                Output.line("FAILED \(p.0):\(at): \(p.3)")
+                let at = [p.1.map { "sequence \($0)" }, p.2.map { "byte \($0)" }].compactMap { $0 }
+                Output.line("FAILED \(p.0)\(at.isEmpty ? "" : " at " + at.joined(separator: ", ")): \(p.3)")
             }
             Output.line(problems.isEmpty ? "OK: the ledger is intact" : "NOT INTACT: \(problems.count) problem\(problems.count == 1 ? "" : "s")")
         }

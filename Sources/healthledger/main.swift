@@ -5,7 +5,21 @@ import Glibc
 
 /// Every subcommand, in the order `--help` lists them.
 let commands: [Command] = [
+    DemoCommand.command,
     InitCommand.command,
+    AppCommand.command,
+    AuthorizeCommand.command,
+    StatusCommand.command,
+    CharacteristicCommand.command,
+    SaveCommand.command,
+    WorkoutCommand.command,
+    IngestCommand.command,
+    LatestCommand.command,
+    QueryCommand.command,
+    ProfileCommand.command,
+    DeleteCommand.command,
+    AuditCommand.command,
+    StatsCommand.command,
     LogCommand.command,
     ReplayCommand.command,
     VerifyCommand.command,
@@ -18,11 +32,13 @@ let topHelp = """
     HealthKit's central repository on an append-only, tamper-evident event log.
 
     COMMANDS:
-    \(commands.map { "  " + $0.name.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
+    \(commands.map { "  " + $0.name.padding(toLength: 15, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
 
     GLOBAL OPTIONS:
       --ledger PATH   the ledger folder (default: $HEALTHLEDGER_PATH, else ./health.ledger)
       --json          machine output (JSON Lines where the output is a list)
+      --app ID        act as an app (commands that read or write as one)
+      --owner         act as the ledger's owner: sees everything, may delete anything
       --help          help for healthledger or for any command
 
     \(ExitStatus.table)

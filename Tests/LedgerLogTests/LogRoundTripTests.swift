@@ -110,14 +110,17 @@ struct LogRoundTripTests {
     }
 
     /// Concurrent durable appends share syncs. The appenders run on their own
-    /// executor (8 threads, like a server's event loops), so the test does not
-    /// depend on how busy the global pool is with other tests.
+    /// executor (8 OS threads, like a server's event loops), so the test does not
+    /// depend on how busy the shared pool is with other tests; the 10 ms sync is
+    /// long enough for the other threads to queue up behind it even when the
+    /// machine is loaded.
     @Test func groupCommitSharesSyncs() async throws {
         let fs = SimulatedFileSystem()
-        fs.syncDelay = 2000  // a disk's sync latency, during which appends queue up
+        fs.syncDelay = 10_000  // a slow disk's sync latency, during which appends queue up
         let writer = try LogWriter.create(fs, options: testOptions)
         let before = fs.syncCount
-        let executor = DispatchTaskExecutor()
+        let executor = ThreadPoolTaskExecutor()
+        defer { executor.shutdown() }
         try await withTaskExecutorPreference(executor) {
             try await withThrowingTaskGroup(of: ClosedRange<UInt64>.self) { group in
                 for i in 0..<200 {

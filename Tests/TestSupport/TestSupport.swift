@@ -86,21 +86,47 @@ public final class Mutex4Test<T>: @unchecked Sendable {
     }
 }
 
-/// Runs tasks on a concurrent dispatch queue (8 threads at most), independent of
-/// how busy the global pool is with other tests.
-public final class DispatchTaskExecutor: TaskExecutor, @unchecked Sendable {
-    // @unchecked: the queue and semaphore are thread-safe.
-    private let queue = DispatchQueue(label: "test.executor", attributes: .concurrent)
-    private let slots = DispatchSemaphore(value: 8)
+/// Runs tasks on its own eight OS threads (like a server's event loops), so a
+/// test that needs real concurrency does not depend on how busy Dispatch's shared
+/// pool is with other tests. The threads live as long as the executor.
+public final class ThreadPoolTaskExecutor: TaskExecutor, @unchecked Sendable {
+    // @unchecked: `jobs` and `stopping` are guarded by `condition`.
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var stopping = false
 
-    public init() {}
+    public init(threads: Int = 8) {
+        for i in 0..<threads {
+            let thread = Thread { [self] in run() }
+            thread.name = "test.executor.\(i)"
+            thread.start()
+        }
+    }
+
+    /// Lets the threads finish once the queue is empty.
+    public func shutdown() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+    }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        queue.async { [self] in
-            slots.wait()
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !stopping { condition.wait() }
+            if jobs.isEmpty { condition.unlock(); return }
+            let job = jobs.removeFirst()
+            condition.unlock()
             job.runSynchronously(on: asUnownedTaskExecutor())
-            slots.signal()
         }
     }
 }

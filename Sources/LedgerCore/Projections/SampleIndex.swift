@@ -174,6 +174,11 @@ public struct SampleIndex: Sendable, Equatable {
         return timelines[Int(typeCode)].slots
     }
 
+    /// The type's slots in arrival order (no sorting needed for counting).
+    public func orderedSlotsIfNeeded(_ typeCode: UInt16) -> [UInt32] {
+        Int(typeCode) < Self.typeCodeLimit ? timelines[Int(typeCode)].slots : []
+    }
+
     /// Sorts every timeline that samples arrived out of order in.
     public mutating func prepareForQueries() {
         for code in timelines.indices where !timelines[code].sorted { sortTimeline(UInt16(code)) }

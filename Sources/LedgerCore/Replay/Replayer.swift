@@ -70,6 +70,24 @@ public enum Replayer {
                               limit: ReplayLimit = .end, decodeFully: Bool = false,
                               progress: ((ReplayProgress) -> Void)? = nil,
                               onBatch: ((LogReader.Position, inout LedgerState) throws -> Void)? = nil) throws -> Outcome {
+        try replay(reader, into: &state, from: position, limit: limit, decodeFully: decodeFully, progress: progress,
+                   onBatch: onBatch, beforeFold: nil)
+    }
+
+    /// A folded event as `beforeFold` sees it.
+    struct Point {
+        let sequence: UInt64
+        let recordedAt: Int64
+        let offset: UInt64
+        let kind: UInt16
+    }
+
+    /// `replay`, calling `beforeFold` with each event's facts and the state just
+    /// before it is folded (audit shows "the authorization in force at that moment").
+    static func replay(_ reader: LogReader, into state: inout LedgerState, from position: LogReader.Position,
+                       limit: ReplayLimit, decodeFully: Bool, progress: ((ReplayProgress) -> Void)?,
+                       onBatch: ((LogReader.Position, inout LedgerState) throws -> Void)?,
+                       beforeFold: ((Point, EventFacts, LedgerState) -> Void)?) throws -> Outcome {
         let total = try reader.size()
         // About 86 log bytes per single-sample save event.
         if state.samples.count == 0 { state.samples.reserve(estimatedSamples: Int((total - position.offset) / 86)) }
@@ -116,7 +134,8 @@ public enum Replayer {
                 case .sequence(let last): if items[i].sequence > last { break consume }
                 case .instant(let t): if items[i].recordedAt > t { break consume }
                 }
-                if let problem = fold(items[i], headers: headers, strings: strings, events: events, errors: errors, into: &state) {
+                if let problem = fold(items[i], headers: headers, strings: strings, events: events, errors: errors, into: &state,
+                                      beforeFold: beforeFold) {
                     failure = problem
                     break consume
                 }
@@ -136,7 +155,8 @@ public enum Replayer {
 
     /// Checks and folds one event; the problem when it may not be folded.
     static func fold(_ item: Chunk.Item, headers: [SampleCodec.Header], strings: [String], events: [Event],
-                     errors: [EventDecodingError], into state: inout LedgerState) -> ReplayError? {
+                     errors: [EventDecodingError], into state: inout LedgerState,
+                     beforeFold: ((Point, EventFacts, LedgerState) -> Void)? = nil) -> ReplayError? {
         let facts: EventFacts
         switch item.facts {
         case .undecodable(let index):
@@ -150,6 +170,9 @@ public enum Replayer {
         }
         if let violation = LedgerRules.violation(facts, in: state) {
             return .ruleViolation(sequence: item.sequence, offset: item.offset, violation)
+        }
+        if let beforeFold {
+            beforeFold(Point(sequence: item.sequence, recordedAt: item.recordedAt, offset: item.offset, kind: item.kind), facts, state)
         }
         state.apply(facts, kind: item.kind, sequence: item.sequence, recordedAt: item.recordedAt, offset: item.offset)
         return nil

@@ -1,0 +1,185 @@
+import Foundation
+import HealthModel
+import LedgerCore
+import LedgerLog
+
+/// HKHealthStore's behaviour for one app, on a ledger.
+///
+/// Every write appends exactly the events of the event-sourcing layer through the
+/// shared rules; a call that fails writes nothing. Reads follow HealthKit's
+/// visibility: read permission is never revealed, and without it an app sees only
+/// the samples it saved itself.
+public actor HealthStore {
+    /// The ledger this store writes to (shared by every app in the process).
+    public nonisolated let ledger: Ledger
+    /// The app this store acts for.
+    public nonisolated let app: AppRegistration
+
+    /// A store for `app` on an open ledger. Registers the app (an event) when it is
+    /// new or its name or purpose strings changed.
+    public init(ledger: Ledger, app: AppRegistration) async throws {
+        guard !app.bundleIdentifier.isEmpty else { throw HealthStoreError.invalidArgument("an app needs a bundle identifier") }
+        self.ledger = ledger
+        self.app = app
+        try await mappingRules { try await ledger.execute(.registerApp(app)) }
+    }
+
+    // MARK: Availability
+
+    /// Whether health data can be stored at `path`: the ledger is present, readable
+    /// and writable. HKHealthStore.isHealthDataAvailable().
+    public static func isHealthDataAvailable(at path: String) -> Bool {
+        (try? checkAvailability(at: path)) != nil
+    }
+
+    /// Throws `notAvailableOnDevice` saying why health data cannot be stored at `path`.
+    public static func checkAvailability(at path: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw HealthStoreError.notAvailableOnDevice(path: path, reason: "no ledger folder (run `healthledger init`)")
+        }
+        let log = path + "/" + LogWriter.logFileName
+        guard FileManager.default.fileExists(atPath: log) else {
+            throw HealthStoreError.notAvailableOnDevice(path: path, reason: "the folder holds no ledger")
+        }
+        guard FileManager.default.isReadableFile(atPath: log) else {
+            throw HealthStoreError.notAvailableOnDevice(path: path, reason: "the ledger is not readable")
+        }
+        guard FileManager.default.isWritableFile(atPath: log), FileManager.default.isWritableFile(atPath: path) else {
+            throw HealthStoreError.notAvailableOnDevice(path: path, reason: "the ledger is not writable")
+        }
+    }
+
+    var ordinal: AppOrdinal {
+        get async throws {
+            guard let o = await ledger.state.registry.ordinal(of: app.bundleIdentifier) else {
+                throw HealthStoreError.invalidArgument("\(app.bundleIdentifier) is not registered")
+            }
+            return o
+        }
+    }
+
+    // MARK: Authorization
+
+    /// Asks the owner for permission to share (write) and read types.
+    ///
+    /// Refuses with `missingUsageDescription` when the app lacks the purpose string
+    /// for a non-empty set, and with `invalidArgument` for characteristic types in the
+    /// share set or correlation types anywhere (HealthKit's rules). Types already
+    /// asked for or answered are left out; when nothing is new, nothing is recorded.
+    /// As in HealthKit, success means "the request was handled", not "granted".
+    public func requestAuthorization(toShare share: Set<ObjectType>, read: Set<ObjectType>) async throws {
+        if !share.isEmpty, app.sharePurpose?.isEmpty ?? true {
+            throw HealthStoreError.missingUsageDescription(app: app.bundleIdentifier, missing: "share (NSHealthUpdateUsageDescription)")
+        }
+        if !read.isEmpty, app.readPurpose?.isEmpty ?? true {
+            throw HealthStoreError.missingUsageDescription(app: app.bundleIdentifier, missing: "read (NSHealthShareUsageDescription)")
+        }
+        try await mappingRules {
+            try await ledger.execute(.requestAuthorization(bundleIdentifier: app.bundleIdentifier, share: share, read: read))
+        }
+    }
+
+    /// The sharing status only, as HealthKit: read permission is never revealed.
+    public func authorizationStatus(for type: ObjectType) async throws -> SharingStatus {
+        await ledger.state.authorization.permission(app: try await ordinal, type: type).share
+    }
+
+    // MARK: Characteristics
+
+    private func readableCharacteristic(_ type: CharacteristicType) async throws -> CharacteristicValue? {
+        let state = await ledger.state
+        guard let ordinal = state.registry.ordinal(of: app.bundleIdentifier),
+              state.authorization.permission(app: ordinal, type: .characteristic(type)).canRead else { return nil }
+        return state.characteristics[type]
+    }
+
+    /// Date of birth; throws `noData` when not set or not readable (HealthKit throws).
+    public func dateOfBirthComponents() async throws -> DateOfBirth {
+        guard case .dateOfBirth(let dob)? = try await readableCharacteristic(.dateOfBirth) else {
+            throw HealthStoreError.noData(characteristic: CharacteristicType.dateOfBirth.identifier)
+        }
+        return dob
+    }
+
+    /// Biological sex; `.notSet` when not set or not readable.
+    public func biologicalSex() async throws -> BiologicalSex {
+        if case .biologicalSex(let v)? = try await readableCharacteristic(.biologicalSex) { return v }
+        return .notSet
+    }
+
+    /// Blood type; `.notSet` when not set or not readable.
+    public func bloodType() async throws -> BloodType {
+        if case .bloodType(let v)? = try await readableCharacteristic(.bloodType) { return v }
+        return .notSet
+    }
+
+    /// Fitzpatrick skin type; `.notSet` when not set or not readable.
+    public func fitzpatrickSkinType() async throws -> FitzpatrickSkinType {
+        if case .fitzpatrickSkinType(let v)? = try await readableCharacteristic(.fitzpatrickSkinType) { return v }
+        return .notSet
+    }
+
+    /// Wheelchair use; `.notSet` when not set or not readable.
+    public func wheelchairUse() async throws -> WheelchairUse {
+        if case .wheelchairUse(let v)? = try await readableCharacteristic(.wheelchairUse) { return v }
+        return .notSet
+    }
+
+    // MARK: Saving and deleting
+
+    /// Saves objects, all or nothing, stamped with this app as their source.
+    /// Throws `authorizationNotDetermined`/`authorizationDenied` without share
+    /// permission, `invalidArgument` for a UUID already stored; a sample carrying a
+    /// sync identifier with a higher version replaces the earlier object.
+    public func save(_ objects: [Sample]) async throws {
+        guard !objects.isEmpty else { throw HealthStoreError.invalidArgument("save needs at least one object") }
+        for object in objects {
+            if case .unrecognized = object {
+                throw HealthStoreError.invalidArgument("apps save only types this version knows")
+            }
+        }
+        try await mappingRules {
+            try await ledger.execute(.save(bundleIdentifier: app.bundleIdentifier, samples: objects))
+        }
+    }
+
+    /// Saves one object.
+    public func save(_ object: Sample) async throws { try await save([object]) }
+
+    /// Deletes objects this app saved, while it holds share permission for their
+    /// type; all or nothing. Throws `objectNotFound`, `notOwner`, `authorizationDenied`.
+    public func delete(_ uuids: [UUID], reason: String? = nil) async throws {
+        guard !uuids.isEmpty else { throw HealthStoreError.invalidArgument("delete needs at least one object") }
+        try await mappingRules {
+            try await ledger.execute(.delete(bundleIdentifier: app.bundleIdentifier, uuids: uuids, reason: reason))
+        }
+    }
+
+    /// Deletes every sample of `type` this app saved that matches `predicate`;
+    /// returns how many (0 appends nothing).
+    public func deleteObjects(of type: ObjectType, predicate: DatePredicate?) async throws -> Int {
+        let ordinal = try await ordinal
+        let uuids = try await ledger.samples(SampleQuery(type: type, predicate: predicate), visibility: .ownSamplesOnly(ordinal))
+            .map(\.uuid)
+        guard !uuids.isEmpty else { return 0 }
+        try await delete(uuids, reason: "deleteObjects")
+        return uuids.count
+    }
+
+    // MARK: Queries
+
+    /// HKSampleQuery: samples of a type, with HealthKit's visibility rule (without
+    /// read permission, only this app's own samples).
+    public func execute(_ query: SampleQuery) async throws -> [Sample] {
+        let ordinal = try await ordinal
+        let visibility = await ledger.state.visibility(app: ordinal, type: query.type)
+        return try await ledger.samples(query, visibility: visibility)
+    }
+
+    /// The tutorial's most recent sample: distant past → `now`, strictEndDate, newest
+    /// start first, limit 1. A sample dated in the future is not "most recent".
+    public func mostRecentSample(for type: ObjectType, now: Date = Date()) async throws -> Sample? {
+        try await execute(.mostRecent(type, now: now)).first
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import HealthModel
+import LedgerCore
+
+/// HKError's cases as a Swift enum, plus what HealthKit leaves to a crash.
+public enum HealthStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// HealthKit's errorHealthDataUnavailable: no usable ledger at the path
+    /// (missing, unreadable, not writable, or not a ledger). The tutorial's
+    /// `notAvailableOnDevice`.
+    case notAvailableOnDevice(path: String, reason: String)
+    /// The app lacks the purpose string HealthKit requires for the request
+    /// (NSHealthShareUsageDescription to read, NSHealthUpdateUsageDescription to share).
+    /// HealthKit crashes the app here; we say why.
+    case missingUsageDescription(app: String, missing: String)
+    /// HealthKit's errorAuthorizationNotDetermined: the owner never answered.
+    case authorizationNotDetermined(type: String)
+    /// HealthKit's errorAuthorizationDenied.
+    case authorizationDenied(type: String)
+    /// HealthKit's errorInvalidArgument: a type that cannot be requested or shared this
+    /// way, a UUID already stored, an empty call, a sync version that is not newer.
+    case invalidArgument(String)
+    /// No stored object with this UUID (or it is already deleted).
+    case objectNotFound(UUID)
+    /// An app deleting an object another source saved.
+    case notOwner(UUID)
+    /// HealthKit's errorNoData for a characteristic: not set, or not readable by this
+    /// app (the two look the same, as in HealthKit).
+    case noData(characteristic: String)
+    /// Something only the ledger's owner may do.
+    case ownerOnly(String)
+    /// Refused by another of the ledger's rules (a UUID already stored, a sync
+    /// version that is not newer, a type that cannot be authorized): HealthKit's
+    /// errorInvalidArgument, with the rule that says why.
+    case refused(RuleViolation)
+
+    public var description: String {
+        switch self {
+        case .notAvailableOnDevice(let path, let reason): "notAvailableOnDevice: health data cannot be stored at \(path): \(reason)"
+        case .missingUsageDescription(let app, let missing): "missingUsageDescription: \(app) has no \(missing) purpose string"
+        case .authorizationNotDetermined(let type): "authorizationNotDetermined: sharing \(type) was never answered"
+        case .authorizationDenied(let type): "authorizationDenied: sharing \(type) is not allowed"
+        case .invalidArgument(let why): "invalidArgument: \(why)"
+        case .objectNotFound(let uuid): "objectNotFound: no stored object \(uuid.uuidString)"
+        case .notOwner(let uuid): "notOwner: this app did not save \(uuid.uuidString)"
+        case .noData(let characteristic): "noData: \(characteristic) is not set or not readable"
+        case .ownerOnly(let what): "ownerOnly: only the ledger's owner may \(what)"
+        case .refused(let rule): rule.description
+        }
+    }
+
+    /// The case name (a refusal: the rule's), for scripts and exit-code mapping.
+    public var code: String { String(description.prefix { $0 != ":" }) }
+
+    /// HealthKit's error for a rule the ledger refused.
+    static func from(_ v: RuleViolation) -> HealthStoreError {
+        switch v {
+        case .authorizationNotDetermined(_, let type): .authorizationNotDetermined(type: type)
+        case .authorizationDenied(_, let type): .authorizationDenied(type: type)
+        case .objectNotFound(let uuid): .objectNotFound(uuid)
+        case .notOwnerOfObject(let uuid, _): .notOwner(uuid)
+        case .ownerOnly(let action): .ownerOnly(action)
+        default: .refused(v)
+        }
+    }
+}
+
+/// Runs `body` on the caller's actor, turning rule violations into HealthKit's errors.
+@discardableResult
+func mappingRules<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let v as RuleViolation {
+        throw HealthStoreError.from(v)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import HealthModel
+import LedgerCore
+
+/// The ledger owner's handle: the person whose data it is. Decides authorization
+/// (and may change or revoke a decision at any time), sets characteristics, sees
+/// every sample and may delete anything.
+public actor OwnerStore {
+    public nonisolated let ledger: Ledger
+
+    public init(ledger: Ledger) { self.ledger = ledger }
+
+    /// Grants or denies per type for an app (nil leaves that permission as it is):
+    /// one event per type answered. Revocation takes effect from its event on.
+    public func decide(app bundleIdentifier: String, _ decisions: [(type: ObjectType, share: Answer?, read: Answer?)]) async throws {
+        try await mappingRules {
+            try await ledger.execute(.decideAuthorization(bundleIdentifier: bundleIdentifier, decisions: decisions, basis: .owner))
+        }
+    }
+
+    /// Grants everything an app asked for (share and read) that is not answered yet.
+    public func grantRequested(app bundleIdentifier: String) async throws {
+        let state = await ledger.state
+        guard let ordinal = state.registry.ordinal(of: bundleIdentifier) else {
+            throw HealthStoreError.invalidArgument("\(bundleIdentifier) is not registered")
+        }
+        var decisions: [(type: ObjectType, share: Answer?, read: Answer?)] = []
+        for (code, p) in (state.authorization.permissions[ordinal] ?? [:]).sorted(by: { $0.key < $1.key }) {
+            guard let type = ObjectType(code: code) else { continue }
+            let share: Answer? = p.requestedShare && p.share == .notDetermined ? .granted : nil
+            let read: Answer? = p.requestedRead && p.read == nil ? .granted : nil
+            if share != nil || read != nil { decisions.append((type, share, read)) }
+        }
+        if !decisions.isEmpty { try await decide(app: bundleIdentifier, decisions) }
+    }
+
+    /// Sets a characteristic.
+    public func setCharacteristic(_ value: CharacteristicValue) async throws {
+        try await mappingRules { try await ledger.execute(.setCharacteristic(value)) }
+    }
+
+    /// Clears a characteristic.
+    public func clearCharacteristic(_ type: CharacteristicType) async throws {
+        try await mappingRules { try await ledger.execute(.clearCharacteristic(type)) }
+    }
+
+    /// The value of a characteristic, if set.
+    public func characteristic(_ type: CharacteristicType) async -> CharacteristicValue? {
+        await ledger.state.characteristics[type]
+    }
+
+    /// Deletes any objects, all or nothing.
+    public func delete(_ uuids: [UUID], reason: String? = nil) async throws {
+        guard !uuids.isEmpty else { throw HealthStoreError.invalidArgument("delete needs at least one object") }
+        try await mappingRules { try await ledger.execute(.delete(bundleIdentifier: nil, uuids: uuids, reason: reason)) }
+    }
+
+    /// Every source's samples.
+    public func execute(_ query: SampleQuery) async throws -> [Sample] {
+        try await ledger.samples(query, visibility: .everything)
+    }
+
+    /// The most recent sample of a type (every source), as the tutorial defines it.
+    public func mostRecentSample(for type: ObjectType, now: Date = Date()) async throws -> Sample? {
+        try await execute(.mostRecent(type, now: now)).first
+    }
+}

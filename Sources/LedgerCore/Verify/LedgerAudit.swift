@@ -1,0 +1,119 @@
+import Foundation
+import HealthModel
+import LedgerLog
+
+/// `healthledger audit`: the history of a type or of one object — every event that
+/// touched it, by whom, when, and the authorization in force at that moment.
+public enum LedgerAudit {
+    /// What to trace.
+    public enum Subject: Sendable, Equatable {
+        case type(ObjectType)
+        case object(UUID)
+    }
+
+    /// One event in the history.
+    public struct Entry: Sendable, Equatable {
+        public let sequence: UInt64
+        /// Nanoseconds since the epoch.
+        public let recordedAt: Int64
+        public let kind: EventKind
+        /// `owner` or the app's bundle identifier.
+        public let actor: String
+        /// What the event did to the subject.
+        public let what: String
+        /// The acting app's permission for the type just before the event
+        /// (`share sharingAuthorized, read granted (owner)`), nil for the owner.
+        public let authorization: String?
+        public var recordedDate: Date { Date(timeIntervalSince1970: Double(recordedAt) / 1e9) }
+    }
+
+    /// Replays the whole log and collects the subject's history.
+    public static func history(_ reader: LogReader, of subject: Subject) throws -> [Entry] {
+        var entries: [Entry] = []
+        var state = LedgerState()
+        var fetcher = SampleFetcher(reader: reader)
+        _ = try Replayer.replay(reader, into: &state, from: reader.start, limit: .end, decodeFully: false, progress: nil,
+                                onBatch: nil) { point, facts, before in
+            guard let kind = EventKind(rawValue: point.kind) else { return }
+            func permission(_ app: AppOrdinal, _ code: UInt16) -> String {
+                let p = before.authorization.permission(app: app, code: code)
+                let read = p.read.map { $0 ? "granted" : "denied" } ?? "notDetermined"
+                return "share \(p.share.name), read \(read) (\(p.basis == .owner ? "owner" : "imported"))"
+            }
+            switch facts {
+            case .samplesSaved(let app, let headers, _):
+                for h in headers {
+                    let what: String
+                    switch subject {
+                    case .object(let uuid) where h.uuid == uuid: what = "saved"
+                    case .object(let uuid) where h.replaces == uuid: what = "replaced by \(h.uuid.uuidString) (higher sync version)"
+                    case .type(let type) where type.code == h.typeCode: what = "saved \(h.uuid.uuidString)"
+                    default: continue
+                    }
+                    entries.append(Entry(sequence: point.sequence, recordedAt: point.recordedAt, kind: kind,
+                                         actor: before.registry.label(app), what: what, authorization: permission(app, h.typeCode)))
+                }
+            case .other(let event):
+                let actorApp: AppOrdinal? = { if case .app(let a) = event.actor { a } else { nil } }()
+                switch (event, subject) {
+                case (.samplesDeleted(_, let objects, let reason), _):
+                    for o in objects {
+                        guard let slot = before.samples.slot(of: o.uuid) else { continue }
+                        let entry = before.samples.entry(slot)
+                        let matches: Bool
+                        switch subject {
+                        case .object(let uuid): matches = uuid == o.uuid
+                        case .type(let type): matches = type.code == entry.typeCode
+                        }
+                        if matches {
+                            entries.append(Entry(sequence: point.sequence, recordedAt: point.recordedAt, kind: .samplesDeleted,
+                                                 actor: label(event.actor, before), what: "deleted \(o.uuid.uuidString)" + (reason.map { " (\($0))" } ?? ""),
+                                                 authorization: actorApp.map { permission($0, entry.typeCode) }))
+                        }
+                    }
+                case (.authorizationRequested(let app, let share, let read), .type(let type)) where share.contains(type) || read.contains(type):
+                    let asked = [share.contains(type) ? "share" : nil, read.contains(type) ? "read" : nil].compactMap { $0 }.joined(separator: " and ")
+                    entries.append(Entry(sequence: point.sequence, recordedAt: point.recordedAt, kind: .authorizationRequested,
+                                         actor: before.registry.label(app), what: "asked to \(asked) \(type.shortName)",
+                                         authorization: permission(app, type.code)))
+                case (.authorizationDecided(let d), .type(let type)) where d.type == type:
+                    let share = d.share.map { $0 == .granted ? "granted sharing" : "denied sharing" }
+                    let read = d.read.map { $0 == .granted ? "granted reading" : "denied reading" }
+                    entries.append(Entry(sequence: point.sequence, recordedAt: point.recordedAt, kind: .authorizationDecided,
+                                         actor: "owner", what: "\([share, read].compactMap { $0 }.joined(separator: ", ")) \(type.shortName) for \(before.registry.label(d.app))",
+                                         authorization: nil))
+                default: break
+                }
+            }
+        }
+        // Add the values of saved objects (read from the log by their slots).
+        return try entries.map { e in
+            guard e.kind == .samplesSaved, e.what.hasPrefix("saved") else { return e }
+            let uuidText: String
+            if case .object(let uuid) = subject { uuidText = uuid.uuidString } else { uuidText = String(e.what.dropFirst(6)) }
+            guard let uuid = UUID(uuidString: uuidText), let slot = state.samples.slot(of: uuid) else { return e }
+            let sample = try fetcher.sample(slot, in: state)
+            return Entry(sequence: e.sequence, recordedAt: e.recordedAt, kind: e.kind, actor: e.actor,
+                         what: e.what + ": " + summary(sample), authorization: e.authorization)
+        }
+    }
+
+    static func label(_ actor: ActorID, _ state: LedgerState) -> String {
+        switch actor {
+        case .owner: "owner"
+        case .app(let o): state.registry.label(o)
+        }
+    }
+
+    /// `bodyMassIndex 22.86 count at 2026-03-01T09:00:00Z`.
+    public static func summary(_ s: Sample) -> String {
+        let at = ISO8601.string(s.startDate)
+        switch s {
+        case .quantity(let q): return "\(q.type.shortName) \(JSONObject.number(q.quantity.value)) \(q.quantity.unit) at \(at)"
+        case .category(let c): return "\(c.type.shortName) \(c.type.values.first { $0.value == c.value }?.shortName ?? String(c.value)) at \(at)"
+        case .workout(let w): return "workout \(w.activityType.shortName), \(Int(w.duration)) s at \(at)"
+        case .correlation(let c): return "\(c.type.shortName) of \(c.objects.count) at \(at)"
+        case .unrecognized(let u): return "\(u.typeIdentifier) \(u.value ?? "") at \(at)"
+        }
+    }
+}

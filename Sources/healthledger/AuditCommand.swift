@@ -1,0 +1,98 @@
+import Foundation
+import HealthModel
+import LedgerCore
+
+/// `healthledger audit TYPE|UUID`.
+enum AuditCommand {
+    static let help = """
+        USAGE: healthledger [--ledger PATH] audit TYPE|UUID [--json]
+
+        The history of a type or of one object: every event that touched it — requests
+        and decisions about the type, saves, replacements, deletions — with who did it,
+        when, and the acting app's authorization in force at that moment.
+
+        \(ExitStatus.table)
+        """
+
+    static let command = Command(name: "audit", abstract: "Every event that touched a type or an object", help: help) { args, global in
+        if handledHelp(&args, help) { return }
+        let text = try args.required("TYPE or UUID")
+        try args.finish()
+        let subject: LedgerAudit.Subject = try UUID(uuidString: text).map { .object($0) } ?? .type(try Parse.type(text))
+        let (_, reader) = try LedgerAccess.reader(global)
+        let entries = try LedgerAudit.history(reader, of: subject)
+        if entries.isEmpty, case .object = subject { throw CLIError.notFound("objectNotFound: no event touched \(text)") }
+        for e in entries {
+            if global.json {
+                var o = JSONObject()
+                o.set("seq", e.sequence)
+                o.set("recordedAt", ISO8601.string(e.recordedDate))
+                o.set("kind", e.kind.name)
+                o.set("actor", e.actor)
+                o.set("what", e.what)
+                o.set("authorization", e.authorization)
+                Output.line(o.string)
+            } else {
+                Output.line("\(e.sequence)\t\(ISO8601.string(e.recordedDate))\t\(e.actor)\t\(e.what)" + (e.authorization.map { "\t[\($0)]" } ?? ""))
+            }
+        }
+    }
+}
+
+/// `healthledger stats`.
+enum StatsCommand {
+    static let help = """
+        USAGE: healthledger [--ledger PATH] stats [--json]
+
+        Events by kind, live samples by type and source, deleted objects, log size and
+        the chain head (the SHA-256 link of the last batch: it fingerprints the log).
+
+        \(ExitStatus.table)
+        """
+
+    static let command = Command(name: "stats", abstract: "Events by kind, samples by type and source, log size, chain head", help: help) { args, global in
+        if handledHelp(&args, help) { return }
+        try args.finish()
+        let (fs, reader) = try LedgerAccess.reader(global)
+        let loaded = try StateLoader.load(fs, reader: reader, progress: Progress.replay())
+        Progress.finish()
+        let state = loaded.state
+        var bySource: [String: [String: Int]] = [:]  // type → source → live count
+        for code in state.samples.typeCodesPresent {
+            let type = ObjectType(code: code)?.identifier ?? "unrecognized"
+            for slot in state.samples.orderedSlotsIfNeeded(code) where !state.samples.entry(slot).isDeleted {
+                bySource[type, default: [:]][state.registry.label(state.samples.entry(slot).app), default: 0] += 1
+            }
+        }
+        let logBytes = try reader.size()
+        let head = loaded.position?.link.hex ?? "(inside a batch)"
+        if global.json {
+            var o = JSONObject()
+            var events = JSONObject()
+            for kind in EventKind.allCases { events.set(kind.name, state.eventCounts[kind.rawValue] ?? 0) }
+            o.set("events", events)
+            o.set("eventsTotal", state.lastSequence)
+            var samples = JSONObject()
+            for type in bySource.keys.sorted() {
+                var sources = JSONObject()
+                for source in bySource[type]!.keys.sorted() { sources.set(source, bySource[type]![source]!) }
+                samples.set(type, sources)
+            }
+            o.set("samples", samples)
+            o.set("deleted", state.samples.deletedCount)
+            o.set("logBytes", logBytes)
+            o.set("chainHead", head)
+            o.set("apps", state.registry.apps.count)
+            Output.line(o.string)
+            return
+        }
+        Output.line("log: \(logBytes) bytes, \(state.lastSequence) events, chain head \(head)")
+        Output.line("events by kind:")
+        for kind in EventKind.allCases { Output.line("  \(kind.name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(state.eventCounts[kind.rawValue] ?? 0)") }
+        Output.line("live samples by type and source (\(state.samples.count - state.samples.deletedCount) live, \(state.samples.deletedCount) deleted):")
+        for type in bySource.keys.sorted() {
+            for source in bySource[type]!.keys.sorted() { Output.line("  \(type)  \(source)  \(bySource[type]![source]!)") }
+        }
+        Output.line("apps: \(state.registry.apps.map(\.bundleIdentifier).joined(separator: ", "))")
+    }
+}

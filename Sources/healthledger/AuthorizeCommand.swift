@@ -1,0 +1,87 @@
+import Foundation
+import HealthLedger
+import HealthModel
+import LedgerCore
+
+/// `healthledger authorize` (the owner's decisions) and `healthledger status`.
+enum AuthorizeCommand {
+    static let help = """
+        USAGE: healthledger [--ledger PATH] authorize --app ID [--share T,...] [--read T,...]
+                                                 [--deny-share T,...] [--deny-read T,...]
+               healthledger [--ledger PATH] authorize --app ID --requested
+
+        The owner's decisions for an app, one event per type answered. A decision can
+        be changed or revoked later; revocation takes effect from its event on.
+        --requested grants everything the app asked for that is not answered yet.
+        Types: HealthKit identifiers or short forms (bodyMass, HKQuantityTypeIdentifierHeight,
+        sleepAnalysis, workout, dateOfBirth, …).
+
+        \(ExitStatus.table)
+        """
+
+    static func types(_ list: [String]) throws -> [ObjectType] {
+        try list.flatMap { $0.split(separator: ",") }.map { try Parse.type(String($0)) }
+    }
+
+    static let command = Command(name: "authorize", abstract: "The owner grants or denies an app per type", help: help) { args, global in
+        if handledHelp(&args, help) { return }
+        guard let bundle = try args.option("--app") else { throw CLIError.usage("authorize needs --app ID") }
+        let share = try types(try args.options("--share")), read = try types(try args.options("--read"))
+        let denyShare = try types(try args.options("--deny-share")), denyRead = try types(try args.options("--deny-read"))
+        let requested = args.flag("--requested")
+        try args.finish()
+        var decisions: [ObjectType: (share: Answer?, read: Answer?)] = [:]
+        for t in share { decisions[t, default: (nil, nil)].share = .granted }
+        for t in denyShare { decisions[t, default: (nil, nil)].share = .denied }
+        for t in read { decisions[t, default: (nil, nil)].read = .granted }
+        for t in denyRead { decisions[t, default: (nil, nil)].read = .denied }
+        guard requested || !decisions.isEmpty else { throw CLIError.usage("authorize needs --share, --read, --deny-share, --deny-read or --requested") }
+        let events = try await withStore(global, .owner) { ledger, _, owner in
+            let before = await ledger.state.lastSequence
+            if requested { try await owner.grantRequested(app: bundle) }
+            if !decisions.isEmpty {
+                try await owner.decide(app: bundle, decisions.keys.sorted().map { ($0, decisions[$0]!.share, decisions[$0]!.read) })
+            }
+            return await ledger.state.lastSequence - before
+        }
+        Output.line(global.json ? "{\"app\":\(JSONObject.quote(bundle)),\"events\":\(events)}" : "recorded \(events) decision\(events == 1 ? "" : "s") for \(bundle)")
+    }
+}
+
+enum StatusCommand {
+    static let help = """
+        USAGE: healthledger [--ledger PATH] status --app ID [TYPE...] [--json]
+
+        The sharing status of an app per type, exactly as HealthKit's
+        authorizationStatus(for:) reports it: notDetermined, sharingDenied,
+        sharingAuthorized. Read permission is never revealed to apps; `replay` shows it
+        to the owner. Without TYPE: every type the app asked for or was answered on.
+
+        \(ExitStatus.table)
+        """
+
+    static let command = Command(name: "status", abstract: "An app's sharing status per type (as HealthKit reports it)", help: help) { args, global in
+        if handledHelp(&args, help) { return }
+        guard let bundle = try args.option("--app") else { throw CLIError.usage("status needs --app ID") }
+        var types = try args.remainingPositionals().map(Parse.type)
+        try args.finish()
+        let view = try LedgerView.open(global)
+        let ordinal = try view.ordinal(bundle)
+        if types.isEmpty {
+            types = (view.state.authorization.permissions[ordinal] ?? [:]).keys.sorted().compactMap { ObjectType(code: $0) }
+        }
+        for type in types {
+            let status = view.state.authorization.permission(app: ordinal, type: type).share
+            if global.json {
+                var o = JSONObject()
+                o.set("app", bundle)
+                o.set("type", type.identifier)
+                o.set("status", status.name)
+                o.set("rawValue", status.rawValue)
+                Output.line(o.string)
+            } else {
+                Output.line("\(type.identifier)\t\(status.name)")
+            }
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import HealthLedger
+import HealthModel
+import LedgerCore
+import LedgerLog
+
+/// Who a command acts for: an app (`--app ID`) or the ledger's owner (`--owner`).
+enum Identity {
+    case app(String)
+    case owner
+
+    /// Reads `--app ID` / `--owner`; `required` refuses neither.
+    static func read(_ args: inout ArgumentList, required: Bool = true, ownerAllowed: Bool = true) throws -> Identity? {
+        let app = try args.option("--app")
+        let owner = args.flag("--owner")
+        if app != nil && owner { throw CLIError.usage("give --app ID or --owner, not both") }
+        if owner {
+            guard ownerAllowed else { throw CLIError.usage("this command acts for an app: --app ID (the owner does not save samples)") }
+            return .owner
+        }
+        if let app { return .app(app) }
+        if required { throw CLIError.usage(ownerAllowed ? "give --app ID or --owner" : "give --app ID") }
+        return nil
+    }
+}
+
+enum Parse {
+    static func type(_ text: String) throws -> ObjectType { try ObjectType(identifier: text) }
+
+    static func date(_ text: String, _ what: String) throws -> Date {
+        guard let d = ISO8601.date(from: text) else {
+            throw CLIError.invalidInput("invalidDate: \(what) '\(text)' is not an ISO 8601 date or date-time")
+        }
+        return d
+    }
+
+    static func number(_ text: String, _ what: String) throws -> Double {
+        guard let v = Double(text) else { throw CLIError.invalidInput("invalidValue: \(what) '\(text)' is not a number") }
+        guard v.isFinite else { throw HealthModelError.nonFiniteValue(field: what) }
+        return v
+    }
+
+    /// `KEY=VALUE`: an integer, a number, true/false, a quantity ("56 degF"), or a string.
+    static func metadata(_ pairs: [String]) throws -> Metadata {
+        var m = Metadata()
+        for pair in pairs {
+            guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else {
+                throw CLIError.usage("--meta takes KEY=VALUE, got '\(pair)'")
+            }
+            let key = String(pair[..<eq]), text = String(pair[pair.index(after: eq)...])
+            m.append(key, metadataValue(text))
+        }
+        return m
+    }
+
+    static func metadataValue(_ text: String) -> MetadataValue {
+        if let i = Int64(text) { return .integer(i) }
+        if let d = Double(text), d.isFinite { return .number(d) }
+        if text == "true" || text == "false" { return .bool(text == "true") }
+        let parts = text.split(separator: " ", maxSplits: 1)
+        if parts.count == 2, let v = Double(parts[0]), v.isFinite, let q = try? Quantity(v, unit: String(parts[1])) {
+            return .quantity(q)
+        }
+        return .string(text)
+    }
+}
+
+/// A ledger read without the writer's lock: projections from the newest snapshot
+/// plus the log's tail. Read commands use it so that they work while a writer runs.
+struct LedgerView {
+    var state: LedgerState
+    let reader: LogReader
+    var fetcher: SampleFetcher
+
+    static func open(_ global: GlobalOptions) throws -> LedgerView {
+        let (fs, reader) = try LedgerAccess.reader(global)
+        let loaded = try StateLoader.load(fs, reader: reader, progress: Progress.replay())
+        Progress.finish()
+        for warning in loaded.warnings { Output.error("healthledger: warning: \(warning)") }
+        return LedgerView(state: loaded.state, reader: reader, fetcher: SampleFetcher(reader: reader))
+    }
+
+    /// The ordinal of a registered app, or a not-found error telling how to register.
+    func ordinal(_ bundle: String) throws -> AppOrdinal {
+        guard let o = state.registry.ordinal(of: bundle) else {
+            throw CLIError.notFound("appNotRegistered: \(bundle) is not registered (healthledger app register --app \(bundle) …)")
+        }
+        return o
+    }
+
+    /// What an identity may see of a type.
+    func visibility(_ identity: Identity, _ type: ObjectType) throws -> QueryVisibility {
+        switch identity {
+        case .owner: return .everything
+        case .app(let bundle): return state.visibility(app: try ordinal(bundle), type: type)
+        }
+    }
+
+    mutating func samples(_ query: SampleQuery, _ visibility: QueryVisibility) throws -> [Sample] {
+        let slots = state.slots(matching: query, visibility: visibility)
+        return try slots.map { try fetcher.sample($0, in: state) }
+    }
+}
+
+/// Opens the ledger for writing, runs `body` with a store for the identity, closes.
+func withStore<T>(_ global: GlobalOptions, _ identity: Identity,
+                  _ body: (Ledger, HealthStore?, OwnerStore) async throws -> T) async throws -> T {
+    let ledger = try LedgerAccess.openForWriting(global)
+    let startSequence = await ledger.state.lastSequence
+    do {
+        var store: HealthStore?
+        if case .app(let bundle) = identity {
+            guard let o = await ledger.state.registry.ordinal(of: bundle), let registration = await ledger.state.registry.registration(o) else {
+                throw CLIError.notFound("appNotRegistered: \(bundle) is not registered (healthledger app register --app \(bundle) …)")
+            }
+            store = try await HealthStore(ledger: ledger, app: registration)
+        }
+        let result = try await body(ledger, store, OwnerStore(ledger: ledger))
+        try await ledger.close()
+        return result
+    } catch {
+        // Refused: leave the ledger exactly as it was (no seal, no snapshot), unless
+        // earlier batches of this command were committed (ingest), which a clean
+        // close then seals.
+        if await ledger.state.lastSequence > startSequence { try? await ledger.close() } else { ledger.abandon() }
+        throw error
+    }
+}
+
+/// A sample as one line for people.
+func describe(_ s: Sample) -> String {
+    let value: String
+    switch s {
+    case .quantity(let q): value = "\(JSONObject.number(q.quantity.value)) \(q.quantity.unit)"
+    case .category(let c): value = c.type.values.first { $0.value == c.value }?.shortName ?? String(c.value)
+    case .workout(let w):
+        value = "\(w.activityType.shortName) \(Int(w.duration)) s"
+            + (w.totalEnergyBurned.map { ", \(JSONObject.number($0.value)) \($0.unit)" } ?? "")
+    case .correlation(let c): value = "\(c.objects.count) objects"
+    case .unrecognized(let u): value = "\(u.value ?? "") \(u.unit ?? "")"
+    }
+    let range = s.startDate == s.endDate ? ISO8601.string(s.startDate) : "\(ISO8601.string(s.startDate)) – \(ISO8601.string(s.endDate))"
+    return "\(s.uuid.uuidString)  \(s.type.rawValue)  \(value)  \(range)  \(s.common.source?.bundleIdentifier ?? "?")"
+}

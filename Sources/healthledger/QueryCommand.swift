@@ -1,0 +1,145 @@
+import Foundation
+import HealthLedger
+import HealthModel
+import LedgerCore
+
+/// `healthledger query`, `latest` and `profile`: reading as an app (or the owner).
+enum QueryCommand {
+    static let help = """
+        USAGE: healthledger [--ledger PATH] query (--app ID | --owner) TYPE [--from T] [--to T]
+                                        [--strict-start] [--strict-end] [--limit N]
+                                        [--sort start|end] [--ascending] [--source BUNDLE]... [--json]
+
+        HKSampleQuery: samples of TYPE whose interval matches [--from, --to) — overlapping
+        it, or with --strict-start its start inside, with --strict-end its end inside.
+        No --limit (or 0) means all, as in HealthKit. Sorted by start date, newest first
+        (--sort end, --ascending to change). An app without read permission sees only
+        its own samples. --json prints one sample per line (uuid, type, value, unit,
+        start, end, source, …).
+
+        \(ExitStatus.table)
+        """
+
+    static func print(_ samples: [Sample], json: Bool) {
+        for s in samples { Output.line(json ? SampleJSON.object(s).string : describe(s)) }
+    }
+
+    static let command = Command(name: "query", abstract: "Samples of a type (HKSampleQuery)", help: help) { args, global in
+        if handledHelp(&args, help) { return }
+        guard let identity = try Identity.read(&args) else { return }
+        let from = try args.option("--from").map { try Parse.date($0, "--from") }
+        let to = try args.option("--to").map { try Parse.date($0, "--to") }
+        let strictStart = args.flag("--strict-start"), strictEnd = args.flag("--strict-end")
+        let limitText = try args.option("--limit")
+        let sortText = try args.option("--sort") ?? "start"
+        let ascending = args.flag("--ascending")
+        let sources = try args.options("--source")
+        let type = try Parse.type(try args.required("TYPE"))
+        try args.finish()
+        guard let limit = Int(limitText ?? "0"), limit >= 0 else { throw CLIError.usage("--limit takes a whole number ≥ 0") }
+        guard let key = sortText == "start" ? SampleSortKey.startDate : sortText == "end" ? .endDate : nil else {
+            throw CLIError.usage("--sort takes start or end")
+        }
+        let predicate = from == nil && to == nil && !strictStart && !strictEnd ? nil
+            : DatePredicate(start: from, end: to, strictStartDate: strictStart, strictEndDate: strictEnd)
+        let query = SampleQuery(type: type, predicate: predicate, limit: limit, sort: [SampleSortDescriptor(key, ascending: ascending)],
+                                sources: sources.isEmpty ? nil : Set(sources))
+        var view = try LedgerView.open(global)
+        print(try view.samples(query, try view.visibility(identity, type)), json: global.json)
+    }
+}
+
+enum LatestCommand {
+    static let help = """
+        USAGE: healthledger [--ledger PATH] latest (--app ID | --owner) TYPE [--unit U] [--now T] [--json]
+
+        The most recent sample as the tutorial defines it: from the distant past to now
+        (--now to pick another instant), strictEndDate, newest start first, limit 1 — a
+        sample dated in the future is not "most recent". --unit converts the value.
+
+        \(ExitStatus.table)
+        """
+
+    static let command = Command(name: "latest", abstract: "The most recent sample of a type", help: help) { args, global in
+        if handledHelp(&args, help) { return }
+        guard let identity = try Identity.read(&args) else { return }
+        let unit = try args.option("--unit").map { try HealthUnit($0) }
+        let now = try args.option("--now").map { try Parse.date($0, "--now") } ?? Date()
+        let type = try Parse.type(try args.required("TYPE"))
+        try args.finish()
+        var view = try LedgerView.open(global)
+        guard let sample = try view.samples(.mostRecent(type, now: now), try view.visibility(identity, type)).first else {
+            throw CLIError.notFound("noData: no \(type.identifier) sample before \(ISO8601.string(now))")
+        }
+        if let unit {
+            guard case .quantity(let q) = sample else { throw CLIError.usage("--unit applies to quantity types") }
+            let value = try q.quantity.doubleValue(for: unit)
+            if global.json {
+                var o = SampleJSON.object(sample)
+                o.set("converted", value)
+                o.set("convertedUnit", unit.canonicalString)
+                Output.line(o.string)
+            } else {
+                Output.line("\(JSONObject.number(value)) \(unit)  \(ISO8601.string(sample.startDate))  \(sample.common.source?.bundleIdentifier ?? "?")")
+            }
+            return
+        }
+        QueryCommand.print([sample], json: global.json)
+    }
+}
+
+enum ProfileCommand {
+    static let help = """
+        USAGE: healthledger [--ledger PATH] profile (--app ID | --owner) [--now T] [--locale ID] [--json]
+
+        The tutorial's Profile & BMI screen: age (completed years on --now's date, UTC),
+        sex, blood type, height and weight (most recent samples, formatted for people in
+        --locale, default en_US), and BMI to two decimals — as the app sees them: what
+        it may not read looks unset.
+
+        \(ExitStatus.table)
+        """
+
+    static let command = Command(name: "profile", abstract: "The Profile & BMI screen, as an app sees it", help: help) { args, global in
+        if handledHelp(&args, help) { return }
+        guard let identity = try Identity.read(&args) else { return }
+        let now = try args.option("--now").map { try Parse.date($0, "--now") } ?? Date()
+        let locale = Locale(identifier: try args.option("--locale") ?? "en_US")
+        try args.finish()
+        var view = try LedgerView.open(global)
+        func readable(_ c: CharacteristicType) throws -> CharacteristicValue? {
+            if case .app(let bundle) = identity,
+               !view.state.authorization.permission(app: try view.ordinal(bundle), type: .characteristic(c)).canRead { return nil }
+            return view.state.characteristics[c]
+        }
+        func latest(_ t: QuantityType) throws -> Quantity? {
+            let visibility = try view.visibility(identity, .quantity(t))
+            let found = try view.samples(.mostRecent(.quantity(t), now: now), visibility)
+            if case .quantity(let q)? = found.first { return q.quantity }
+            return nil
+        }
+        var dob: DateOfBirth?
+        if case .dateOfBirth(let d)? = try readable(.dateOfBirth) { dob = d }
+        var sex = BiologicalSex.notSet, blood = BloodType.notSet
+        if case .biologicalSex(let s)? = try readable(.biologicalSex) { sex = s }
+        if case .bloodType(let b)? = try readable(.bloodType) { blood = b }
+        let height = try latest(.height), weight = try latest(.bodyMass)
+        let bmi = try BodyMassIndex.compute(weight: weight, height: height)
+        let screen = ProfileScreen(age: dob?.age(at: now), biologicalSex: sex, bloodType: blood, height: height, weight: weight,
+                                   heightText: try height.map { try PersonFormatting.height($0, locale: locale) },
+                                   weightText: try weight.map { try PersonFormatting.bodyMass($0, locale: locale) },
+                                   bodyMassIndexText: bmi.map(BodyMassIndex.formatted), bodyMassIndex: bmi)
+        if global.json {
+            var o = JSONObject()
+            o.set("age", screen.age)
+            o.set("biologicalSex", sex.rawName)
+            o.set("bloodType", blood.displayName)
+            o.set("height", screen.heightText)
+            o.set("weight", screen.weightText)
+            o.set("bodyMassIndex", screen.bodyMassIndexText)
+            Output.line(o.string)
+        } else {
+            for line in screen.lines { Output.line(line) }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import HealthLedger
+import HealthModel
+import LedgerCore
+
+/// `healthledger save` (quantity and category samples) and `healthledger workout save`.
+enum SaveCommand {
+    static let help = """
+        USAGE: healthledger [--ledger PATH] save --app ID --type TYPE --value V [--unit U]
+                                        [--start T] [--end T] [--uuid UUID] [--meta KEY=VALUE]...
+
+        Save one sample as an app. Quantity types need --unit (it must fit the type: a
+        bodyMass in count/min is refused); category types take a value name or number
+        (sleepAnalysis asleepCore). Times are ISO 8601; --start defaults to now and --end
+        to --start. --meta values are typed: 42, 0.5, true, "56 degF", or text.
+        Prints the new sample's UUID.
+
+        \(ExitStatus.table)
+        """
+
+    static func sample(type: ObjectType, value: String, unit: String?, start: Date, end: Date, uuid: UUID,
+                       metadata: Metadata, device: Device? = nil) throws -> Sample {
+        switch type {
+        case .quantity(let q):
+            guard let unit else { throw CLIError.usage("a quantity sample needs --unit") }
+            let v = try Parse.number(value, "value")
+            return .quantity(try QuantitySample(type: q, quantity: try Quantity(v, unit: unit), start: start, end: end, uuid: uuid,
+                                                metadata: metadata, device: device))
+        case .category(let c):
+            return .category(try CategorySample(type: c, value: try c.value(named: value), start: start, end: end, uuid: uuid,
+                                                metadata: metadata, device: device))
+        default:
+            throw CLIError.invalidInput("wrongKindOfType: save takes quantity and category types (use `workout save` for workouts)")
+        }
+    }
+
+    static let command = Command(name: "save", abstract: "Save a quantity or category sample as an app", help: help) { args, global in
+        if handledHelp(&args, help) { return }
+        guard case .app(let bundle)? = try Identity.read(&args, ownerAllowed: false) else { return }
+        guard let typeText = try args.option("--type") else { throw CLIError.usage("save needs --type TYPE") }
+        guard let value = try args.option("--value") else { throw CLIError.usage("save needs --value V") }
+        let unit = try args.option("--unit")
+        let start = try args.option("--start").map { try Parse.date($0, "--start") } ?? Date()
+        let end = try args.option("--end").map { try Parse.date($0, "--end") } ?? start
+        let uuid = try args.option("--uuid").map { text -> UUID in
+            guard let u = UUID(uuidString: text) else { throw CLIError.invalidInput("invalidUUID: '\(text)'") }
+            return u
+        } ?? UUID()
+        let metadata = try Parse.metadata(try args.options("--meta"))
+        try args.finish()
+        let s = try sample(type: try Parse.type(typeText), value: value, unit: unit, start: start, end: end, uuid: uuid, metadata: metadata)
+        try await withStore(global, .app(bundle)) { _, store, _ in try await store!.save(s) }
+        if global.json { Output.line(SampleJSON.object(s).string) } else { Output.line(uuid.uuidString) }
+    }
+}
+
+enum WorkoutCommand {
+    static let help = """
+        USAGE: healthledger [--ledger PATH] workout save --app ID --activity TYPE --start T --end T
+                                        [--energy V UNIT] [--distance V UNIT] [--brand NAME]
+                                        [--meta KEY=VALUE]...
+
+        Save a workout as an app. TYPE is a HealthKit activity type (running, walking,
+        HKWorkoutActivityTypeYoga, hiit, other, …). Prancercise is `--activity other
+        --brand Prancercise` (HealthKit's HKWorkoutBrandName metadata).
+
+        \(ExitStatus.table)
+        """
+
+    static func quantity(_ args: inout ArgumentList, _ name: String) throws -> Quantity? {
+        guard let i = args.words.firstIndex(of: name) else { return nil }
+        guard i + 2 < args.words.count else { throw CLIError.usage("\(name) takes VALUE UNIT") }
+        let value = args.words[i + 1], unit = args.words[i + 2]
+        args = ArgumentList(Array(args.words[..<i]) + Array(args.words[(i + 3)...]))
+        return try Quantity(try Parse.number(value, name), unit: unit)
+    }
+
+    static let command = Command(name: "workout", abstract: "Save a workout as an app", help: help) { args, global in
+        if handledHelp(&args, help) { return }
+        guard args.positional() == "save" else { throw CLIError.usage("workout needs a subcommand: save") }
+        guard case .app(let bundle)? = try Identity.read(&args, ownerAllowed: false) else { return }
+        guard let activityText = try args.option("--activity") else { throw CLIError.usage("workout save needs --activity TYPE") }
+        guard let startText = try args.option("--start"), let endText = try args.option("--end") else {
+            throw CLIError.usage("workout save needs --start T and --end T")
+        }
+        let energy = try quantity(&args, "--energy"), distance = try quantity(&args, "--distance")
+        var metadata = try Parse.metadata(try args.options("--meta"))
+        if let brand = try args.option("--brand") { metadata.append(Metadata.WellKnownKey.workoutBrandName, .string(brand)) }
+        try args.finish()
+        let workout = try Workout(activityType: try WorkoutActivityType(name: activityText), start: try Parse.date(startText, "--start"),
+                                  end: try Parse.date(endText, "--end"), totalEnergyBurned: energy, totalDistance: distance,
+                                  metadata: metadata)
+        try await withStore(global, .app(bundle)) { _, store, _ in try await store!.save(.workout(workout)) }
+        if global.json { Output.line(SampleJSON.object(.workout(workout)).string) } else { Output.line(workout.uuid.uuidString) }
+    }
+}
