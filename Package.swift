@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "LedgerLog", targets: ["LedgerLog"]),
         .library(name: "LedgerCore", targets: ["LedgerCore"]),
         .library(name: "HealthLedger", targets: ["HealthLedger"]),
+        .library(name: "AppleHealthImport", targets: ["AppleHealthImport"]),
         .executable(name: "healthledger", targets: ["healthledger"]),
     ],
     targets: [
@@ -29,11 +30,16 @@ let package = Package(
         // Layer 4: the store API: HKHealthStore's behaviour for apps, and the owner's handle.
         .target(name: "HealthLedger", dependencies: ["HealthModel", "LedgerLog", "LedgerCore"]),
 
+        // Layer 4, beside the store: Apple Health exports (zip, DEFLATE, XML) into ledger events.
+        .target(name: "AppleHealthImport", dependencies: ["HealthModel", "LedgerLog", "LedgerCore"]),
+
         // The command-line tool.
-        .executableTarget(name: "healthledger", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "HealthLedger"]),
+        .executableTarget(name: "healthledger",
+                          dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "HealthLedger", "AppleHealthImport"]),
 
         // Benchmarks (release builds only; see tools/README.md).
-        .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel", "LedgerLog", "LedgerCore"], path: "tools/bench"),
+        .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "AppleHealthImport"],
+                          path: "tools/bench"),
         // A second process for crash and lock tests, and manual soak runs.
         .executableTarget(name: "ledger-torture", dependencies: ["LedgerLog"], path: "tools/ledger-torture"),
 
@@ -43,8 +49,13 @@ let package = Package(
         .testTarget(name: "LedgerLogTests", dependencies: ["LedgerLog", "TestSupport", "ledger-torture"]),
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore", "TestSupport"]),
         .testTarget(name: "HealthLedgerTests", dependencies: ["HealthLedger", "TestSupport"]),
+        // Fixtures/ holds DEFLATE and zip files made by Python (tools/make_deflate_fixtures.py),
+        // read through #filePath.
+        .testTarget(name: "AppleHealthImportTests",
+                    dependencies: ["AppleHealthImport", "HealthLedger", "LedgerCore", "LedgerLog", "HealthModel", "TestSupport"],
+                    exclude: ["Fixtures"]),
         // Runs the built `healthledger` binary (the dependency makes sure it is built).
-        .testTarget(name: "CLITests", dependencies: ["healthledger", "ledger-torture", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["healthledger", "ledger-torture", "TestSupport", "LedgerLog"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -156,29 +156,50 @@ public actor Ledger {
     /// one batch of thousands of events costs one header, one link and one sync.
     public func executeGroup(_ commands: [LedgerCommand], durability: Durability = .durable) async throws
         -> [Result<[StoredEvent], RuleViolation>] {
+        try await appendGroup(commands, durability: durability, keepEvents: true).results
+    }
+
+    /// What `appendGroup` did: the sequence numbers it appended (nil when none) and
+    /// the commands the rules refused, by index.
+    public struct GroupOutcome: Sendable {
+        public let sequences: ClosedRange<UInt64>?
+        public let refused: [(index: Int, violation: RuleViolation)]
+    }
+
+    /// `executeGroup` for bulk work that does not need the events back (imports):
+    /// the same decisions and one batch, without keeping a copy of every event.
+    public func appendGroup(_ commands: [LedgerCommand], durability: Durability = .durable) async throws -> GroupOutcome {
+        let r = try await appendGroup(commands, durability: durability, keepEvents: false)
+        var refused: [(index: Int, violation: RuleViolation)] = []
+        for (i, result) in r.results.enumerated() { if case .failure(let v) = result { refused.append((i, v)) } }
+        return GroupOutcome(sequences: r.sequences, refused: refused)
+    }
+
+    private func appendGroup(_ commands: [LedgerCommand], durability: Durability, keepEvents: Bool) async throws
+        -> (results: [Result<[StoredEvent], RuleViolation>], sequences: ClosedRange<UInt64>?) {
         if let failure { throw LedgerError.failed(failure) }
         var batch = RecordBatch()
         var results: [Result<[StoredEvent], RuleViolation>] = []
-        var pending: [(result: Int, event: Event)] = []
+        var pending: [(result: Int, event: Event?)] = []
         let firstSequence = writer.nextSequence
         let batchOffset = writer.encodedLength
         let provisionalTime = state.lastRecordedAt
         for command in commands {
             do {
-                let events = try LedgerDecider.decide(command, state)
-                for event in events {
+                let decided = try LedgerDecider.decideWithFacts(command, state)
+                for (event, facts) in decided {
                     let sequence = firstSequence + UInt64(pending.count)
                     EventCodec.append(event, to: &batch)
-                    state.apply(event, sequence: sequence, recordedAt: provisionalTime,
+                    state.apply(facts, kind: event.kind.rawValue, sequence: sequence, recordedAt: provisionalTime,
                                 offset: batchOffset + UInt64(batch.recordStarts.last!))
-                    pending.append((results.count, event))
+                    pending.append((results.count, keepEvents ? event : nil))
                 }
                 results.append(.success([]))
             } catch {
                 results.append(.failure(error))
             }
         }
-        guard !pending.isEmpty else { return results }
+        guard !pending.isEmpty else { return (results, nil) }
         let ticket: LogWriter.Ticket
         do {
             ticket = try writer.enqueue(batch)
@@ -190,12 +211,14 @@ public actor Ledger {
         precondition(ticket.sequences.lowerBound == firstSequence && ticket.recordOffsets.first == batchOffset + UInt64(batch.recordStarts[0]),
                      "the ledger is the log's only writer")
         state.stamp(recordedAt: ticket.recordedAt)
-        for (i, p) in pending.enumerated() {
-            let stored = StoredEvent(sequence: firstSequence + UInt64(i), recordedAt: ticket.recordedAt,
-                                     offset: ticket.recordOffsets[i], event: p.event)
-            if case .success(var list) = results[p.result] {
-                list.append(stored)
-                results[p.result] = .success(list)
+        if keepEvents {
+            for (i, p) in pending.enumerated() {
+                let stored = StoredEvent(sequence: firstSequence + UInt64(i), recordedAt: ticket.recordedAt,
+                                         offset: ticket.recordOffsets[i], event: p.event!)
+                if case .success(var list) = results[p.result] {
+                    list.append(stored)
+                    results[p.result] = .success(list)
+                }
             }
         }
         eventsSinceSnapshot += UInt64(pending.count)
@@ -205,7 +228,13 @@ public actor Ledger {
             failure = "\(error)"
             throw error
         }
-        return results
+        return (results, ticket.sequences)
+    }
+
+    /// Makes room in the sample index for about `count` more samples (an import
+    /// knows how many are coming), so it does not grow step by step.
+    public func reserveSamples(_ count: Int) {
+        state.samples.reserve(estimatedSamples: state.samples.count + count)
     }
 
     /// Waits until every event appended so far is durable (after `.deferred` appends).

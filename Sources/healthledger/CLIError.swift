@@ -1,3 +1,4 @@
+import AppleHealthImport
 import HealthLedger
 import HealthModel
 import LedgerCore
@@ -66,6 +67,17 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
         return (ExitStatus.damaged, "damaged: \(e)")
     case let e as EventDecodingError:
         return (ExitStatus.damaged, "damaged: \(e)")
+    case let e as ImportError:
+        switch e {
+        case .notAnExport(_, let reason) where reason == "no such file or folder": return (ExitStatus.notFound, e.description)
+        case .notAnExport, .malformedXML, .invalidValue: return (ExitStatus.invalidInput, e.description)
+        case .archive(let a):
+            if case .io = a { return (ExitStatus.failure, e.description) }
+            return (ExitStatus.invalidInput, e.description)
+        case .alreadyImported, .interrupted, .refused: return (ExitStatus.refused, e.description)
+        }
+    case let e as ArchiveError:
+        return (ExitStatus.invalidInput, e.description)
     default:
         return (ExitStatus.failure, String(describing: error))
     }

@@ -14,6 +14,7 @@ let commands: [Command] = [
     SaveCommand.command,
     WorkoutCommand.command,
     IngestCommand.command,
+    ImportAppleHealthCommand.command,
     LatestCommand.command,
     QueryCommand.command,
     ProfileCommand.command,
@@ -32,7 +33,7 @@ let topHelp = """
     HealthKit's central repository on an append-only, tamper-evident event log.
 
     COMMANDS:
-    \(commands.map { "  " + $0.name.padding(toLength: 15, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
+    \(commands.map { "  " + $0.name.padding(toLength: 20, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
 
     GLOBAL OPTIONS:
       --ledger PATH   the ledger folder (default: $HEALTHLEDGER_PATH, else ./health.ledger)

@@ -52,7 +52,7 @@ struct CodecTests {
     static func roundTrip(_ event: Event, source: Source? = nil) throws -> Event {
         let payload = EventCodec.payload(event)
         return try payload.withUnsafeBytes {
-            try EventCodec.decode(kind: event.kind.rawValue, version: 1, payload: $0, source: { _ in source })
+            try EventCodec.decode(kind: event.kind.rawValue, version: event.kind.currentVersion, payload: $0, source: { _ in source })
         }
     }
 
@@ -123,8 +123,32 @@ struct CodecTests {
         #expect(throws: EventDecodingError.unknownKind(kind: 99, version: 1)) {
             try EventCodec.decode(kind: 99, version: 1, payload: UnsafeRawBufferPointer(start: nil, count: 0))
         }
-        #expect(throws: EventDecodingError.unknownVersion(kind: 6, version: 2)) {
-            try EventCodec.decode(kind: 6, version: 2, payload: UnsafeRawBufferPointer(start: nil, count: 0))
+        #expect(throws: EventDecodingError.unknownVersion(kind: 6, version: 3)) {
+            try EventCodec.decode(kind: 6, version: 3, payload: UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        #expect(throws: EventDecodingError.unknownVersion(kind: 1, version: 2)) {
+            try EventCodec.decode(kind: 1, version: 2, payload: UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        #expect(throws: EventDecodingError.unknownVersion(kind: 6, version: 0)) {
+            try EventCodec.decode(kind: 6, version: 0, payload: UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+    }
+
+    /// Version 1 of samplesSaved had no flag above 32: a written-offsets sample read
+    /// as version 1 is malformed, not misread.
+    @Test func version1SavesRejectTheFlagsVersion2Added() throws {
+        let t = date("2026-03-01T10:00:00Z")
+        let common = try SampleCommon(uuid: fixedUUID(200), startDate: t, endDate: t,
+                                      writtenOffsets: WrittenOffsets(start: -14_400, end: -14_400, creation: nil))
+        let q = try QuantitySample(type: .bodyMass, quantity: try Quantity(70, unit: "kg"), common: common)
+        let payload = EventCodec.payload(.samplesSaved(app: 1, samples: [SavedSample(.quantity(q))]))
+        let v2 = try payload.withUnsafeBytes { try EventCodec.decode(kind: 6, version: 2, payload: $0) }
+        guard case .samplesSaved(_, let samples) = v2 else { Issue.record("\(v2)"); return }
+        #expect(samples.first?.sample.common.writtenOffsets == WrittenOffsets(start: -14_400, end: -14_400, creation: nil))
+        #expect {
+            try payload.withUnsafeBytes { try EventCodec.decode(kind: 6, version: 1, payload: $0) }
+        } throws: { error in
+            "\(error)".contains("unknown sample flags")
         }
     }
 

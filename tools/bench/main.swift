@@ -28,6 +28,8 @@ let records = Int(option("--records", "1000000")) ?? 1_000_000
 let durableCount = Int(option("--durable", "20000")) ?? 20_000
 let sizes = option("--sizes", "100,1024").split(separator: ",").compactMap { Int($0) }
 let events = Int(option("--events", "10000000")) ?? 10_000_000
+let zipPath = option("--zip", "tools/scratch/big.zip")
+let xmlPath = option("--xml", "tools/scratch/big.xml")
 let peers = !arguments.contains("--no-peers")
 arguments.removeAll { $0 == "--no-peers" }
 try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
@@ -35,6 +37,8 @@ let report = Report(json: json)
 for suite in arguments {
     switch suite {
     case "units": try UnitBench.run(report: report)
+    case "inflate": try ImportBench.inflate(report: report, zipPath: zipPath)
+    case "xmlscan": try ImportBench.scan(report: report, xmlPath: xmlPath)
     case "replay": try await ReplayBench.run(report: report, scratch: scratch, events: events, peers: peers)
     case "log": try await LogBench.run(report: report, scratch: scratch, records: records, durableCount: durableCount,
                                        sizes: sizes, peers: peers)

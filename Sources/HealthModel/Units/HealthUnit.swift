@@ -14,6 +14,10 @@ import Synchronization
 /// Invariant: `canonicalString` determines every other property.
 public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
     let storage: Storage
+    /// The unit as it was written (`mL/min·kg`), kept so that a stored quantity shows
+    /// the spelling it came with; the canonical string when made otherwise. Equality
+    /// and hashing ignore it.
+    public let spelling: String
 
     /// Parses an HKUnit string. Throws `HealthModelError.unitSyntax`,
     /// `.unknownUnitToken` or `.missingMolarMass` naming the string.
@@ -26,7 +30,7 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
     public init(_ text: String, cached: Bool) throws {
         if !cached {
             var parser = UnitParser(text)
-            self.init(factors: try parser.parse())
+            self.init(storage: Storage(factors: try parser.parse()), spelling: text)
             return
         }
         if let cached = HealthUnit.cache.withLock({ $0[text] }) {
@@ -35,7 +39,7 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
         }
         var parser = UnitParser(text)
         let parsed = try parser.parse()
-        self.init(factors: parsed)
+        self.init(storage: Storage(factors: parsed), spelling: text)
         let unit = self
         HealthUnit.cache.withLock { cache in
             if cache.count > 10_000 { cache.removeAll(keepingCapacity: true) }  // bounded: hostile input
@@ -45,6 +49,12 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
 
     init(factors: [UnitFactor]) {
         storage = Storage(factors: factors)
+        spelling = storage.canonical
+    }
+
+    private init(storage: Storage, spelling: String) {
+        self.storage = storage
+        self.spelling = spelling
     }
 
     /// The unit's unique printed form, e.g. `mL/(kg*min)`, `count/min`,

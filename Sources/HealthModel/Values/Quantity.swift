@@ -30,6 +30,15 @@ public struct Quantity: Hashable, Sendable, CustomStringConvertible {
         self.unit.isCompatible(with: unit)
     }
 
-    /// `72 count/min`.
-    public var description: String { "\(value) \(unit.canonicalString)" }
+    /// `72 count/min`: the value (`ExportNumber` style: no `.0` on whole numbers) and
+    /// the unit as spelled.
+    public var description: String { "\(Self.format(value)) \(unit.spelling)" }
+
+    /// A number as Apple writes it in exports and as HealthKit prints it: whole
+    /// numbers without a fraction (`62`), others in the shortest form that reads
+    /// back to the same double (`29.3`, `3.40897998046875`).
+    public static func format(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return String(value)
+    }
 }

@@ -19,11 +19,13 @@ public struct SampleCommon: Hashable, Sendable {
     public let source: Source?
     /// When the source created the object (exports carry it), if known.
     public let creationDate: Date?
+    /// The UTC offsets the dates were written with, for imported samples.
+    public let writtenOffsets: WrittenOffsets?
 
     /// Validates and builds; `field` names the sample in errors.
     public init(uuid: UUID = UUID(), startDate: Date, endDate: Date, metadata: Metadata = Metadata(),
                 device: Device? = nil, source: Source? = nil, creationDate: Date? = nil,
-                field: String = "sample") throws {
+                writtenOffsets: WrittenOffsets? = nil, field: String = "sample") throws {
         guard startDate.timeIntervalSince1970.isFinite else { throw HealthModelError.nonFiniteValue(field: "\(field) startDate") }
         guard endDate.timeIntervalSince1970.isFinite else { throw HealthModelError.nonFiniteValue(field: "\(field) endDate") }
         guard endDate >= startDate else { throw HealthModelError.endBeforeStart(field: field, start: startDate, end: endDate) }
@@ -31,6 +33,14 @@ public struct SampleCommon: Hashable, Sendable {
             throw HealthModelError.nonFiniteValue(field: "\(field) creationDate")
         }
         try metadata.validate()
+        if let w = writtenOffsets {
+            for o in [w.start, w.end, w.creation ?? 0] where abs(o) > 18 * 3600 {
+                throw HealthModelError.valueOutOfRange(field: "\(field) UTC offset", value: Double(o), range: "±18 h")
+            }
+            guard (w.creation != nil) == (creationDate != nil) else {
+                throw HealthModelError.invalidField(field: "\(field) UTC offsets", reason: "a creation offset needs a creation date")
+            }
+        }
         self.uuid = uuid
         self.startDate = startDate
         self.endDate = endDate
@@ -38,15 +48,16 @@ public struct SampleCommon: Hashable, Sendable {
         self.device = device
         self.source = source
         self.creationDate = creationDate
+        self.writtenOffsets = writtenOffsets
     }
 
     /// The same sample attributed to `source` (the store does this on save).
     public func stamped(source: Source?) -> SampleCommon {
-        SampleCommon(unchecked: uuid, startDate, endDate, metadata, device, source, creationDate)
+        SampleCommon(unchecked: uuid, startDate, endDate, metadata, device, source, creationDate, writtenOffsets)
     }
 
     init(unchecked uuid: UUID, _ start: Date, _ end: Date, _ metadata: Metadata, _ device: Device?,
-         _ source: Source?, _ creationDate: Date?) {
+         _ source: Source?, _ creationDate: Date?, _ writtenOffsets: WrittenOffsets?) {
         self.uuid = uuid
         self.startDate = start
         self.endDate = end
@@ -54,6 +65,7 @@ public struct SampleCommon: Hashable, Sendable {
         self.device = device
         self.source = source
         self.creationDate = creationDate
+        self.writtenOffsets = writtenOffsets
     }
 }
 

@@ -10,6 +10,9 @@ public struct QuantitySample: SampleValue {
     public let type: QuantityType
     /// The measured amount, in the unit it was given in (kept as given, never rounded).
     public let quantity: Quantity
+    /// For a heart-rate-variability sample, the beats it was computed from (exports
+    /// carry them), else empty.
+    public let beats: [InstantaneousBeat]
 
     /// Validates and builds (see the type's invariants and `SampleCommon`).
     public init(type: QuantityType, quantity: Quantity, start: Date, end: Date, uuid: UUID = UUID(),
@@ -20,14 +23,17 @@ public struct QuantitySample: SampleValue {
                                        source: source, creationDate: creationDate, field: type.shortName)
         self.type = type
         self.quantity = quantity
+        self.beats = []
     }
 
-    /// Re-validates a sample decoded from storage against the common part.
-    public init(type: QuantityType, quantity: Quantity, common: SampleCommon) throws {
+    /// Re-validates a sample decoded from storage (or read from an export) against
+    /// the common part.
+    public init(type: QuantityType, quantity: Quantity, common: SampleCommon, beats: [InstantaneousBeat] = []) throws {
         try type.validate(quantity)
         self.common = common
         self.type = type
         self.quantity = quantity
+        self.beats = beats
     }
 }
 
@@ -285,12 +291,16 @@ public struct UnrecognizedSample: SampleValue {
     public let value: String?
     /// The unit as written, if any.
     public let unit: String?
+    /// Why it was kept raw (`no value`, `unknown type`, `unit 'x' does not fit …`),
+    /// with anything of the original the common part could not hold.
+    public let reason: String?
 
-    public init(typeIdentifier: String, value: String?, unit: String?, common: SampleCommon) {
+    public init(typeIdentifier: String, value: String?, unit: String?, reason: String? = nil, common: SampleCommon) {
         self.common = common
         self.typeIdentifier = typeIdentifier
         self.value = value
         self.unit = unit
+        self.reason = reason
     }
 }
 

@@ -80,7 +80,49 @@ public enum EventCodec {
                     w.u8(0)
                 }
             }
+        case .activitySummariesRecorded(let summaries):
+            w.varint(summaries.count)
+            for a in summaries {
+                w.varint(a.day.year)
+                w.u8(UInt8(a.day.month))
+                w.u8(UInt8(a.day.day))
+                for n in a.numbers { SampleCodec.optionalDouble(n, into: &w) }
+                SampleCodec.optionalString(a.activeEnergyBurnedUnit, into: &w)
+                stringPairs(a.otherAttributes, into: &w)
+            }
+        case .importStarted(let s):
+            w.uuid(s.importId)
+            for b in s.contentSHA256 { w.u8(b) }
+            SampleCodec.optionalString(s.exportDate, into: &w)
+            SampleCodec.optionalString(s.locale, into: &w)
+            SampleCodec.optionalString(s.exportVersion, into: &w)
+            w.string(s.sourcePath)
+            w.u8(s.again ? 1 : 0)
+            stringPairs(s.me, into: &w)
+        case .importFinished(let f):
+            w.uuid(f.importId)
+            w.varint(f.counts.count)
+            for c in f.counts {
+                w.string(c.name)
+                w.varint(c.value)
+            }
         }
+    }
+
+    /// Entries whose values are strings (raw attributes), as pairs of strings.
+    static func stringPairs(_ entries: [MetadataEntry], into w: inout ByteWriter) {
+        w.varint(entries.count)
+        for e in entries {
+            w.string(e.key)
+            w.string(e.value.description)
+        }
+    }
+
+    static func stringPairs(_ r: inout ByteReader) throws(EventDecodingError) -> [MetadataEntry] {
+        let n = try r.count(limit: r.remaining)
+        var out: [MetadataEntry] = []
+        for _ in 0..<n { out.append(MetadataEntry(key: try r.string(), value: .string(try r.string()))) }
+        return out
     }
 
     /// Decodes a record's payload. `source` maps an app ordinal to its registration
@@ -88,7 +130,7 @@ public enum EventCodec {
     public static func decode(kind: UInt16, version: UInt16, payload: UnsafeRawBufferPointer,
                               source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event {
         guard let k = EventKind(rawValue: kind) else { throw .unknownKind(kind: kind, version: version) }
-        guard version == 1 else { throw .unknownVersion(kind: kind, version: version) }
+        guard version >= 1 && version <= k.currentVersion else { throw .unknownVersion(kind: kind, version: version) }
         var r = ByteReader(payload)
         let actor = ActorID(encoded: try r.varint())
         func app() throws(EventDecodingError) -> AppOrdinal {
@@ -133,7 +175,7 @@ public enum EventCodec {
             samples.reserveCapacity(n)
             for _ in 0..<n {
                 var sub = try r.lengthPrefixed()
-                samples.append(try SampleCodec.decode(&sub, source: src))
+                samples.append(try SampleCodec.decode(&sub, source: src, version: version))
                 try sub.finish()
             }
             event = .samplesSaved(app: ordinal, samples: samples)
@@ -154,6 +196,45 @@ public enum EventCodec {
                 objects.append(DeletedObject(uuid: uuid, syncIdentifier: syncId, syncVersion: version))
             }
             event = .samplesDeleted(actor: actor, objects: objects, reason: reason)
+        case .activitySummariesRecorded:
+            try owner()
+            let n = try r.count(limit: r.remaining)
+            var summaries: [ActivitySummary] = []
+            for _ in 0..<n {
+                let at = r.absolutePosition
+                let y = try r.count(limit: 9999), m = Int(try r.u8()), d = Int(try r.u8())
+                var numbers: [Double?] = []
+                for _ in 0..<ActivitySummary.numberNames.count { numbers.append(try SampleCodec.optionalDouble(&r)) }
+                let unit = try SampleCodec.optionalString(&r)
+                let other = try stringPairs(&r)
+                do {
+                    summaries.append(try ActivitySummary(day: try DateOfBirth(year: y, month: m, day: d), numbers: numbers,
+                                                         activeEnergyBurnedUnit: unit, otherAttributes: other))
+                } catch {
+                    throw .malformed(offset: at, reason: "activity summary: \(error)")
+                }
+            }
+            event = .activitySummariesRecorded(summaries)
+        case .importStarted:
+            try owner()
+            let id = try r.uuid()
+            var hash: [UInt8] = []
+            for _ in 0..<32 { hash.append(try r.u8()) }
+            let exportDate = try SampleCodec.optionalString(&r)
+            let locale = try SampleCodec.optionalString(&r)
+            let version = try SampleCodec.optionalString(&r)
+            let path = try r.string()
+            let again = try bool(&r)
+            event = .importStarted(ExportImportStart(importId: id, contentSHA256: hash, exportDate: exportDate, locale: locale,
+                                                     exportVersion: version, sourcePath: path, again: again,
+                                                     me: try stringPairs(&r)))
+        case .importFinished:
+            try owner()
+            let id = try r.uuid()
+            let n = try r.count(limit: r.remaining)
+            var counts: [ImportCount] = []
+            for _ in 0..<n { counts.append(ImportCount(try r.string(), try r.varint())) }
+            event = .importFinished(ExportImportFinish(importId: id, counts: counts))
         }
         try r.finish()
         return event

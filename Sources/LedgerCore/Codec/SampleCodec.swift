@@ -8,7 +8,10 @@ import HealthModel
 ///             · [replaces uuid[16]] · [syncIdentifier string · syncVersion zigzag]
 ///             · kind-specific
 ///             · [metadata] · [device] · [creationDate f64] · [sourceVersion string]
+///             · [offsets: start zigzag · end zigzag · (creation zigzag if creationDate)]
+///             · [beats: count varint · (bpm f64 · time string) × count]   (quantity only)
 /// flags    := 1 metadata · 2 device · 4 creationDate · 8 sourceVersion · 16 replaces · 32 sync
+///             · 64 writtenOffsets · 128 beats
 /// ```
 /// The fixed header comes first and a correlation's members come first in its
 /// kind-specific part, so replay reads what projections need and skips the rest
@@ -26,6 +29,8 @@ enum SampleCodec {
         static let sourceVersion = Flags(rawValue: 8)
         static let replaces = Flags(rawValue: 16)
         static let sync = Flags(rawValue: 32)
+        static let writtenOffsets = Flags(rawValue: 64)
+        static let beats = Flags(rawValue: 128)
     }
 
     // MARK: Encoding
@@ -49,6 +54,8 @@ enum SampleCodec {
         if common.source?.version != nil { flags.insert(.sourceVersion) }
         if replaces != nil { flags.insert(.replaces) }
         if sync != nil { flags.insert(.sync) }
+        if common.writtenOffsets != nil { flags.insert(.writtenOffsets) }
+        if case .quantity(let q) = sample, !q.beats.isEmpty { flags.insert(.beats) }
 
         w.u8(kind.rawValue)
         w.uuid(common.uuid)
@@ -64,7 +71,7 @@ enum SampleCodec {
         switch sample {
         case .quantity(let s):
             w.f64(s.quantity.value)
-            w.string(s.quantity.unit.canonicalString)
+            w.string(s.quantity.unit.spelling)
         case .category(let s):
             w.zigzag(Int64(s.value))
         case .correlation(let s):
@@ -78,11 +85,24 @@ enum SampleCodec {
             w.string(s.typeIdentifier)
             optionalString(s.value, into: &w)
             optionalString(s.unit, into: &w)
+            optionalString(s.reason, into: &w)
         }
         if flags.contains(.metadata) { encodeMetadata(common.metadata, into: &w) }
         if let device = common.device { encodeDevice(device, into: &w) }
         if let creation = common.creationDate { w.date(creation) }
         if let version = common.source?.version { w.string(version) }
+        if let offsets = common.writtenOffsets {
+            w.zigzag(Int64(offsets.start))
+            w.zigzag(Int64(offsets.end))
+            if common.creationDate != nil { w.zigzag(Int64(offsets.creation ?? 0)) }
+        }
+        if case .quantity(let q) = sample, !q.beats.isEmpty {
+            w.varint(q.beats.count)
+            for beat in q.beats {
+                w.f64(beat.bpm)
+                w.string(beat.time)
+            }
+        }
     }
 
     static func optionalString(_ s: String?, into w: inout ByteWriter) {
@@ -107,7 +127,7 @@ enum SampleCodec {
         if let q {
             w.u8(1)
             w.f64(q.value)
-            w.string(q.unit.canonicalString)
+            w.string(q.unit.spelling)
         } else {
             w.u8(0)
         }
@@ -123,7 +143,7 @@ enum SampleCodec {
             case .number(let d): w.u8(3); w.f64(d)
             case .bool(let b): w.u8(4); w.u8(b ? 1 : 0)
             case .date(let d): w.u8(5); w.date(d)
-            case .quantity(let q): w.u8(6); w.f64(q.value); w.string(q.unit.canonicalString)
+            case .quantity(let q): w.u8(6); w.f64(q.value); w.string(q.unit.spelling)
             }
         }
     }
@@ -186,7 +206,10 @@ enum SampleCodec {
 
     /// Decodes a sample, re-validating it through the model's constructors: bytes
     /// that decode are a value the model accepts. `source` is the saving app.
-    static func decode(_ r: inout ByteReader, source: Source?) throws(EventDecodingError) -> SavedSample {
+    /// Decodes one sample of a `samplesSaved` payload of `version` (1: no flags above
+    /// 32, no reason on an unrecognized sample; 2: the current layout).
+    static func decode(_ r: inout ByteReader, source: Source?, version: UInt16 = EventKind.samplesSaved.currentVersion)
+        throws(EventDecodingError) -> SavedSample {
         let start = r.absolutePosition
         guard let kind = Kind(rawValue: try r.u8()) else { throw EventDecodingError.malformed(offset: start, reason: "unknown sample kind") }
         let uuid = try r.uuid()
@@ -194,7 +217,8 @@ enum SampleCodec {
         let startDate = try r.date()
         let endDate = try r.date()
         let flags = Flags(rawValue: try r.u8())
-        guard flags.rawValue & ~0x3F == 0 else { throw r.malformed("unknown sample flags") }
+        guard version >= 2 || flags.rawValue & ~0x3F == 0 else { throw r.malformed("unknown sample flags") }
+        guard kind == .quantity || !flags.contains(.beats) else { throw r.malformed("beats on a sample that is not a quantity") }
         let replaces = flags.contains(.replaces) ? try r.uuid() : nil
         var sync: (String, Int64)?
         if flags.contains(.sync) { sync = (try r.string(), try r.zigzag()) }
@@ -204,7 +228,7 @@ enum SampleCodec {
             case category(Int64)
             case correlation([QuantitySample])
             case workout(WorkoutBody)
-            case unrecognized(String, String?, String?)
+            case unrecognized(String, String?, String?, String?)
         }
         let body: Body
         switch kind {
@@ -215,7 +239,7 @@ enum SampleCodec {
             var members: [QuantitySample] = []
             for _ in 0..<n {
                 var sub = try r.lengthPrefixed()
-                let saved = try decode(&sub, source: source)
+                let saved = try decode(&sub, source: source, version: version)
                 guard case .quantity(let member) = saved.sample, saved.replaces == nil else {
                     throw sub.malformed("a correlation member must be a quantity sample and replaces nothing")
                 }
@@ -224,12 +248,34 @@ enum SampleCodec {
             }
             body = .correlation(members)
         case .workout: body = .workout(try decodeWorkout(&r))
-        case .unrecognized: body = .unrecognized(try r.string(), try optionalString(&r), try optionalString(&r))
+        case .unrecognized:
+            body = .unrecognized(try r.string(), try optionalString(&r), try optionalString(&r),
+                                 version >= 2 ? try optionalString(&r) : nil)
         }
         let metadata = flags.contains(.metadata) ? try decodeMetadata(&r) : Metadata()
         let device = flags.contains(.device) ? try decodeDevice(&r) : nil
         let creationDate = flags.contains(.creationDate) ? try r.date() : nil
         let version = flags.contains(.sourceVersion) ? try r.string() : nil
+        var offsets: WrittenOffsets?
+        if flags.contains(.writtenOffsets) {
+            let start = try r.zigzag(), end = try r.zigzag()
+            let creation = creationDate != nil ? try r.zigzag() : nil
+            guard abs(start) <= 86_400, abs(end) <= 86_400, abs(creation ?? 0) <= 86_400 else { throw r.malformed("UTC offset out of range") }
+            offsets = WrittenOffsets(start: Int(start), end: Int(end), creation: creation.map { Int($0) })
+        }
+        var beats: [InstantaneousBeat] = []
+        if flags.contains(.beats) {
+            let n = try r.count(limit: r.remaining)
+            beats.reserveCapacity(n)
+            for _ in 0..<n {
+                let at = r.absolutePosition
+                let bpm = try r.finite()
+                let time = try r.string()
+                do { beats.append(try InstantaneousBeat(bpm: bpm, time: time)) } catch {
+                    throw EventDecodingError.malformed(offset: at, reason: "beat: \(error)")
+                }
+            }
+        }
         let sampleSource = source.map { Source(bundleIdentifier: $0.bundleIdentifier, name: $0.name, version: version) }
 
         let modelStart = r.absolutePosition
@@ -240,12 +286,14 @@ enum SampleCodec {
                 }
             }
             let common = try SampleCommon(uuid: uuid, startDate: startDate, endDate: endDate, metadata: metadata,
-                                          device: device, source: sampleSource, creationDate: creationDate)
+                                          device: device, source: sampleSource, creationDate: creationDate,
+                                          writtenOffsets: offsets)
             let sample: Sample
             switch body {
             case .quantity(let value, let unit):
                 guard case .quantity(let type)? = ObjectType(code: typeCode) else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) is not a quantity type") }
-                sample = .quantity(try QuantitySample(type: type, quantity: try Quantity(value, unit: unit), common: common))
+                sample = .quantity(try QuantitySample(type: type, quantity: try Quantity(value, unit: unit), common: common,
+                                                      beats: beats))
             case .category(let value):
                 guard case .category(let type)? = ObjectType(code: typeCode) else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) is not a category type") }
                 sample = .category(try CategorySample(type: type, value: Int(value), common: common))
@@ -257,9 +305,10 @@ enum SampleCodec {
                 sample = .workout(try Workout(activityType: w.activity, duration: w.duration, totalEnergyBurned: w.energy,
                                               totalDistance: w.distance, events: w.events, statistics: w.statistics,
                                               routes: w.routes, common: common))
-            case .unrecognized(let type, let value, let unit):
+            case .unrecognized(let type, let value, let unit, let reason):
                 guard typeCode == 0 else { throw EventDecodingError.malformed(offset: start, reason: "an unrecognized sample has type code 0") }
-                sample = .unrecognized(UnrecognizedSample(typeIdentifier: type, value: value, unit: unit, common: common))
+                sample = .unrecognized(UnrecognizedSample(typeIdentifier: type, value: value, unit: unit, reason: reason,
+                                                          common: common))
             }
             return SavedSample(sample, replaces: replaces)
         } catch let error as EventDecodingError {

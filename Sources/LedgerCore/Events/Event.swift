@@ -128,12 +128,19 @@ public enum Event: Hashable, Sendable {
     case samplesSaved(app: AppOrdinal, samples: [SavedSample])
     /// One delete call: tombstones, all or nothing. Actor: the owner or the app.
     case samplesDeleted(actor: ActorID, objects: [DeletedObject], reason: String?)
+    /// Days of activity rings (an import brings them). Actor: the owner.
+    case activitySummariesRecorded([ActivitySummary])
+    /// An import of an Apple Health export began. Actor: the owner.
+    case importStarted(ExportImportStart)
+    /// An import finished, with its counts. Actor: the owner.
+    case importFinished(ExportImportFinish)
 
     /// Who caused the event.
     public var actor: ActorID {
         switch self {
         case .appRegistered(let app, _), .authorizationRequested(let app, _, _), .samplesSaved(let app, _): .app(app)
-        case .authorizationDecided, .characteristicSet, .characteristicCleared: .owner
+        case .authorizationDecided, .characteristicSet, .characteristicCleared, .activitySummariesRecorded,
+             .importStarted, .importFinished: .owner
         case .samplesDeleted(let actor, _, _): actor
         }
     }
@@ -148,6 +155,9 @@ public enum Event: Hashable, Sendable {
         case .characteristicCleared: .characteristicCleared
         case .samplesSaved: .samplesSaved
         case .samplesDeleted: .samplesDeleted
+        case .activitySummariesRecorded: .activitySummariesRecorded
+        case .importStarted: .importStarted
+        case .importFinished: .importFinished
         }
     }
 }
@@ -161,9 +171,14 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case characteristicCleared = 5
     case samplesSaved = 6
     case samplesDeleted = 7
+    case activitySummariesRecorded = 8
+    case importStarted = 9
+    case importFinished = 10
 
-    /// The version this release writes for the kind (`kindVersion`).
-    public var currentVersion: UInt16 { 1 }
+    /// The version this release writes for the kind (`kindVersion`). Version 2 of
+    /// `samplesSaved` added sample flags 64 (written UTC offsets) and 128 (HRV beats)
+    /// and an unrecognized sample's reason; version 1 is still read.
+    public var currentVersion: UInt16 { self == .samplesSaved ? 2 : 1 }
 
     /// `appRegistered`, …
     public var name: String { String(describing: self) }

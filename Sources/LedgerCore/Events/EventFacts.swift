@@ -76,7 +76,9 @@ enum EventFacts {
     /// Replay's reader thread decodes straight into its chunks with this.
     static func readSave(version: UInt16, payload: UnsafeRawBufferPointer, into headers: inout [SampleCodec.Header],
                          strings: inout [String]) throws(EventDecodingError) -> AppOrdinal {
-        guard version == 1 else { throw .unknownVersion(kind: EventKind.samplesSaved.rawValue, version: version) }
+        guard version >= 1 && version <= EventKind.samplesSaved.currentVersion else {
+            throw .unknownVersion(kind: EventKind.samplesSaved.rawValue, version: version)
+        }
         var r = ByteReader(payload)
         let actor = try r.varint()
         guard actor != 0, actor <= UInt64(UInt32.max) else { throw .malformed(offset: 0, reason: "samplesSaved needs an app as its actor") }

@@ -57,6 +57,11 @@ struct DigestWriter: ~Copyable {
             }
         }
     }
+    /// A length-prefixed byte string.
+    mutating func bytes(_ b: [UInt8]) {
+        u64(UInt64(b.count))
+        for byte in b { u8(byte) }
+    }
     mutating func optionalString(_ s: String?) {
         if let s { u8(1); string(s) } else { u8(0) }
     }

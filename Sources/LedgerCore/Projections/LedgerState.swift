@@ -18,6 +18,11 @@ public struct LedgerState: Sendable, Equatable {
     public private(set) var authorization = AuthorizationProjection()
     public private(set) var characteristics: [CharacteristicType: CharacteristicValue] = [:]
     public var samples = SampleIndex()
+    /// Imports of Apple Health exports, in the order they started.
+    public private(set) var imports: [ImportEntry] = []
+    /// Activity summaries by day (`year * 10_000 + month * 100 + day`); a later
+    /// record of the same day replaces the earlier one.
+    public private(set) var activitySummaries: [Int: ActivitySummary] = [:]
 
     /// The last sequence number folded in (0 for an empty log).
     public private(set) var lastSequence: UInt64 = 0
@@ -65,10 +70,27 @@ public struct LedgerState: Sendable, Equatable {
                         samples.delete(slot, sequence: sequence, actor: actor)
                     }
                 }
+            case .activitySummariesRecorded(let summaries):
+                for a in summaries { activitySummaries[Self.dayKey(a.day)] = a }
+            case .importStarted(let start):
+                imports.append(ImportEntry(start: start, startedAt: sequence, finishedAt: nil, counts: []))
+            case .importFinished(let finish):
+                if let i = imports.firstIndex(where: { $0.start.importId == finish.importId }) {
+                    imports[i].finishedAt = sequence
+                    imports[i].counts = finish.counts
+                }
             case .samplesSaved:
                 preconditionFailure("saves fold through their headers")
             }
         }
+    }
+
+    /// The key of `activitySummaries` for a day.
+    public static func dayKey(_ day: DateOfBirth) -> Int { day.year * 10_000 + day.month * 100 + day.day }
+
+    /// The imports of an export with this content hash.
+    public func imports(ofContent sha256: [UInt8]) -> [ImportEntry] {
+        imports.filter { $0.start.contentSHA256 == sha256 }
     }
 
     /// Sets the time of the last event folded in (a group folded before the log
@@ -82,14 +104,17 @@ public struct LedgerState: Sendable, Equatable {
 
     /// Rebuilds the small projections from a snapshot's contents.
     mutating func restore(events: [Event], permissions: [(AppOrdinal, UInt16, TypePermission)], lastSequence: UInt64,
-                          lastRecordedAt: Int64, eventCounts: [UInt16: UInt64]) {
+                          lastRecordedAt: Int64, eventCounts: [UInt16: UInt64], imports: [ImportEntry] = []) {
         for event in events {
             switch event {
             case .appRegistered(let ordinal, let registration): registry.apply(ordinal, registration)
             case .characteristicSet(let value): characteristics[value.type] = value
+            case .activitySummariesRecorded(let summaries):
+                for a in summaries { activitySummaries[Self.dayKey(a.day)] = a }
             default: break
             }
         }
+        self.imports = imports
         for (app, code, permission) in permissions { authorization.set(app: app, code: code, permission) }
         self.lastSequence = lastSequence
         self.lastRecordedAt = lastRecordedAt
@@ -140,6 +165,18 @@ public struct LedgerState: Sendable, Equatable {
             d.u16(k)
             d.u64(eventCounts[k]!)
         }
+        // The two projections imports brought are digested only when present, so
+        // ledgers without imports keep the digest they always had.
+        if !imports.isEmpty { d.section("imports", count: imports.count) }
+        for entry in imports {
+            d.bytes(EventCodec.payload(.importStarted(entry.start)))
+            d.u64(entry.startedAt)
+            d.u64(entry.finishedAt ?? 0)
+            d.bytes(EventCodec.payload(.importFinished(ExportImportFinish(importId: entry.start.importId, counts: entry.counts))))
+        }
+        let days = activitySummaries.keys.sorted()
+        if !days.isEmpty { d.section("activitySummaries", count: days.count) }
+        for day in days { d.bytes(EventCodec.payload(.activitySummariesRecorded([activitySummaries[day]!]))) }
         samples.feed(&d)
         return d.finalize()
     }

@@ -52,6 +52,24 @@ public enum EventJSON {
                 if let v = d.syncVersion { j.set("syncVersion", v) }
                 return j.string
             }))
+        case .activitySummariesRecorded(let summaries):
+            o.setRaw("summaries", JSONObject.array(summaries.map { ActivitySummaryJSON.object($0).string }))
+        case .importStarted(let s):
+            o.set("importId", s.importId.uuidString)
+            o.set("contentSHA256", s.contentSHA256.map { String(format: "%02x", $0) }.joined())
+            o.set("exportDate", s.exportDate)
+            o.set("locale", s.locale)
+            o.set("exportVersion", s.exportVersion)
+            o.set("sourcePath", s.sourcePath)
+            o.set("again", s.again)
+            var me = JSONObject()
+            for e in s.me { me.set(e.key, e.value.description) }
+            o.setRaw("me", me.string)
+        case .importFinished(let f):
+            o.set("importId", f.importId.uuidString)
+            var counts = JSONObject()
+            for c in f.counts { counts.set(c.name, c.value) }
+            o.setRaw("counts", counts.string)
         }
         return o.string
     }
@@ -72,6 +90,12 @@ public enum EventJSON {
             return head + "\t\(samples.count) sample\(samples.count == 1 ? "" : "s") (\(first)\(samples.count > 1 ? ", …" : ""))"
         case .samplesDeleted(_, let objects, let reason):
             return head + "\tdeleted \(objects.map(\.uuid.uuidString).joined(separator: ","))" + (reason.map { " (\($0))" } ?? "")
+        case .activitySummariesRecorded(let summaries):
+            return head + "\t\(summaries.count) activity summar\(summaries.count == 1 ? "y" : "ies")"
+        case .importStarted(let s):
+            return head + "\timport \(s.importId.uuidString) of \(s.sourcePath) (exported \(s.exportDate ?? "?"))" + (s.again ? " again" : "")
+        case .importFinished(let f):
+            return head + "\timport \(f.importId.uuidString) finished: " + f.counts.map { "\($0.name) \($0.value)" }.joined(separator: ", ")
         }
     }
 

@@ -14,7 +14,7 @@ public enum SampleJSON {
         case .quantity(let s):
             o.set("kind", "quantity")
             o.set("value", s.quantity.value)
-            o.set("unit", s.quantity.unit.canonicalString)
+            o.set("unit", s.quantity.unit.spelling)
         case .category(let s):
             o.set("kind", "category")
             o.set("value", s.value)
@@ -83,7 +83,7 @@ public enum SampleJSON {
         guard let q else { return "null" }
         var j = JSONObject()
         j.set("value", q.value)
-        j.set("unit", q.unit.canonicalString)
+        j.set("unit", q.unit.spelling)
         return j.string
     }
 

@@ -19,6 +19,12 @@ public enum LedgerCommand: Sendable {
     case save(bundleIdentifier: String, samples: [Sample])
     /// The owner (bundle identifier nil) or an app deletes objects, all or nothing.
     case delete(bundleIdentifier: String?, uuids: [UUID], reason: String?)
+    /// The owner records days of activity rings.
+    case recordActivitySummaries([ActivitySummary])
+    /// The owner starts an import of an Apple Health export.
+    case startImport(ExportImportStart)
+    /// The owner finishes an import.
+    case finishImport(ExportImportFinish)
 }
 
 /// decide(command, state) → events.
@@ -26,9 +32,21 @@ public enum LedgerDecider {
     /// The events `command` appends, each checked by `LedgerRules` against `state`.
     /// Throws the first rule violation; returns [] when the command changes nothing.
     public static func decide(_ command: LedgerCommand, _ state: LedgerState) throws(RuleViolation) -> [Event] {
+        try decideWithFacts(command, state).map(\.event)
+    }
+
+    /// `decide`, keeping each event's facts for folding (they are built once).
+    static func decideWithFacts(_ command: LedgerCommand, _ state: LedgerState) throws(RuleViolation)
+        -> [(event: Event, facts: EventFacts)] {
         let events = try propose(command, state)
-        for event in events { try LedgerRules.check(EventFacts(event), in: state) }
-        return events
+        var out: [(event: Event, facts: EventFacts)] = []
+        out.reserveCapacity(events.count)
+        for event in events {
+            let facts = EventFacts(event)
+            try LedgerRules.check(facts, in: state)
+            out.append((event, facts))
+        }
+        return out
     }
 
     private static func app(_ bundleIdentifier: String, _ state: LedgerState) throws(RuleViolation) -> AppOrdinal {
@@ -95,6 +113,13 @@ public enum LedgerDecider {
                 return DeletedObject(uuid: uuid, syncIdentifier: entry.syncIdentifier, syncVersion: entry.syncVersion)
             }
             return [.samplesDeleted(actor: actor, objects: objects, reason: reason)]
+
+        case .recordActivitySummaries(let summaries):
+            return [.activitySummariesRecorded(summaries)]
+        case .startImport(let start):
+            return [.importStarted(start)]
+        case .finishImport(let finish):
+            return [.importFinished(finish)]
         }
     }
 }

@@ -150,6 +150,17 @@ enum LedgerRules {
                     }
                 }
             }
+        case .activitySummariesRecorded(let summaries):
+            guard !summaries.isEmpty else { throw .emptyCall("an activity summary record") }
+        case .importStarted(let start):
+            guard state.imports.firstIndex(where: { $0.start.importId == start.importId }) == nil else {
+                throw .importMismatch(start.importId, "was already started")
+            }
+        case .importFinished(let finish):
+            guard let i = state.imports.firstIndex(where: { $0.start.importId == finish.importId }) else {
+                throw .importMismatch(finish.importId, "never started")
+            }
+            guard state.imports[i].finishedAt == nil else { throw .importMismatch(finish.importId, "already finished") }
         case .samplesSaved:
             preconditionFailure("saves are checked through their headers")
         }

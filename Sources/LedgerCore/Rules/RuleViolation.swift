@@ -32,6 +32,9 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     case tombstoneMismatch(UUID)
     /// A save or delete with nothing in it.
     case emptyCall(String)
+    /// An `importStarted` whose id is already used, or an `importFinished` for an
+    /// import that never started or already finished.
+    case importMismatch(UUID, String)
 
     public var description: String {
         switch self {
@@ -49,6 +52,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .unrecognizedTypeNotAllowed(let app, let type): "unrecognizedTypeNotAllowed: \(app) may not save records of unknown type \(type)"
         case .tombstoneMismatch(let u): "tombstoneMismatch: the tombstone of \(u.uuidString) does not carry its sync identity"
         case .emptyCall(let what): "emptyCall: \(what) with nothing in it"
+        case .importMismatch(let id, let why): "importMismatch: import \(id.uuidString) \(why)"
         }
     }
 

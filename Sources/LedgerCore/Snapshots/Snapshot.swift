@@ -170,6 +170,8 @@ public enum SnapshotFile {
 
     enum Section: UInt32, CaseIterable {
         case registry = 1, authorization, characteristics, counts
+        /// Written only when the ledger has imports / activity summaries.
+        case imports = 5, activitySummaries = 6
         case slots = 10, buckets, timelineSlots
         case timelines = 20, latest, tombstones, sync
     }
@@ -245,6 +247,31 @@ public enum SnapshotFile {
             for k in kinds {
                 w.u16(k)
                 w.varint(state.eventCounts[k]!)
+            }
+        }
+        if !state.imports.isEmpty {
+            small(.imports) { w in
+                w.varint(state.imports.count)
+                for entry in state.imports {
+                    w.lengthPrefixed { $0.bytes.append(contentsOf: EventCodec.payload(.importStarted(entry.start))) }
+                    w.varint(entry.startedAt)
+                    w.varint(entry.finishedAt ?? 0)
+                    w.lengthPrefixed {
+                        $0.bytes.append(contentsOf: EventCodec.payload(.importFinished(
+                            ExportImportFinish(importId: entry.start.importId, counts: entry.counts))))
+                    }
+                }
+            }
+        }
+        if !state.activitySummaries.isEmpty {
+            small(.activitySummaries) { w in
+                let days = state.activitySummaries.keys.sorted()
+                w.varint(days.count)
+                for day in days {
+                    w.lengthPrefixed {
+                        $0.bytes.append(contentsOf: EventCodec.payload(.activitySummariesRecorded([state.activitySummaries[day]!])))
+                    }
+                }
             }
         }
         let c = state.samples.columns
@@ -535,7 +562,28 @@ public enum SnapshotFile {
                 columns.syncOfSlot[slot] = SampleIndex.SyncValue(identifier: try r.string(), version: try r.zigzag())
             }
         }
+        func event(_ r: inout ByteReader, _ kind: EventKind) throws -> Event {
+            let sub = try r.lengthPrefixed()
+            return try EventCodec.decode(kind: kind.rawValue, version: kind.currentVersion, payload: sub.bytes)
+        }
+        var imports: [ImportEntry] = []
+        if small[.imports] != nil {
+            try read(.imports) { r in
+                for _ in 0..<(try r.count()) {
+                    guard case .importStarted(let start) = try event(&r, .importStarted) else { throw r.malformed("import") }
+                    let startedAt = try r.varint(), finishedAt = try r.varint()
+                    guard case .importFinished(let finish) = try event(&r, .importFinished) else { throw r.malformed("import") }
+                    imports.append(ImportEntry(start: start, startedAt: startedAt, finishedAt: finishedAt == 0 ? nil : finishedAt,
+                                               counts: finish.counts))
+                }
+            }
+        }
+        if small[.activitySummaries] != nil {
+            try read(.activitySummaries) { r in
+                for _ in 0..<(try r.count()) { events.append(try event(&r, .activitySummariesRecorded)) }
+            }
+        }
         state.restore(events: events, permissions: permissions, lastSequence: counts.0, lastRecordedAt: counts.1,
-                      eventCounts: counts.2)
+                      eventCounts: counts.2, imports: imports)
     }
 }

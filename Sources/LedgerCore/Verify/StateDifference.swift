@@ -32,6 +32,14 @@ public struct StateDifference: Sendable, Equatable, CustomStringConvertible {
         for kind in Set(a.eventCounts.keys).union(b.eventCounts.keys).sorted() where a.eventCounts[kind] != b.eventCounts[kind] {
             return StateDifference(projection: "eventCounts", key: EventKind(rawValue: kind)?.name ?? String(kind))
         }
+        for i in 0..<max(a.imports.count, b.imports.count) {
+            let x = i < a.imports.count ? a.imports[i] : nil, y = i < b.imports.count ? b.imports[i] : nil
+            if x != y { return StateDifference(projection: "imports", key: (x ?? y)!.start.importId.uuidString) }
+        }
+        for day in Set(a.activitySummaries.keys).union(b.activitySummaries.keys).sorted()
+        where a.activitySummaries[day] != b.activitySummaries[day] {
+            return StateDifference(projection: "activitySummaries", key: String(day))
+        }
         let x = a.samples, y = b.samples
         for slot in 0..<max(x.count, y.count) {
             let ex = slot < x.count ? x.entry(UInt32(slot)) : nil

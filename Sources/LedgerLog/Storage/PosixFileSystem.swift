@@ -31,8 +31,18 @@ public struct PosixFileSystem: LogFileSystem {
             }
         }
         // The parent must record the new folder durably.
-        let parent = (path as NSString).deletingLastPathComponent
-        try Self.syncDirectory(parent.isEmpty ? "." : parent)
+        try Self.syncDirectory(Self.parentFolder(of: path))
+    }
+
+    /// The folder holding `path`: `a/b` → `a`, `/a` → `/`, `L` → `.`. Computed by
+    /// hand: Foundation's `deletingLastPathComponent` traps on a one-component
+    /// relative path in Swift 6.3 on Linux.
+    static func parentFolder(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        if slash == trimmed.startIndex { return "/" }
+        return String(trimmed[..<slash])
     }
 
     public func exists(_ name: String) -> Bool {

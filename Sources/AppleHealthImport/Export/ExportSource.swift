@@ -1,0 +1,156 @@
+import Foundation
+import HealthModel
+import LedgerLog
+
+/// Where an export's XML and route files are: a zip (read with `ZipArchive`), the
+/// unzipped folder, or the XML file itself. The XML is found by its content (a
+/// `<HealthData` root near the start), never by its name: the name is localized
+/// (`export.xml`, `Export.xml`, `导出.xml`, …) and `export_cda.xml` sits beside it.
+public struct ExportSource: Sendable {
+    enum Location: Sendable {
+        case zip(ZipArchive, ZipArchive.Entry)
+        case file(String)
+    }
+
+    let location: Location
+    /// The path the user gave.
+    public let path: String
+    /// The export XML's name inside the zip or folder (for messages).
+    public let xmlName: String
+    /// The XML's size in bytes.
+    public let xmlSize: UInt64
+
+    /// How much of a file is read to recognize an export.
+    static let sniffLength = 64 << 10
+
+    /// Finds the export in `path`. Throws `notAnExport` (saying what was looked at)
+    /// or `archive`.
+    public init(path: String) throws(ImportError) {
+        self.path = path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw .notAnExport(path: path, reason: "no such file or folder")
+        }
+        if isDirectory.boolValue {
+            let candidates = Self.xmlFiles(in: path)
+            guard let found = candidates.first(where: { Self.isExportXML(Self.head(ofFile: $0)) }) else {
+                throw .notAnExport(path: path, reason: "no XML file with a <HealthData> root among \(candidates.count) XML files")
+            }
+            location = .file(found)
+            xmlName = String(found.dropFirst(path.count).drop { $0 == "/" })
+            xmlSize = (try? FileManager.default.attributesOfItem(atPath: found)[.size] as? UInt64) ?? 0
+            return
+        }
+        let head = Self.head(ofFile: path)
+        if head.starts(with: [0x50, 0x4B]) {
+            let archive: ZipArchive
+            do { archive = try ZipArchive(path: path) } catch { throw .archive(error) }
+            for entry in archive.entries where !entry.isDirectory && entry.uncompressedSize > 0 {
+                let prefix: [UInt8]
+                do { prefix = try archive.prefix(of: entry, count: Self.sniffLength) } catch let e as ArchiveError {
+                    throw .archive(e)
+                } catch {
+                    throw .notAnExport(path: path, reason: "\(error)")
+                }
+                if Self.isExportXML(prefix) {
+                    location = .zip(archive, entry)
+                    xmlName = entry.name
+                    xmlSize = entry.uncompressedSize
+                    return
+                }
+            }
+            throw .notAnExport(path: path, reason: "none of the zip's \(archive.entries.count) entries is an export XML (a <HealthData> root)")
+        }
+        guard Self.isExportXML(head) else {
+            throw .notAnExport(path: path, reason: "neither a zip nor an XML document with a <HealthData> root")
+        }
+        location = .file(path)
+        xmlName = (path as NSString).lastPathComponent
+        xmlSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64) ?? 0
+    }
+
+    /// A fresh stream of the XML's bytes (each pass reads it from the start).
+    public func openXML() throws(ImportError) -> ByteStream {
+        switch location {
+        case .zip(let archive, let entry):
+            do { return try archive.open(entry) } catch { throw .archive(error) }
+        case .file(let file):
+            do { return FileRegionStream(try ReadOnlyFile(path: file)) } catch { throw .archive(error) }
+        }
+    }
+
+    /// The points of the route file a `FileReference` names (`/workout-routes/….gpx`,
+    /// relative to the XML's folder), or nil when the export does not hold it.
+    func routeLocations(_ reference: String) throws -> [RouteLocation]? {
+        let relative = reference.hasPrefix("/") ? String(reference.dropFirst()) : reference
+        let bytes: [UInt8]
+        switch location {
+        case .zip(let archive, let xml):
+            let folder = xml.name.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+            let wanted = folder.isEmpty ? relative : folder + "/" + relative
+            guard let entry = archive.entries.first(where: { $0.name == wanted })
+                    ?? archive.entries.first(where: { $0.name.hasSuffix("/" + relative) }) else { return nil }
+            guard entry.uncompressedSize < 1 << 30 else { throw ImportError.notAnExport(path: entry.name, reason: "route file over 1 GiB") }
+            bytes = try archive.prefix(of: entry, count: Int(entry.uncompressedSize))
+        case .file(let file):
+            let url = URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(relative)
+            guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
+            bytes = [UInt8](data)
+        }
+        return try GPXRoute.locations(bytes)
+    }
+
+    // MARK: Recognizing
+
+    /// True when the bytes start an XML document whose root is `<HealthData` (the DTD
+    /// and comments may come first).
+    static func isExportXML(_ head: [UInt8]) -> Bool {
+        guard let root = find(Array("<HealthData".utf8), in: head) else { return false }
+        let after = root + 11
+        guard after < head.count else { return false }
+        let c = head[after]
+        guard c == 0x20 || c == 0x3E || c == 0x0A || c == 0x0D || c == 0x09 else { return false }
+        // Nothing but a prolog before it: the DTD's declarations all start '<!' and the
+        // XML declaration '<?', so a '<' followed by anything else is an earlier element.
+        for i in 0..<root where head[i] == 0x3C && i + 1 < head.count && head[i + 1] != 0x3F && head[i + 1] != 0x21 {
+            return false
+        }
+        return true
+    }
+
+    static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard needle.count <= haystack.count else { return nil }
+        var i = 0
+        while i + needle.count <= haystack.count {
+            if haystack[i] == needle[0] && Array(haystack[i..<i + needle.count]) == needle { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    static func head(ofFile path: String) -> [UInt8] {
+        guard let file = try? ReadOnlyFile(path: path) else { return [] }
+        var out = [UInt8](repeating: 0, count: sniffLength)
+        let n = out.withUnsafeMutableBytes { (try? file.read(at: 0, into: $0)) ?? 0 }
+        return Array(out[0..<n])
+    }
+
+    /// XML files in a folder and one level of subfolders (`apple_health_export/`), sorted.
+    static func xmlFiles(in folder: String) -> [String] {
+        var out: [String] = []
+        let fm = FileManager.default
+        for name in (try? fm.contentsOfDirectory(atPath: folder))?.sorted() ?? [] {
+            let full = folder + "/" + name
+            var dir: ObjCBool = false
+            _ = fm.fileExists(atPath: full, isDirectory: &dir)
+            if dir.boolValue {
+                for inner in (try? fm.contentsOfDirectory(atPath: full))?.sorted() ?? [] where inner.lowercased().hasSuffix(".xml") {
+                    out.append(full + "/" + inner)
+                }
+            } else if name.lowercased().hasSuffix(".xml") {
+                out.append(full)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import LedgerCore
+
+/// What an import found and did, for people (`lines`) and machines (`json`).
+public struct ImportSummary: Sendable {
+    public var importId = UUID()
+    public var exportDate: String?
+    public var locale: String?
+    public var exportVersion: String?
+    public var xmlName = ""
+    public var xmlBytes: UInt64 = 0
+    public var contentSHA256: [UInt8] = []
+    /// Top-level Records by `type` as written.
+    public var recordsByType: [String: Int] = [:]
+    public var records = 0
+    public var recordsKeptRaw = 0
+    /// Why records were kept raw, with counts.
+    public var rawReasons: [String: Int] = [:]
+    public var exactDuplicateRecords = 0
+    public var logicalDuplicateRecords = 0
+    public var metadataEntries = 0
+    public var beatLists = 0
+    public var beats = 0
+    public var correlationsByType: [String: Int] = [:]
+    public var correlationMembers = 0
+    /// Members that were not quantity samples of an admitted type (kept top-level).
+    public var correlationMembersUnlinked = 0
+    /// Top-level copies of correlation members not stored again (they are the members).
+    public var recordsStoredAsMembers = 0
+    public var workouts = 0
+    public var workoutsKeptRaw = 0
+    public var workoutEvents = 0
+    public var workoutStatistics = 0
+    public var workoutRoutes = 0
+    public var routePoints = 0
+    public var missingRouteFiles: [String] = []
+    public var activitySummaries = 0
+    public var duplicateActivitySummaryDays = 0
+    public var sources: [String] = []
+    public var characteristicsSet = 0
+    /// Samples a sync identity already in the ledger (or earlier in the export) kept out.
+    public var notSavedSyncVersion = 0
+    /// Top-level elements not imported (ClinicalRecord, Audiogram, …), by name.
+    public var skippedElements: [String: Int] = [:]
+    /// Elements skipped inside imported ones, by name.
+    public var skippedChildren: [String: Int] = [:]
+    public var unknownAttributes: [String: Int] = [:]
+    /// Samples appended (top-level: records, correlations, workouts).
+    public var samplesSaved = 0
+    public var firstSequence: UInt64 = 0
+    public var lastSequence: UInt64 = 0
+    public var again = false
+    /// Wall time of the checking pass and of the writing pass.
+    public var checkSeconds = 0.0
+    public var writeSeconds = 0.0
+
+    /// The counts `importFinished` records, in a fixed order.
+    public var counts: [ImportCount] {
+        [ImportCount("records", UInt64(records)), ImportCount("recordsKeptRaw", UInt64(recordsKeptRaw)),
+         ImportCount("exactDuplicateRecords", UInt64(exactDuplicateRecords)),
+         ImportCount("logicalDuplicateRecords", UInt64(logicalDuplicateRecords)),
+         ImportCount("correlations", UInt64(correlationsByType.values.reduce(0, +))),
+         ImportCount("correlationMembers", UInt64(correlationMembers)),
+         ImportCount("recordsStoredAsMembers", UInt64(recordsStoredAsMembers)),
+         ImportCount("workouts", UInt64(workouts)), ImportCount("workoutsKeptRaw", UInt64(workoutsKeptRaw)),
+         ImportCount("workoutEvents", UInt64(workoutEvents)), ImportCount("workoutRoutes", UInt64(workoutRoutes)),
+         ImportCount("routePoints", UInt64(routePoints)), ImportCount("activitySummaries", UInt64(activitySummaries)),
+         ImportCount("beats", UInt64(beats)), ImportCount("sources", UInt64(sources.count)),
+         ImportCount("samplesSaved", UInt64(samplesSaved)), ImportCount("notSavedSyncVersion", UInt64(notSavedSyncVersion)),
+         ImportCount("skippedElements", UInt64(skippedElements.values.reduce(0, +)))]
+    }
+
+    public var json: String {
+        var o = JSONObject()
+        o.set("importId", importId.uuidString)
+        o.set("exportDate", exportDate)
+        o.set("locale", locale)
+        o.set("exportVersion", exportVersion)
+        o.set("xml", xmlName)
+        o.set("xmlBytes", xmlBytes)
+        o.set("contentSHA256", contentSHA256.map { String(format: "%02x", $0) }.joined())
+        o.set("again", again)
+        o.set("firstSequence", firstSequence)
+        o.set("lastSequence", lastSequence)
+        for c in counts { o.set(c.name, c.value) }
+        o.set("metadataEntries", metadataEntries)
+        o.set("beatLists", beatLists)
+        o.set("correlationMembersUnlinked", correlationMembersUnlinked)
+        o.set("workoutStatistics", workoutStatistics)
+        o.set("duplicateActivitySummaryDays", duplicateActivitySummaryDays)
+        o.set("characteristicsSet", characteristicsSet)
+        o.set("checkSeconds", checkSeconds)
+        o.set("writeSeconds", writeSeconds)
+        o.set("recordsByType", Self.object(recordsByType))
+        o.set("correlationsByType", Self.object(correlationsByType))
+        o.set("rawReasons", Self.object(rawReasons))
+        o.set("skippedElements", Self.object(skippedElements))
+        o.set("skippedChildren", Self.object(skippedChildren))
+        o.set("unknownAttributes", Self.object(unknownAttributes))
+        o.setRaw("sourceNames", JSONObject.array(sources.map(JSONObject.quote)))
+        o.setRaw("missingRouteFiles", JSONObject.array(missingRouteFiles.map(JSONObject.quote)))
+        return o.string
+    }
+
+    private static func object(_ d: [String: Int]) -> JSONObject {
+        var o = JSONObject()
+        for k in d.keys.sorted() { o.set(k, d[k]!) }
+        return o
+    }
+
+    /// A readable report.
+    public var lines: [String] {
+        var out: [String] = []
+        out.append("imported \(xmlName) (\(xmlBytes) bytes, exported \(exportDate ?? "?"), export version \(exportVersion ?? "?"))\(again ? " again" : "")")
+        out.append("  events #\(firstSequence)–#\(lastSequence); import \(importId.uuidString)")
+        out.append("  records:            \(records) in \(recordsByType.count) types (\(recordsKeptRaw) kept raw)")
+        for (reason, n) in rawReasons.sorted(by: { $0.value > $1.value }).prefix(8) { out.append("    kept raw: \(n) × \(reason)") }
+        out.append("  exact duplicates:   \(exactDuplicateRecords) (imported as they are); same type/source/time/value: \(logicalDuplicateRecords)")
+        out.append("  correlations:       \(correlationsByType.values.reduce(0, +)) with \(correlationMembers) members (their \(recordsStoredAsMembers) top-level copies stored once, as members)")
+        out.append("  workouts:           \(workouts) (\(workoutEvents) events, \(workoutStatistics) statistics, \(workoutRoutes) routes, \(routePoints) route points)")
+        out.append("  activity summaries: \(activitySummaries)")
+        out.append("  HRV beats:          \(beats) in \(beatLists) lists")
+        out.append("  sources:            \(sources.count); characteristics set: \(characteristicsSet)")
+        out.append("  samples saved:      \(samplesSaved)")
+        out.append(String(format: "  time:               %.2f s checking, %.2f s writing", checkSeconds, writeSeconds))
+        if notSavedSyncVersion > 0 { out.append("  not saved (sync identity already stored at that version): \(notSavedSyncVersion)") }
+        if !skippedElements.isEmpty {
+            out.append("  not imported:       " + skippedElements.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", "))
+        }
+        if !missingRouteFiles.isEmpty { out.append("  route files missing from the export: \(missingRouteFiles.count)") }
+        return out
+    }
+}

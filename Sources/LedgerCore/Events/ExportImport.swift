@@ -1,0 +1,73 @@
+import Foundation
+import HealthModel
+
+/// The start of an import of an Apple Health export: which export (by the SHA-256
+/// of its XML and its ExportDate), and what it said that has no event of its own.
+///
+/// Invariant: `contentSHA256` is 32 bytes.
+public struct ExportImportStart: Hashable, Sendable {
+    /// Names this import; `importFinished` refers to it.
+    public let importId: UUID
+    /// SHA-256 of the export's XML bytes (the same whether read from the zip, the
+    /// unzipped folder or the XML itself).
+    public let contentSHA256: [UInt8]
+    /// `<ExportDate value=…>` as written.
+    public let exportDate: String?
+    /// `<HealthData locale=…>` as written.
+    public let locale: String?
+    /// The export's format version (from its DTD comment), when present.
+    public let exportVersion: String?
+    /// The file the user named (a zip, an XML or a folder).
+    public let sourcePath: String
+    /// True when the same export was imported before and `--again` was given.
+    public let again: Bool
+    /// Every attribute of `<Me>`, verbatim, in order (characteristic events carry
+    /// the ones this version understands).
+    public let me: [MetadataEntry]
+
+    public init(importId: UUID, contentSHA256: [UInt8], exportDate: String?, locale: String?, exportVersion: String?,
+                sourcePath: String, again: Bool, me: [MetadataEntry]) {
+        precondition(contentSHA256.count == 32, "a SHA-256 digest is 32 bytes")
+        self.importId = importId
+        self.contentSHA256 = contentSHA256
+        self.exportDate = exportDate
+        self.locale = locale
+        self.exportVersion = exportVersion
+        self.sourcePath = sourcePath
+        self.again = again
+        self.me = me
+    }
+}
+
+/// The end of an import: what it brought, by name (`records`, `samplesSaved`,
+/// `workouts`, `keptRaw`, …), in a fixed order.
+public struct ExportImportFinish: Hashable, Sendable {
+    public let importId: UUID
+    public let counts: [ImportCount]
+
+    public init(importId: UUID, counts: [ImportCount]) {
+        self.importId = importId
+        self.counts = counts
+    }
+}
+
+/// One named count of an import's summary.
+public struct ImportCount: Hashable, Sendable {
+    public let name: String
+    public let value: UInt64
+
+    public init(_ name: String, _ value: UInt64) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// An import as the ledger knows it (the `imports` projection).
+public struct ImportEntry: Hashable, Sendable {
+    public let start: ExportImportStart
+    /// The sequence number of the `importStarted` event.
+    public let startedAt: UInt64
+    /// The sequence number of the `importFinished` event, if it came.
+    public internal(set) var finishedAt: UInt64?
+    public internal(set) var counts: [ImportCount]
+}

@@ -1,0 +1,243 @@
+import Foundation
+import HealthModel
+import LedgerCore
+import LedgerLog
+import Testing
+import TestSupport
+@testable import AppleHealthImport
+
+/// The importer on `SmallExport`, whose every expected value is worked out by hand
+/// from its XML, and on broken variants of it: a failed import writes nothing.
+struct ImportBehaviourTests {
+    static func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
+
+    static func logBytes(_ dir: TemporaryDirectory) throws -> Data {
+        try Data(contentsOf: URL(fileURLWithPath: dir.path + "/" + LogWriter.logFileName))
+    }
+
+    /// Every raw sample in the ledger, in the order saved.
+    static func rawSamples(_ ledger: Ledger) async throws -> [UnrecognizedSample] {
+        var out: [UnrecognizedSample] = []
+        for slot in 0..<UInt32(await ledger.state.samples.count) where await ledger.state.samples.entry(slot).typeCode == 0 {
+            if case .unrecognized(let u) = try await ledger.sample(slot: slot) { out.append(u) }
+        }
+        return out
+    }
+
+    @Test func everyElementLandsWhereItBelongs() async throws {
+        let dir = TemporaryDirectory()
+        let path = try SmallExport.write(in: dir.path + "-export")
+        let ledger = try Ledger.create(dir.fs)
+        let summary = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger)
+
+        #expect(summary.exportDate == "2019-06-17 21:07:11 -0400")
+        #expect(summary.exportVersion == "11")
+        #expect(summary.locale == "en_US")
+        #expect(summary.records == 8)
+        #expect(summary.recordsByType == [
+            "HKQuantityTypeIdentifierBodyMass": 2, "HKQuantityTypeIdentifierHeartRateVariabilitySDNN": 1,
+            "HKQuantityTypeIdentifierBloodPressureSystolic": 1, "HKQuantityTypeIdentifierBloodPressureDiastolic": 1,
+            "HKQuantityTypeIdentifierFutureThing": 1, "HKCategoryTypeIdentifierSleepAnalysis": 1,
+            "HKQuantityTypeIdentifierStepCount": 1,
+        ])
+        #expect(summary.recordsKeptRaw == 2)
+        #expect(summary.rawReasons == ["HKQuantityTypeIdentifierFutureThing: unknown type": 1,
+                                       "HKQuantityTypeIdentifierStepCount: no value": 1])
+        #expect(summary.exactDuplicateRecords == 1)
+        #expect(summary.correlationsByType == ["HKCorrelationTypeIdentifierBloodPressure": 1])
+        #expect(summary.correlationMembers == 2)
+        #expect(summary.recordsStoredAsMembers == 2)
+        #expect(summary.workouts == 1)
+        #expect(summary.workoutEvents == 2)
+        #expect(summary.activitySummaries == 1)
+        #expect(summary.beatLists == 1)
+        #expect(summary.beats == 2)
+        #expect(Set(summary.sources) == ["Health", "Apple Watch de Ana", "Omron"])
+        #expect(summary.characteristicsSet == 4)
+        // 2 body mass + HRV + unknown + sleep + step count (raw) + correlation + workout;
+        // the two top-level blood pressure Records are the correlation's members.
+        #expect(summary.samplesSaved == 8)
+
+        // Body mass: the exact repeat stored twice, unit as written, offsets kept.
+        let mass = try await ledger.samples(SampleQuery(type: .quantity(.bodyMass)), visibility: .everything)
+        #expect(mass.count == 2)
+        for sample in mass {
+            guard case .quantity(let q) = sample else { Issue.record("not a quantity: \(sample)"); continue }
+            #expect(q.quantity.value == 165.4)
+            #expect(q.quantity.unit.spelling == "lb")
+            #expect(q.startDate == Self.date("2019-05-01T11:59:00Z"))
+            #expect(q.endDate == Self.date("2019-05-01T11:59:00Z"))
+            #expect(q.common.creationDate == Self.date("2019-05-01T12:00:00Z"))
+            #expect(q.common.writtenOffsets == WrittenOffsets(start: -14_400, end: -14_400, creation: -14_400))
+            #expect(q.common.source == Source(bundleIdentifier: "export:Health", name: "Health", version: "12.3"))
+            #expect(Array(q.common.metadata).map(\.key) == ["HKWasUserEntered"])
+            #expect(q.common.metadata["HKWasUserEntered"] == .string("1"))
+        }
+        #expect(mass[0].uuid != mass[1].uuid)
+
+        // HRV: the device string in its fields, the beats verbatim.
+        let hrv = try await ledger.samples(SampleQuery(type: .quantity(.heartRateVariabilitySDNN)), visibility: .everything)
+        guard case .quantity(let h)? = hrv.first, hrv.count == 1 else { Issue.record("HRV: \(hrv)"); return }
+        #expect(h.quantity.value == 48.2)
+        #expect(h.common.device?.name == "Apple Watch")
+        #expect(h.common.device?.manufacturer == "Apple Inc.")
+        #expect(h.common.device?.model == "Watch")
+        #expect(h.common.device?.hardwareVersion == "Watch3,2")
+        #expect(h.common.device?.softwareVersion == "5.2.1")
+        #expect(h.beats == [try InstantaneousBeat(bpm: 62, time: "9:07:11.42 PM"), try InstantaneousBeat(bpm: 64, time: "9:07:12.38 PM")])
+        #expect(h.common.writtenOffsets?.start == 7200)
+
+        // The correlation owns the blood pressure samples; they are not stored twice.
+        let pressure = try await ledger.samples(SampleQuery(type: .correlation(.bloodPressure)), visibility: .everything)
+        guard case .correlation(let c)? = pressure.first, pressure.count == 1 else { Issue.record("BP: \(pressure)"); return }
+        #expect(c.common.metadata["HKWeatherTemperature"] == .quantity(try Quantity(56, unit: "degF")))
+        #expect(c.objects.map(\.quantity.value) == [120, 80])
+        #expect(c.objects.map(\.type) == [.bloodPressureSystolic, .bloodPressureDiastolic])
+        let state = await ledger.state
+        // 8 saved objects and the correlation's 2 members are indexed; the 2 top-level
+        // copies of the members are not stored again.
+        #expect(state.samples.count == 10)
+
+        // Kept raw, never dropped.
+        // Kept raw, never dropped (out of typed queries: an app asking for step
+        // counts gets HKQuantitySamples; raw records are under type code 0).
+        let raw = try await Self.rawSamples(ledger)
+        #expect(raw.map(\.typeIdentifier) == ["HKQuantityTypeIdentifierFutureThing", "HKQuantityTypeIdentifierStepCount"])
+        #expect(raw.map(\.value) == ["3", nil])
+        #expect(raw.map(\.unit) == ["count", "count"])
+        #expect(raw.map(\.reason) == ["unknown type", "no value"])
+        #expect(try await ledger.samples(SampleQuery(type: .quantity(.stepCount)), visibility: .everything).isEmpty)
+
+        // Sleep by its value name.
+        let sleep = try await ledger.samples(SampleQuery(type: .category(.sleepAnalysis)), visibility: .everything)
+        guard case .category(let s)? = sleep.first, sleep.count == 1 else { Issue.record("sleep: \(sleep)"); return }
+        #expect(s.type.rawName(of: s.value) == "HKCategoryValueSleepAnalysisAsleepCore")
+        #expect(s.startDate == Self.date("2019-05-04T03:30:00Z"))
+        #expect(s.endDate == Self.date("2019-05-04T10:45:00Z"))
+
+        // The workout: minutes to seconds, events, totals, metadata.
+        let workouts = try await ledger.samples(SampleQuery(type: .workout), visibility: .everything)
+        guard case .workout(let w)? = workouts.first, workouts.count == 1 else { Issue.record("workout: \(workouts)"); return }
+        #expect(w.activityType == .running)
+        #expect(w.duration == 1830)
+        #expect(w.totalDistance == (try Quantity(5.1, unit: "km")))
+        #expect(w.totalEnergyBurned == (try Quantity(310, unit: "kcal")))
+        #expect(w.events.map(\.kind) == [.pause, .resume])
+        #expect(w.events.map(\.date) == [Self.date("2019-05-05T06:10:00Z"), Self.date("2019-05-05T06:12:00Z")])
+        #expect(w.common.metadata["HKIndoorWorkout"] == .string("0"))
+
+        // The activity summary, and <Me> as the profile.
+        let day = try #require(state.activitySummaries[LedgerState.dayKey(try DateOfBirth(year: 2019, month: 5, day: 5))])
+        #expect(day.activeEnergyBurned == 420.5)
+        #expect(day.activeEnergyBurnedGoal == 500)
+        #expect(day.activeEnergyBurnedUnit == "kcal")
+        #expect(day.appleExerciseTime == 32)
+        #expect(day.appleStandHours == 11)
+        let profile = try await ledger.profile()
+        #expect(profile.dateOfBirth?.description == "1985-03-14")
+        #expect(profile.biologicalSex.rawName == "HKBiologicalSexMale")
+        #expect(profile.bloodType.rawName == "HKBloodTypeONegative")
+
+        #expect(state.imports.count == 1)
+        #expect(state.imports[0].finishedAt == state.lastSequence)
+        try await ledger.close()
+        let report = try LedgerVerifier.verify(dir.fs)
+        #expect(report.isIntact)
+    }
+
+    /// The same export twice: refused, naming the first import; with `again`, imported in full.
+    @Test func aSecondImportIsRefusedUnlessAgain() async throws {
+        let dir = TemporaryDirectory()
+        let path = try SmallExport.write(in: dir.path + "-export")
+        let ledger = try Ledger.create(dir.fs)
+        let first = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger)
+        #expect(first.firstSequence == 1)
+        let before = await ledger.state.lastSequence
+        await #expect {
+            _ = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger)
+        } throws: { error in
+            guard case ImportError.alreadyImported(let exportDate, let sequence) = error else { return false }
+            return exportDate == "2019-06-17 21:07:11 -0400" && sequence == 1
+        }
+        #expect(await ledger.state.lastSequence == before)
+        let again = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger, options: ImportOptions(again: true))
+        #expect(again.again)
+        #expect(again.firstSequence == before + 1)
+        #expect(again.samplesSaved == 8)
+        let mass = try await ledger.samples(SampleQuery(type: .quantity(.bodyMass)), visibility: .everything)
+        #expect(mass.count == 4)
+        #expect(Set(mass.map(\.uuid)).count == 4)
+        #expect(await ledger.state.imports.count == 2)
+        try await ledger.close()
+        #expect(try LedgerVerifier.verify(dir.fs).isIntact)
+    }
+
+    /// Broken exports stop the import with where and why, and the ledger keeps the
+    /// exact bytes it had — here after a good import, so there is history to keep.
+    @Test(arguments: [
+        // Line 23 loses the closing quote of sourceName: the attribute then ends at the
+        // next quote, and column 77 (`c` of `creationDate`'s value) follows it directly.
+        ("malformed", #"sourceName="Omron" unit="count""#, #"sourceName="Omron unit="count""#,
+         "malformedXML: broken.xml: line 23, column 77: expected whitespace before an attribute"),
+        ("bad date", #"startDate="2019-05-03 23:30:00 -0400""#, #"startDate="2019-13-03 23:30:00 -0400""#,
+         "invalidValue: broken.xml: line 24, column 2: startDate '2019-13-03 23:30:00 -0400' is not a date"),
+        ("truncated", "</HealthData>", "",
+         "malformedXML: broken.xml: line 37, column 1: the document ends inside <HealthData>"),
+    ])
+    func brokenExportsWriteNothing(_ name: String, _ find: String, _ replace: String, _ message: String) async throws {
+        let dir = TemporaryDirectory()
+        let good = try SmallExport.write(in: dir.path + "-export")
+        let broken = SmallExport.xml.replacingOccurrences(of: find, with: replace)
+        #expect(broken != SmallExport.xml)
+        let bad = try SmallExport.write(broken, named: "broken.xml", in: dir.path + "-export")
+        let first = try Ledger.create(dir.fs)
+        _ = try await AppleHealthImporter.run(try ExportSource(path: good), into: first)
+        try await first.close()  // an open log is preallocated past its end; closed, it is exactly its records
+        let bytes = try Self.logBytes(dir)
+        let ledger = try Ledger.open(dir.fs)
+        let state = await ledger.state
+        let length = ledger.logLength, head = ledger.chainHead
+        await #expect {
+            _ = try await AppleHealthImporter.run(try ExportSource(path: bad), into: ledger, options: ImportOptions(again: true))
+        } throws: { error in
+            "\(error)" == message
+        }
+        #expect(await ledger.state == state)
+        #expect(ledger.logLength == length)
+        #expect(ledger.chainHead == head)
+        // Given up as a crashed process would (no seal, no snapshot): the log still
+        // begins with exactly the bytes it had, and verifies to the same events.
+        ledger.abandon()
+        let after = try Self.logBytes(dir)
+        // Compared as a Bool: a failing `==` on two Data makes the test library diff them byte by byte.
+        let unchanged = after.count >= bytes.count && after.prefix(bytes.count) == bytes
+        #expect(unchanged, "log was \(bytes.count) bytes, is \(after.count)")
+        let report = try LedgerVerifier.verify(dir.fs)
+        #expect(report.isIntact)
+        #expect(report.events == state.lastSequence)
+    }
+
+    /// Records HealthKit would refuse are kept raw with the reason, never dropped.
+    @Test func recordsHealthKitWouldRefuseAreKeptRaw() async throws {
+        let dir = TemporaryDirectory()
+        let xml = SmallExport.xml
+            .replacingOccurrences(of: #"value="48.2""#, with: #"value="nan""#)
+            .replacingOccurrences(of: #"endDate="2019-05-04 06:45:00 -0400""#, with: #"endDate="2019-05-02 06:45:00 -0400""#)
+        let path = try SmallExport.write(xml, in: dir.path + "-export")
+        let ledger = try Ledger.create(dir.fs)
+        let summary = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger)
+        #expect(summary.records == 8)
+        #expect(summary.samplesSaved == 8)
+        #expect(summary.rawReasons == [
+            "HKQuantityTypeIdentifierFutureThing: unknown type": 1,
+            "HKQuantityTypeIdentifierStepCount: no value": 1,
+            "HKQuantityTypeIdentifierHeartRateVariabilitySDNN: value is not a number": 1,
+            "HKCategoryTypeIdentifierSleepAnalysis: endBeforeStart: sample ends at 2019-05-02T10:45:00Z before it starts at 2019-05-04T03:30:00Z": 1,
+        ])
+        let hrv = try await Self.rawSamples(ledger).filter { $0.typeIdentifier == "HKQuantityTypeIdentifierHeartRateVariabilitySDNN" }
+        #expect(hrv.map(\.value) == ["nan"])
+        #expect(hrv.map(\.unit) == ["ms"])
+        try await ledger.close()
+        #expect(try LedgerVerifier.verify(dir.fs).isIntact)
+    }
+}
