@@ -217,6 +217,23 @@ struct ImportBehaviourTests {
         #expect(report.events == state.lastSequence)
     }
 
+    /// `<Me>`'s date of birth as some locales write it (Arabic-Indic digits), or empty.
+    @Test(arguments: [("١٩٨٥-٠٣-١٤", "1985-03-14"), ("۱۹۸۵-۰۳-۱۴", "1985-03-14"), ("", nil)])
+    func dateOfBirthInAnyDigitsOrNone(_ written: String, _ expected: String?) async throws {
+        let dir = TemporaryDirectory()
+        let xml = SmallExport.xml.replacingOccurrences(of: #"HKCharacteristicTypeIdentifierDateOfBirth="1985-03-14""#,
+                                                       with: #"HKCharacteristicTypeIdentifierDateOfBirth="\#(written)""#)
+        let path = try SmallExport.write(xml, in: dir.path + "-export")
+        let ledger = try Ledger.create(dir.fs)
+        let summary = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger)
+        #expect(try await ledger.profile().dateOfBirth?.description == expected)
+        #expect(summary.characteristicsSet == (expected == nil ? 3 : 4))
+        // <Me> is kept verbatim in importStarted whatever was set from it.
+        #expect(await ledger.state.imports.first?.start.me.first { $0.key == "HKCharacteristicTypeIdentifierDateOfBirth" }?.value
+                == .string(written))
+        try await ledger.close()
+    }
+
     /// Records HealthKit would refuse are kept raw with the reason, never dropped.
     @Test func recordsHealthKitWouldRefuseAreKeptRaw() async throws {
         let dir = TemporaryDirectory()

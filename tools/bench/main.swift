@@ -1,13 +1,14 @@
 import Foundation
 
 /// healthledger-bench: benchmarks for HealthLedger, run from release builds.
-/// See tools/README.md; `tools/bench.sh` runs them with the peers.
+/// See tools/README.md; `tools/import_bench.sh` runs the import against its peers.
 let usage = """
     USAGE: healthledger-bench [--json] SUITE...
-    SUITES: units | log | replay
+    SUITES: units | log | replay | inflate | xmlscan
     OPTIONS: --scratch DIR (default tools/scratch), --records N (default 1000000), --durable N (default 20000),
              --sizes 100,1024 (log payload sizes), --no-peers (skip the SQLite/Python peers),
-             --events N (replay suite, default 10000000)
+             --events N (replay suite, default 10000000),
+             --zip PATH (inflate suite, default tools/scratch/big.zip), --xml PATH (xmlscan suite, default tools/scratch/big.xml)
     Run from the repository root with a release build: swift run -c release healthledger-bench log
     """
 var arguments = Array(CommandLine.arguments.dropFirst())

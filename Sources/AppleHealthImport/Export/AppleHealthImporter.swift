@@ -18,8 +18,12 @@ public struct ImportOptions: Sendable {
     public var again = false
     /// Samples per save event.
     public var samplesPerEvent = 2048
-    /// Samples per log batch (one append, one checksum chain link).
-    public var samplesPerBatch = 16_384
+    /// Samples per log batch (one append, one checksum chain link). With two batches
+    /// queued and one being appended, this bounds the import's working memory:
+    /// 8,192 measured 117 MB peak on the 741,499-record export against 130 MB for
+    /// 16,384 and 111 MB for 4,096, at the same speed within the noise.
+    public var samplesPerBatch = 8192
+    /// Called now and then with how far a pass has come (on the importing thread).
     public var progress: (@Sendable (ImportProgress) -> Void)?
 
     public init(again: Bool = false, progress: (@Sendable (ImportProgress) -> Void)? = nil) {
@@ -90,7 +94,10 @@ public enum AppleHealthImporter {
     }
 
     static func check(_ source: ExportSource, ledger: Ledger, options: ImportOptions) throws -> Survey {
-        let stream = HashingStream(ReadAheadStream(try source.openXML()))
+        // Hashing runs on the read-ahead thread, beside inflating: the mapper on this
+        // thread is the slower half.
+        let hashing = HashingStream(try source.openXML())
+        let stream = ReadAheadStream(hashing)
         let scanner = XMLScanner(stream: stream, predefinedNames: ExportName.all)
         let mapper = ExportMapper(scanner: scanner, file: source.xmlName, uuids: UUIDSequence(seed: [UInt8](repeating: 0, count: 16)),
                                   routeFile: { try source.routeLocations($0) })
@@ -176,8 +183,8 @@ public enum AppleHealthImporter {
         survey.summary.unknownAttributes = mapper.unknownAttributes
         survey.summary.missingRouteFiles = mapper.missingRouteFiles
         survey.summary.xmlName = source.xmlName
-        survey.summary.xmlBytes = stream.bytes
-        survey.summary.contentSHA256 = stream.digest()
+        survey.summary.xmlBytes = hashing.bytes  // complete: `stream` returned 0 (ReadAheadStream's invariant)
+        survey.summary.contentSHA256 = hashing.digest()
         // "<!-- HealthKit Export Version: 13 -->", inside the DTD (or, without one, before the root).
         survey.summary.exportVersion = ([scanner.doctype ?? ""] + scanner.prologComments).lazy.compactMap { text -> String? in
             guard let r = text.range(of: "HealthKit Export Version:") else { return nil }

@@ -97,6 +97,7 @@ final class BatchProducer: @unchecked Sendable {
             if !run.isEmpty {
                 commands.append(.save(bundleIdentifier: AppleHealthImporter.bundleIdentifier(for: sources[runSource]), samples: run))
                 run = []
+                run.reserveCapacity(options.samplesPerEvent)  // no regrowth copies while the run fills
             }
         }
         func flush() {
@@ -113,7 +114,7 @@ final class BatchProducer: @unchecked Sendable {
         }
         func add(_ sample: Sample, source: Int) {
             defer { sampleIndex += 1 }
-            if notSaved.contains(sampleIndex) {
+            if !notSaved.isEmpty && notSaved.contains(sampleIndex) {
                 tally.notSavedSyncVersion += 1
                 return
             }
