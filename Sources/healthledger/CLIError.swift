@@ -69,7 +69,7 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
         return (ExitStatus.damaged, "damaged: \(e)")
     case let e as ImportError:
         switch e {
-        case .notAnExport(_, let reason) where reason == "no such file or folder": return (ExitStatus.notFound, e.description)
+        case .notFound: return (ExitStatus.notFound, e.description)
         case .notAnExport, .malformedXML, .invalidValue: return (ExitStatus.invalidInput, e.description)
         case .archive(let a):
             if case .io = a { return (ExitStatus.failure, e.description) }

@@ -15,14 +15,7 @@ import TestSupport
 struct GoldenImportTests {
     static let folder = SharedData.repositoryRoot.appendingPathComponent("events/golden/import-v2")
 
-    static func replayJSON(_ fs: any LogFileSystem) throws -> String {
-        let reader = try LogReader(fs)
-        let loaded = try StateLoader.load(fs, reader: reader, useSnapshots: false)
-        var fetcher = SampleFetcher(reader: reader)
-        let profile = try loaded.state.profile(fetcher: &fetcher)
-        let latest = try ReplayReport.latestSamples(loaded.state) { try fetcher.sample($0, in: loaded.state) }
-        return ReplayReport.json(loaded.state, profile: profile, latest: latest)
-    }
+    static func replayJSON(_ fs: any LogFileSystem) throws -> String { try ReplayReport.json(replaying: fs) }
 
     @Test func theImportLedgerReplaysToItsGoldenOutput() async throws {
         if ProcessInfo.processInfo.environment["HEALTHLEDGER_REGENERATE_GOLDEN"] == "1" {

@@ -48,7 +48,7 @@ struct ImportCommandTests {
 
         let missing = try CLIRunner.run(["--ledger", "M", "import-apple-health", "nothere.zip"], currentDirectory: here)
         #expect(missing.status == 4)
-        #expect(missing.stderr == "healthledger: notAnExport: nothere.zip: no such file or folder\n")
+        #expect(missing.stderr == "healthledger: notFound: nothere.zip: no such file or folder\n")
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/M"))
     }
 }

@@ -11,14 +11,7 @@ import TestSupport
 /// event or log version, keeping the old files!) with HEALTHLEDGER_REGENERATE_GOLDEN=1.
 struct GoldenLedgerTests {
 
-    static func replayJSON(_ fs: any LogFileSystem) throws -> String {
-        let reader = try LogReader(fs)
-        let loaded = try StateLoader.load(fs, reader: reader, useSnapshots: false)
-        var fetcher = SampleFetcher(reader: reader)
-        let profile = try loaded.state.profile(fetcher: &fetcher)
-        let latest = try ReplayReport.latestSamples(loaded.state) { try fetcher.sample($0, in: loaded.state) }
-        return ReplayReport.json(loaded.state, profile: profile, latest: latest)
-    }
+    static func replayJSON(_ fs: any LogFileSystem) throws -> String { try ReplayReport.json(replaying: fs) }
 
     /// The story as the release that shipped `samplesSaved` version 1 wrote it (never regenerated).
     static let tutorialV1 = SharedData.repositoryRoot.appendingPathComponent("events/golden/tutorial-v1")

@@ -29,7 +29,7 @@ public struct ExportSource: Sendable {
         self.path = path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw .notAnExport(path: path, reason: "no such file or folder")
+            throw .notFound(path: path)
         }
         if isDirectory.boolValue {
             let candidates = Self.xmlFiles(in: path)

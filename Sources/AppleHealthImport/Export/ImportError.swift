@@ -1,6 +1,8 @@
 /// Why an import did not happen. Each case says where; none leaves anything of the
 /// import in the ledger (the ledger checks the whole export before it writes).
 public enum ImportError: Error, Sendable, CustomStringConvertible {
+    /// Nothing exists at the path.
+    case notFound(path: String)
     /// The path is not a zip, an export XML or a folder holding one.
     case notAnExport(path: String, reason: String)
     /// The zip could not be read.
@@ -18,6 +20,7 @@ public enum ImportError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case .notFound(let path): "notFound: \(path): no such file or folder"
         case .notAnExport(let path, let reason): "notAnExport: \(path): \(reason)"
         case .archive(let e): "\(e)"
         case .malformedXML(let file, let e): "malformedXML: \(file): line \(e.line), column \(e.column): \(e.reason)"

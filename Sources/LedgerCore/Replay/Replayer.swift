@@ -48,7 +48,9 @@ public struct ReplayProgress: Sendable {
 /// Two stages on two threads: a reader thread scans batches (checksums), decodes
 /// each event's facts (and, for `verify`, the whole event) into chunks; the calling
 /// thread checks the rules and folds. The stages hand over chunks of about 4,096
-/// events through a bounded queue, so memory stays bounded and order is kept.
+/// events or 65,536 sample headers, whichever comes first (an import writes 2,048
+/// samples per event), through a bounded queue, so memory stays bounded and order
+/// is kept.
 public enum Replayer {
     /// What a replay reached.
     public struct Outcome: Sendable {
@@ -222,6 +224,8 @@ public enum Replayer {
     final class ChunkQueue: @unchecked Sendable {
         // @unchecked: every field is guarded by `condition`.
         static let chunkEvents = 4096
+        /// A chunk also ends at this many sample headers (~64 bytes each).
+        static let chunkSamples = 65_536
         private let condition = NSCondition()
         private var chunks: [Chunk] = []
         private let capacity: Int
@@ -246,7 +250,7 @@ public enum Replayer {
                         chunk.items.append(item)
                     }
                     chunk.batches.append(Chunk.Boundary(lastItem: chunk.items.count - 1, end: batch.endPosition))
-                    if chunk.items.count >= Self.chunkEvents {
+                    if chunk.items.count >= Self.chunkEvents || chunk.headers.count >= Self.chunkSamples {
                         guard self.put(chunk) else { return false }
                         chunk = Chunk()
                     }

@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerLog
 
 /// What `healthledger replay` prints: the profile, the latest sample per type,
 /// authorization, counts and the digest.
@@ -46,6 +47,17 @@ public enum ReplayReport {
         s.set("deleted", UInt64(state.samples.deletedCount))
         o.set("samples", s)
         return o.string
+    }
+
+    /// `json` of a whole log replayed from its first event (snapshots unused): what
+    /// the golden ledgers in `events/golden/` are compared with.
+    public static func json(replaying fs: any LogFileSystem) throws -> String {
+        let reader = try LogReader(fs)
+        let loaded = try StateLoader.load(fs, reader: reader, useSnapshots: false)
+        var fetcher = SampleFetcher(reader: reader)
+        let profile = try loaded.state.profile(fetcher: &fetcher)
+        let latest = try latestSamples(loaded.state) { try fetcher.sample($0, in: loaded.state) }
+        return json(loaded.state, profile: profile, latest: latest)
     }
 
     /// The latest live sample of every type present, in type-code order.
