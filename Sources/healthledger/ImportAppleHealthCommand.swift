@@ -27,6 +27,8 @@ enum ImportAppleHealthCommand {
             are stored once, as the members); Workouts with events, statistics,
             metadata and routes (GPX read from the export);
           - ActivitySummaries;
+          - elements with no model of their own (ClinicalRecord, Audiogram,
+            VisionPrescription, ...) kept as written, attributes and children;
           - importFinished with the counts.
         Exact repeats in the export are imported as they are and counted. The same
         export (same XML content) is refused the second time unless --again.

@@ -234,6 +234,57 @@ struct ImportBehaviourTests {
         try await ledger.close()
     }
 
+    /// Elements with no model of their own (iOS 12's ClinicalRecord, iOS 14's Audiogram)
+    /// are kept as written, in an event of their own: nothing of the export is lost.
+    @Test func elementsWithoutAModelAreKeptAsWritten() async throws {
+        let dir = TemporaryDirectory()
+        let extra = """
+             <ClinicalRecord type="HKClinicalTypeIdentifierLabResultRecord" identifier="abc" sourceName="Hospital" fhirVersion="1.0.2" receivedDate="2019-05-01 10:00:00 -0400" resourceFilePath="/clinical-records/abc.json"/>
+             <Audiogram type="HKDataTypeIdentifierAudiogram" sourceName="Mimi" startDate="2019-05-02 10:00:00 -0400" endDate="2019-05-02 10:05:00 -0400">
+              <SensitivityPoint frequencyValue="1000" frequencyUnit="Hz" leftEarValue="15" leftEarUnit="dBHL"/>
+              <SensitivityPoint frequencyValue="2000" frequencyUnit="Hz" leftEarValue="20" leftEarUnit="dBHL">
+               <Masked value="1"/>
+              </SensitivityPoint>
+             </Audiogram>
+            </HealthData>
+            """
+        let xml = SmallExport.xml.replacingOccurrences(of: "</HealthData>", with: extra)
+        let path = try SmallExport.write(xml, in: dir.path + "-export")
+        let ledger = try Ledger.create(dir.fs)
+        let summary = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger)
+        #expect(summary.keptElements == ["ClinicalRecord": 1, "Audiogram": 1])
+        #expect(summary.samplesSaved == 8)
+        #expect(summary.lines.contains("  kept as written:    1 × Audiogram, 1 × ClinicalRecord"))
+        try await ledger.close()
+
+        var kept: [ExportElement] = []
+        let reader = try LogReader(dir.fs)
+        _ = try reader.forEachRecord { record in
+            if record.kind == EventKind.exportElementsKept.rawValue,
+               case .exportElementsKept(let elements) = try EventCodec.decode(kind: record.kind, version: record.kindVersion,
+                                                                               payload: record.payload) {
+                kept += elements
+            }
+            return true
+        }
+        func node(_ depth: Int, _ name: String, _ attributes: KeyValuePairs<String, String>) -> ExportElement.Node {
+            ExportElement.Node(depth: depth, name: name, attributes: attributes.map { MetadataEntry(key: $0.key, value: .string($0.value)) })
+        }
+        #expect(kept == [
+            try ExportElement(nodes: [node(0, "ClinicalRecord", [
+                "type": "HKClinicalTypeIdentifierLabResultRecord", "identifier": "abc", "sourceName": "Hospital",
+                "fhirVersion": "1.0.2", "receivedDate": "2019-05-01 10:00:00 -0400", "resourceFilePath": "/clinical-records/abc.json"])]),
+            try ExportElement(nodes: [
+                node(0, "Audiogram", ["type": "HKDataTypeIdentifierAudiogram", "sourceName": "Mimi",
+                                      "startDate": "2019-05-02 10:00:00 -0400", "endDate": "2019-05-02 10:05:00 -0400"]),
+                node(1, "SensitivityPoint", ["frequencyValue": "1000", "frequencyUnit": "Hz", "leftEarValue": "15", "leftEarUnit": "dBHL"]),
+                node(1, "SensitivityPoint", ["frequencyValue": "2000", "frequencyUnit": "Hz", "leftEarValue": "20", "leftEarUnit": "dBHL"]),
+                node(2, "Masked", ["value": "1"]),
+            ]),
+        ])
+        #expect(try LedgerVerifier.verify(dir.fs).isIntact)
+    }
+
     /// Records HealthKit would refuse are kept raw with the reason, never dropped.
     @Test func recordsHealthKitWouldRefuseAreKeptRaw() async throws {
         let dir = TemporaryDirectory()

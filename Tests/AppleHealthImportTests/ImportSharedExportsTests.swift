@@ -40,6 +40,11 @@ struct ImportSharedExportsTests {
         #expect(summary.exactDuplicateRecords == expected.exactDuplicates)
         #expect(summary.logicalDuplicateRecords == expected.logicalDuplicates)
         #expect(summary.exportDate == expected.exportDate)
+        // Every element and attribute of the real exports has a place: nothing skipped.
+        #expect(summary.keptElements.isEmpty)
+        #expect(summary.skippedChildren.isEmpty)
+        #expect(summary.unknownAttributes.isEmpty)
+        #expect(summary.missingRouteFiles.isEmpty)
         // Nothing dropped: every top-level Record is a sample (members once, as members).
         #expect(summary.samplesSaved == summary.records - summary.recordsStoredAsMembers
                 + summary.correlationsByType.values.reduce(0, +) + summary.workouts)

@@ -75,7 +75,22 @@ struct CodecTests {
             .samplesSaved(app: 1, samples: try Self.richSamples().map { SavedSample($0, replaces: $0.uuid == fixedUUID(100) ? fixedUUID(9) : nil) }),
             .samplesDeleted(actor: .owner, objects: [DeletedObject(uuid: fixedUUID(1), syncIdentifier: "s", syncVersion: 7)], reason: "typo"),
             .samplesDeleted(actor: .app(3), objects: [DeletedObject(uuid: fixedUUID(2))], reason: nil),
+            .activitySummariesRecorded([try ActivitySummary(day: try DateOfBirth(year: 2019, month: 5, day: 5),
+                                                            numbers: [420.5, 500, nil, nil, 32, 30, 11, 12],
+                                                            activeEnergyBurnedUnit: "kcal",
+                                                            otherAttributes: [MetadataEntry(key: "appleMoveMode", value: .string("x"))])]),
+            .importStarted(ExportImportStart(importId: fixedUUID(30), contentSHA256: [UInt8](repeating: 7, count: 32),
+                                             exportDate: "2019-06-17 21:07:11 -0400", locale: "en_US", exportVersion: "11",
+                                             sourcePath: "export.zip", again: false,
+                                             me: [MetadataEntry(key: "HKCharacteristicTypeIdentifierDateOfBirth", value: .string(""))])),
+            .importFinished(ExportImportFinish(importId: fixedUUID(30), counts: [ImportCount("records", 8), ImportCount("beats", 0)])),
+            .exportElementsKept([try ExportElement(nodes: [
+                ExportElement.Node(depth: 0, name: "Audiogram", attributes: [MetadataEntry(key: "sourceName", value: .string("Mimi"))]),
+                ExportElement.Node(depth: 1, name: "SensitivityPoint", attributes: []),
+                ExportElement.Node(depth: 2, name: "Masked", attributes: [MetadataEntry(key: "value", value: .string("1"))]),
+            ])]),
         ]
+        #expect(Set(events.map(\.kind)) == Set(EventKind.allCases))
         for event in events {
             let decoded = try Self.roundTrip(event, source: source)
             // A decoded sample carries its source name from the registry, its version from the record.

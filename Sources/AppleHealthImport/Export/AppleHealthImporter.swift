@@ -165,8 +165,8 @@ public enum AppleHealthImporter {
             case .activitySummary(let a):
                 survey.summary.activitySummaries += 1
                 if !days.insert(LedgerState.dayKey(a.day)).inserted { survey.summary.duplicateActivitySummaryDays += 1 }
-            case .skipped(let name):
-                survey.summary.skippedElements[name, default: 0] += 1
+            case .kept(let element):
+                survey.summary.keptElements[element.name, default: 0] += 1
             }
             if let progress = options.progress, scanner.bytesConsumed - lastProgress > 8 << 20 {
                 lastProgress = scanner.bytesConsumed

@@ -88,6 +88,7 @@ final class BatchProducer: @unchecked Sendable {
         var run: [Sample] = []
         var runSource = -1
         var summaries: [ActivitySummary] = []
+        var kept: [ExportElement] = []
         var sampleIndex = 0
         var recordsSeen = 0
         var lastProgress: UInt64 = 0
@@ -105,6 +106,10 @@ final class BatchProducer: @unchecked Sendable {
             if !summaries.isEmpty {
                 commands.append(.recordActivitySummaries(summaries))
                 summaries = []
+            }
+            if !kept.isEmpty {
+                commands.append(.keepExportElements(kept))
+                kept = []
             }
             guard !commands.isEmpty else { return }
             lock.withLock { counted = tally }
@@ -150,7 +155,10 @@ final class BatchProducer: @unchecked Sendable {
             case .activitySummary(let a):
                 summaries.append(a)
                 if summaries.count >= 1000 { endRun(); commands.append(.recordActivitySummaries(summaries)); summaries = [] }
-            case .healthData, .exportDate, .me, .skipped:
+            case .kept(let element):
+                kept.append(element)
+                if kept.count >= 256 { endRun(); commands.append(.keepExportElements(kept)); kept = [] }
+            case .healthData, .exportDate, .me:
                 break
             }
             if let progress = options.progress, scanner.bytesConsumed - lastProgress > 8 << 20 {

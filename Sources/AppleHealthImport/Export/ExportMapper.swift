@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerCore
 
 /// One top-level element of an export, mapped to the health model.
 enum ExportItem {
@@ -10,9 +11,9 @@ enum ExportItem {
     case correlation(MappedCorrelation)
     case workout(MappedWorkout)
     case activitySummary(ActivitySummary)
-    /// A top-level element this version does not import (ClinicalRecord, Audiogram,
-    /// VisionPrescription, …), skipped whole and counted by name.
-    case skipped(String)
+    /// A top-level element this version has no model for (ClinicalRecord, Audiogram,
+    /// VisionPrescription, …), kept whole as written.
+    case kept(ExportElement)
 }
 
 /// A Record as a sample, with what the importer counts and links by.
@@ -141,9 +142,9 @@ final class ExportMapper {
                 try skipToEnd()
                 return .exportDate(value)
             case .Me?:
-                let attributes = scanner.allAttributes().map { MetadataEntry(key: $0.0, value: .string($0.1)) }
+                let me = attributes()
                 try skipToEnd()
-                return .me(attributes)
+                return .me(me)
             case .Record?:
                 return .record(try record())
             case .Correlation?:
@@ -153,11 +154,40 @@ final class ExportMapper {
             case .ActivitySummary?:
                 return .activitySummary(try activitySummary())
             default:
-                let name = scanner.name(element)
-                try skipToEnd()
-                return .skipped(name)
+                return .kept(try keptElement())
             }
         }
+    }
+
+    /// Most elements one kept element may hold (a ClinicalRecord or an Audiogram
+    /// holds a few dozen); more is refused as not an export.
+    static let keptNodeLimit = 100_000
+
+    /// The current element and everything inside it, as written.
+    private func keptElement() throws(ImportError) -> ExportElement {
+        let depth = scanner.depth
+        var nodes = [ExportElement.Node(depth: 0, name: scanner.name(scanner.element), attributes: attributes())]
+        while true {
+            switch try nextToken() {
+            case .endElement where scanner.depth == depth - 1:
+                do { return try ExportElement(nodes: nodes) } catch { throw invalid("\(error)") }
+            case .endElement:
+                continue
+            case .endOfDocument:
+                throw invalid("the document ends inside an element")
+            case .startElement:
+                guard nodes.count < Self.keptNodeLimit else {
+                    throw invalid("<\(nodes[0].name)> holds more than \(Self.keptNodeLimit) elements")
+                }
+                nodes.append(ExportElement.Node(depth: scanner.depth - depth, name: scanner.name(scanner.element),
+                                                attributes: attributes()))
+            }
+        }
+    }
+
+    /// The current tag's attributes, verbatim and in order.
+    private func attributes() -> [MetadataEntry] {
+        scanner.allAttributes().map { MetadataEntry(key: $0.0, value: .string($0.1)) }
     }
 
     /// Reads to the end of the current element, counting what is skipped inside.

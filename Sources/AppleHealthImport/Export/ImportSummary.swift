@@ -40,8 +40,9 @@ public struct ImportSummary: Sendable {
     public var characteristicsSet = 0
     /// Samples a sync identity already in the ledger (or earlier in the export) kept out.
     public var notSavedSyncVersion = 0
-    /// Top-level elements not imported (ClinicalRecord, Audiogram, …), by name.
-    public var skippedElements: [String: Int] = [:]
+    /// Top-level elements kept as written (ClinicalRecord, Audiogram, …: no model of
+    /// their own), by name.
+    public var keptElements: [String: Int] = [:]
     /// Elements skipped inside imported ones, by name.
     public var skippedChildren: [String: Int] = [:]
     public var unknownAttributes: [String: Int] = [:]
@@ -67,7 +68,7 @@ public struct ImportSummary: Sendable {
          ImportCount("routePoints", UInt64(routePoints)), ImportCount("activitySummaries", UInt64(activitySummaries)),
          ImportCount("beats", UInt64(beats)), ImportCount("sources", UInt64(sources.count)),
          ImportCount("samplesSaved", UInt64(samplesSaved)), ImportCount("notSavedSyncVersion", UInt64(notSavedSyncVersion)),
-         ImportCount("skippedElements", UInt64(skippedElements.values.reduce(0, +)))]
+         ImportCount("keptElements", UInt64(keptElements.values.reduce(0, +)))]
     }
 
     public var json: String {
@@ -94,7 +95,7 @@ public struct ImportSummary: Sendable {
         o.set("recordsByType", Self.object(recordsByType))
         o.set("correlationsByType", Self.object(correlationsByType))
         o.set("rawReasons", Self.object(rawReasons))
-        o.set("skippedElements", Self.object(skippedElements))
+        o.set("keptElements", Self.object(keptElements))
         o.set("skippedChildren", Self.object(skippedChildren))
         o.set("unknownAttributes", Self.object(unknownAttributes))
         o.setRaw("sourceNames", JSONObject.array(sources.map(JSONObject.quote)))
@@ -124,8 +125,8 @@ public struct ImportSummary: Sendable {
         out.append("  samples saved:      \(samplesSaved)")
         out.append(String(format: "  time:               %.2f s checking, %.2f s writing", checkSeconds, writeSeconds))
         if notSavedSyncVersion > 0 { out.append("  not saved (sync identity already stored at that version): \(notSavedSyncVersion)") }
-        if !skippedElements.isEmpty {
-            out.append("  not imported:       " + skippedElements.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", "))
+        if !keptElements.isEmpty {
+            out.append("  kept as written:    " + keptElements.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", "))
         }
         if !missingRouteFiles.isEmpty { out.append("  route files missing from the export: \(missingRouteFiles.count)") }
         return out

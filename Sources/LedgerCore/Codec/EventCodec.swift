@@ -99,6 +99,16 @@ public enum EventCodec {
             w.string(s.sourcePath)
             w.u8(s.again ? 1 : 0)
             stringPairs(s.me, into: &w)
+        case .exportElementsKept(let elements):
+            w.varint(elements.count)
+            for element in elements {
+                w.varint(element.nodes.count)
+                for node in element.nodes {
+                    w.varint(node.depth)
+                    w.string(node.name)
+                    stringPairs(node.attributes, into: &w)
+                }
+            }
         case .importFinished(let f):
             w.uuid(f.importId)
             w.varint(f.counts.count)
@@ -235,6 +245,23 @@ public enum EventCodec {
             var counts: [ImportCount] = []
             for _ in 0..<n { counts.append(ImportCount(try r.string(), try r.varint())) }
             event = .importFinished(ExportImportFinish(importId: id, counts: counts))
+        case .exportElementsKept:
+            try owner()
+            let n = try r.count(limit: r.remaining)
+            var elements: [ExportElement] = []
+            for _ in 0..<n {
+                let at = r.absolutePosition
+                let count = try r.count(limit: r.remaining)
+                var nodes: [ExportElement.Node] = []
+                for _ in 0..<count {
+                    nodes.append(ExportElement.Node(depth: try r.count(limit: 1 << 16), name: try r.string(),
+                                                    attributes: try stringPairs(&r)))
+                }
+                do { elements.append(try ExportElement(nodes: nodes)) } catch {
+                    throw .malformed(offset: at, reason: "\(error)")
+                }
+            }
+            event = .exportElementsKept(elements)
         }
         try r.finish()
         return event

@@ -134,13 +134,15 @@ public enum Event: Hashable, Sendable {
     case importStarted(ExportImportStart)
     /// An import finished, with its counts. Actor: the owner.
     case importFinished(ExportImportFinish)
+    /// Elements of an export kept as written (no model of their own). Actor: the owner.
+    case exportElementsKept([ExportElement])
 
     /// Who caused the event.
     public var actor: ActorID {
         switch self {
         case .appRegistered(let app, _), .authorizationRequested(let app, _, _), .samplesSaved(let app, _): .app(app)
         case .authorizationDecided, .characteristicSet, .characteristicCleared, .activitySummariesRecorded,
-             .importStarted, .importFinished: .owner
+             .importStarted, .importFinished, .exportElementsKept: .owner
         case .samplesDeleted(let actor, _, _): actor
         }
     }
@@ -158,6 +160,7 @@ public enum Event: Hashable, Sendable {
         case .activitySummariesRecorded: .activitySummariesRecorded
         case .importStarted: .importStarted
         case .importFinished: .importFinished
+        case .exportElementsKept: .exportElementsKept
         }
     }
 }
@@ -174,6 +177,7 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case activitySummariesRecorded = 8
     case importStarted = 9
     case importFinished = 10
+    case exportElementsKept = 11
 
     /// The version this release writes for the kind (`kindVersion`). Version 2 of
     /// `samplesSaved` added sample flags 64 (written UTC offsets) and 128 (HRV beats)

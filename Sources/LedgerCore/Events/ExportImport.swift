@@ -71,3 +71,42 @@ public struct ImportEntry: Hashable, Sendable {
     public internal(set) var finishedAt: UInt64?
     public internal(set) var counts: [ImportCount]
 }
+
+/// An element of an export this release has no model for (a `ClinicalRecord`, an
+/// `Audiogram` with its `SensitivityPoint`s, a `VisionPrescription`, whatever a
+/// later iOS adds at the top level), kept as written so that nothing of the export
+/// is lost: the element and everything inside it, in document order.
+///
+/// Invariants: `nodes` is not empty; `nodes[0]` is the element itself at depth 0;
+/// every later node is at a depth of 1 up to one more than the node before it.
+public struct ExportElement: Hashable, Sendable {
+    /// One element: how deep below the kept one, its name, its attributes verbatim.
+    public struct Node: Hashable, Sendable {
+        public let depth: Int
+        public let name: String
+        public let attributes: [MetadataEntry]
+
+        public init(depth: Int, name: String, attributes: [MetadataEntry]) {
+            self.depth = depth
+            self.name = name
+            self.attributes = attributes
+        }
+    }
+
+    public let nodes: [Node]
+
+    /// The kept element's name (`Audiogram`).
+    public var name: String { nodes[0].name }
+
+    /// Throws `invalidField` unless the nodes form one element's tree (see the invariants).
+    public init(nodes: [Node]) throws(HealthModelError) {
+        guard let first = nodes.first, first.depth == 0 else {
+            throw .invalidField(field: "export element", reason: "the first node must be the element itself, at depth 0")
+        }
+        for (previous, node) in zip(nodes, nodes.dropFirst()) where node.depth < 1 || node.depth > previous.depth + 1 {
+            throw .invalidField(field: "export element",
+                                reason: "node \(node.name) at depth \(node.depth) after depth \(previous.depth)")
+        }
+        self.nodes = nodes
+    }
+}

@@ -79,6 +79,8 @@ public struct LedgerState: Sendable, Equatable {
                     imports[i].finishedAt = sequence
                     imports[i].counts = finish.counts
                 }
+            case .exportElementsKept:
+                break  // no projection: the log keeps them; `log` and `audit` show them
             case .samplesSaved:
                 preconditionFailure("saves fold through their headers")
             }

@@ -54,6 +54,18 @@ public enum EventJSON {
             }))
         case .activitySummariesRecorded(let summaries):
             o.setRaw("summaries", JSONObject.array(summaries.map { ActivitySummaryJSON.object($0).string }))
+        case .exportElementsKept(let elements):
+            o.setRaw("elements", JSONObject.array(elements.map { element in
+                JSONObject.array(element.nodes.map { node in
+                    var n = JSONObject()
+                    n.set("depth", node.depth)
+                    n.set("name", node.name)
+                    var attributes = JSONObject()
+                    for a in node.attributes { attributes.set(a.key, a.value.description) }
+                    n.setRaw("attributes", attributes.string)
+                    return n.string
+                })
+            }))
         case .importStarted(let s):
             o.set("importId", s.importId.uuidString)
             o.set("contentSHA256", s.contentSHA256.map { String(format: "%02x", $0) }.joined())
@@ -92,6 +104,8 @@ public enum EventJSON {
             return head + "\tdeleted \(objects.map(\.uuid.uuidString).joined(separator: ","))" + (reason.map { " (\($0))" } ?? "")
         case .activitySummariesRecorded(let summaries):
             return head + "\t\(summaries.count) activity summar\(summaries.count == 1 ? "y" : "ies")"
+        case .exportElementsKept(let elements):
+            return head + "\tkept as written: " + elements.map(\.name).joined(separator: ", ")
         case .importStarted(let s):
             return head + "\timport \(s.importId.uuidString) of \(s.sourcePath) (exported \(s.exportDate ?? "?"))" + (s.again ? " again" : "")
         case .importFinished(let f):

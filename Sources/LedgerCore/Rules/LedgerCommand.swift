@@ -25,6 +25,8 @@ public enum LedgerCommand: Sendable {
     case startImport(ExportImportStart)
     /// The owner finishes an import.
     case finishImport(ExportImportFinish)
+    /// The owner keeps elements of an export that have no model, as written.
+    case keepExportElements([ExportElement])
 }
 
 /// decide(command, state) → events.
@@ -120,6 +122,8 @@ public enum LedgerDecider {
             return [.importStarted(start)]
         case .finishImport(let finish):
             return [.importFinished(finish)]
+        case .keepExportElements(let elements):
+            return [.exportElementsKept(elements)]
         }
     }
 }

@@ -152,6 +152,8 @@ enum LedgerRules {
             }
         case .activitySummariesRecorded(let summaries):
             guard !summaries.isEmpty else { throw .emptyCall("an activity summary record") }
+        case .exportElementsKept(let elements):
+            guard !elements.isEmpty else { throw .emptyCall("a kept-elements record") }
         case .importStarted(let start):
             guard state.imports.firstIndex(where: { $0.start.importId == start.importId }) == nil else {
                 throw .importMismatch(start.importId, "was already started")
