@@ -285,6 +285,56 @@ struct ImportBehaviourTests {
         #expect(try LedgerVerifier.verify(dir.fs).isIntact)
     }
 
+    /// Children with no model inside known elements (iOS 16's WorkoutActivity, something
+    /// new inside a WorkoutEvent or a Record) are kept too, under a root naming the
+    /// sample they were in.
+    @Test func childrenWithoutAModelAreKeptUnderTheirSample() async throws {
+        let dir = TemporaryDirectory()
+        let xml = SmallExport.xml
+            .replacingOccurrences(of: #"  <MetadataEntry key="HKIndoorWorkout" value="0"/>"#, with: """
+                  <MetadataEntry key="HKIndoorWorkout" value="0"/>
+                  <WorkoutActivity uuid="A1" startDate="2019-05-05 08:00:00 +0200"><Inner n="1"/></WorkoutActivity>
+                """)
+            .replacingOccurrences(of: #"<WorkoutEvent type="HKWorkoutEventTypePause" date="2019-05-05 08:10:00 +0200" duration="0" durationUnit="min"/>"#,
+                                  with: #"<WorkoutEvent type="HKWorkoutEventTypePause" date="2019-05-05 08:10:00 +0200" duration="0" durationUnit="min"><Future x="y"/></WorkoutEvent>"#)
+            .replacingOccurrences(of: #"  <MetadataEntry key="HKWasUserEntered" value="1"/>"#,
+                                  with: #"  <MetadataEntry key="HKWasUserEntered" value="1"/><Annotation text="after a run"/>"#)
+        let path = try SmallExport.write(xml, in: dir.path + "-export")
+        let ledger = try Ledger.create(dir.fs)
+        let summary = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger)
+        // Both body-mass Records held the MetadataEntry the Annotation follows.
+        #expect(summary.keptChildren == ["WorkoutActivity": 1, "Future": 1, "Annotation": 2])
+        #expect(summary.samplesSaved == 8)
+        #expect(summary.exactDuplicateRecords == 1)
+        let workout = try #require(try await ledger.samples(SampleQuery(type: .workout), visibility: .everything).first)
+        let mass = try await ledger.samples(SampleQuery(type: .quantity(.bodyMass)), visibility: .everything).map(\.uuid.uuidString)
+        try await ledger.close()
+
+        var kept: [ExportElement] = []
+        _ = try LogReader(dir.fs).forEachRecord { record in
+            if record.kind == EventKind.exportElementsKept.rawValue,
+               case .exportElementsKept(let elements) = try EventCodec.decode(kind: record.kind, version: record.kindVersion,
+                                                                               payload: record.payload) {
+                kept += elements
+            }
+            return true
+        }
+        func node(_ depth: Int, _ name: String, _ attributes: KeyValuePairs<String, String>) -> ExportElement.Node {
+            ExportElement.Node(depth: depth, name: name, attributes: attributes.map { MetadataEntry(key: $0.key, value: .string($0.value)) })
+        }
+        let w = workout.uuid.uuidString
+        #expect(kept.count == 4)
+        #expect(Set(kept.prefix(2).map { $0.nodes[0].attributes.first?.value.description ?? "" }) == Set(mass))
+        #expect(kept.prefix(2).map { Array($0.nodes.dropFirst()) } == [[node(1, "Annotation", ["text": "after a run"])],
+                                                                      [node(1, "Annotation", ["text": "after a run"])]])
+        #expect(kept.dropFirst(2).map(\.nodes) == [
+            [node(0, "Workout", ["uuid": w]), node(1, "WorkoutActivity", ["uuid": "A1", "startDate": "2019-05-05 08:00:00 +0200"]),
+             node(2, "Inner", ["n": "1"])],
+            [node(0, "Workout", ["uuid": w]), node(1, "WorkoutEvent", [:]), node(2, "Future", ["x": "y"])],
+        ])
+        #expect(try LedgerVerifier.verify(dir.fs).isIntact)
+    }
+
     /// Records HealthKit would refuse are kept raw with the reason, never dropped.
     @Test func recordsHealthKitWouldRefuseAreKeptRaw() async throws {
         let dir = TemporaryDirectory()

@@ -42,7 +42,7 @@ struct ImportSharedExportsTests {
         #expect(summary.exportDate == expected.exportDate)
         // Every element and attribute of the real exports has a place: nothing skipped.
         #expect(summary.keptElements.isEmpty)
-        #expect(summary.skippedChildren.isEmpty)
+        #expect(summary.keptChildren.isEmpty)
         #expect(summary.unknownAttributes.isEmpty)
         #expect(summary.missingRouteFiles.isEmpty)
         // Nothing dropped: every top-level Record is a sample (members once, as members).

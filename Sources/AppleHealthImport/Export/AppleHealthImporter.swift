@@ -122,6 +122,7 @@ public enum AppleHealthImporter {
             }
         }
         while let item = try mapper.next() {
+            _ = mapper.takeKeptChildren()  // counted by the mapper; written by the second pass
             switch item {
             case .healthData(let locale):
                 survey.summary.locale = locale
@@ -179,7 +180,7 @@ public enum AppleHealthImporter {
         while try stream.read(into: tail) > 0 {}
         while survey.sourceTypes.count < mapper.sources.count { survey.sourceTypes.append([]) }
         survey.summary.sources = mapper.sources
-        survey.summary.skippedChildren = mapper.skippedChildren
+        survey.summary.keptChildren = mapper.keptChildCounts
         survey.summary.unknownAttributes = mapper.unknownAttributes
         survey.summary.missingRouteFiles = mapper.missingRouteFiles
         survey.summary.xmlName = source.xmlName

@@ -132,6 +132,11 @@ final class BatchProducer: @unchecked Sendable {
         }
 
         while !stopped, let item = try mapper.next() {
+            let children = mapper.takeKeptChildren()
+            if !children.isEmpty {
+                kept += children
+                if kept.count >= 256 { endRun(); commands.append(.keepExportElements(kept)); kept = [] }
+            }
             switch item {
             case .record(let r):
                 recordsSeen += 1

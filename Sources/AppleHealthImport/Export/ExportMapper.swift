@@ -56,7 +56,6 @@ struct MappedWorkout {
     var statistics: Int
     var routes: Int
     var routePoints: Int
-    var skippedChildren: [String]
 }
 
 /// Walks an export's XML and maps each top-level element to model values. The same
@@ -89,8 +88,16 @@ final class ExportMapper {
     private var versions: [String] = []
     /// Sample sources by (source index, version index + 1): one value per pair.
     private var sourceValues: [Int: Source] = [:]
-    /// Counts of elements skipped inside known elements, by name.
-    private(set) var skippedChildren: [String: Int] = [:]
+    /// Counts of elements with no model found inside a known element (a Record,
+    /// Correlation, Workout, ActivitySummary, Me), by name: each is kept as written.
+    private(set) var keptChildCounts: [String: Int] = [:]
+    /// Children with no model, each as an `ExportElement` whose root names the
+    /// sample (`Workout uuid=…`) or day (`ActivitySummary dateComponents=…`) it was
+    /// in; the importer takes them after every item (`takeKeptChildren`).
+    private var keptChildren: [ExportElement] = []
+    /// Subtrees of children with no model read since their element began, waiting
+    /// for that element's UUID (a path of element names, then the child's nodes).
+    private var pendingChildren: [[ExportElement.Node]] = []
     /// Attributes this version does not read, by element and name.
     private(set) var unknownAttributes: [String: Int] = [:]
     /// Routes whose file was missing from the export.
@@ -139,11 +146,15 @@ final class ExportMapper {
             switch ExportName(rawValue: element) {
             case .ExportDate?:
                 let value = scanner.string(ExportName.value.id) ?? ""
-                try skipToEnd()
+                let mark = pendingChildren.count
+                try keepChildrenToEnd(below: scanner.depth)
+                try attachPendingChildren(from: mark, to: "ExportDate", [])
                 return .exportDate(value)
             case .Me?:
                 let me = attributes()
-                try skipToEnd()
+                let mark = pendingChildren.count
+                try keepChildrenToEnd(below: scanner.depth)
+                try attachPendingChildren(from: mark, to: "Me", [])
                 return .me(me)
             case .Record?:
                 return .record(try record())
@@ -190,16 +201,68 @@ final class ExportMapper {
         scanner.allAttributes().map { MetadataEntry(key: $0.0, value: .string($0.1)) }
     }
 
-    /// Reads to the end of the current element, counting what is skipped inside.
-    private func skipToEnd(counting: Bool = false) throws(ImportError) {
+    /// The children kept since the last call, in document order.
+    func takeKeptChildren() -> [ExportElement] {
+        defer { keptChildren.removeAll(keepingCapacity: true) }
+        return keptChildren
+    }
+
+    /// Reads the current element (a child with no model) whole into `pendingChildren`,
+    /// after the names of the elements between it and the element at `sampleDepth`
+    /// (the WorkoutEvent a child of a WorkoutEvent was in), kept as nodes by name.
+    private func keepChild(below sampleDepth: Int) throws(ImportError) {
+        let depth = scanner.depth
+        let path = (sampleDepth + 1 ..< depth).map { scanner.name(scanner.openElement(atDepth: $0)) }
+        let base = path.count + 1
+        var nodes = path.enumerated().map { ExportElement.Node(depth: $0.offset + 1, name: $0.element, attributes: []) }
+        let name = scanner.name(scanner.element)
+        keptChildCounts[name, default: 0] += 1
+        nodes.append(ExportElement.Node(depth: base, name: name, attributes: attributes()))
+        while true {
+            switch try nextToken() {
+            case .endElement where scanner.depth == depth - 1:
+                pendingChildren.append(nodes)
+                return
+            case .endElement:
+                continue
+            case .endOfDocument:
+                throw invalid("the document ends inside an element")
+            case .startElement:
+                guard nodes.count < Self.keptNodeLimit else { throw invalid("<\(name)> holds more than \(Self.keptNodeLimit) elements") }
+                nodes.append(ExportElement.Node(depth: base + scanner.depth - depth, name: scanner.name(scanner.element),
+                                                attributes: attributes()))
+            }
+        }
+    }
+
+    /// Reads to the end of the current element, keeping every child it has.
+    private func keepChildrenToEnd(below sampleDepth: Int) throws(ImportError) {
         let depth = scanner.depth
         while true {
-            let token: XMLScanner.Token
-            do { token = try scanner.next() } catch { throw .malformedXML(file: file, error) }
-            if token == .endElement && scanner.depth == depth - 1 { return }
-            if token == .startElement && counting { skippedChildren[scanner.name(scanner.element), default: 0] += 1 }
-            if token == .endOfDocument { throw invalid("the document ends inside an element") }
+            switch try nextToken() {
+            case .endElement where scanner.depth == depth - 1: return
+            case .endElement: continue
+            case .endOfDocument: throw invalid("the document ends inside an element")
+            case .startElement: try keepChild(below: sampleDepth)
+            }
         }
+    }
+
+    /// Moves the children pending since `mark` to `keptChildren`, each under a root
+    /// node naming the element they were in.
+    /// (`attributes` is evaluated only when there are any: this runs for every Record.)
+    private func attachPendingChildren(from mark: Int, to element: String,
+                                       _ attributes: @autoclosure () -> [MetadataEntry]) throws(ImportError) {
+        guard pendingChildren.count > mark else { return }
+        let root = ExportElement.Node(depth: 0, name: element, attributes: attributes())
+        for subtree in pendingChildren[mark...] {
+            do {
+                keptChildren.append(try ExportElement(nodes: [root] + subtree))
+            } catch {
+                throw invalid("\(error)")
+            }
+        }
+        pendingChildren.removeSubrange(mark...)
     }
 
     private func nextToken() throws(ImportError) -> XMLScanner.Token {
@@ -387,6 +450,7 @@ final class ExportMapper {
 
     /// A Record element (the current start tag) through its end.
     private func record() throws(ImportError) -> MappedRecord {
+        let mark = pendingChildren.count
         let head = try recordHead()
         var metadata = Metadata()
         var exact = head.exact
@@ -416,8 +480,7 @@ final class ExportMapper {
                         throw invalid("beat: \(error)")
                     }
                 default:
-                    skippedChildren[scanner.name(scanner.element), default: 0] += 1
-                    try skipToEnd(counting: true)
+                    try keepChild(below: depth)
                 }
             }
         }
@@ -429,13 +492,15 @@ final class ExportMapper {
         }
         let sync = metadata.isEmpty ? nil : ((try? metadata.syncIdentity()) ?? nil)
         if checkOnly {
-            _ = uuids.next()  // keep the UUID sequence the same in both passes
+            let uuid = uuids.next()  // drawn in both passes, so the sequence stays the same
+            try attachPendingChildren(from: mark, to: "Record", [MetadataEntry(key: "uuid", value: .string(uuid.uuidString))])
             return MappedRecord(sample: nil, typeCode: typeCode, syncIdentity: sync, source: head.source,
                                 typeName: head.type.name, rawReason: nil, exactFingerprint: exact,
                                 logicalFingerprint: head.logical, metadataCount: metadata.count, beatLists: beatLists,
                                 beats: beats.count)
         }
         let (sample, reason) = makeSample(head, metadata: metadata, beats: beats)
+        try attachPendingChildren(from: mark, to: "Record", [MetadataEntry(key: "uuid", value: .string(sample.uuid.uuidString))])
         return MappedRecord(sample: sample, typeCode: typeCode, syncIdentity: sync, source: head.source,
                             typeName: head.type.name, rawReason: reason,
                             exactFingerprint: exact, logicalFingerprint: head.logical, metadataCount: metadata.count,
@@ -501,6 +566,7 @@ final class ExportMapper {
     // MARK: Correlation
 
     private func correlation() throws(ImportError) -> MappedCorrelation {
+        let mark = pendingChildren.count
         let head = try recordHead()
         var metadata = Metadata()
         var members: [MappedRecord] = []
@@ -521,12 +587,12 @@ final class ExportMapper {
                     defer { checkOnly = wasCheckOnly }
                     members.append(try record())
                 default:
-                    skippedChildren[scanner.name(scanner.element), default: 0] += 1
-                    try skipToEnd(counting: true)
+                    try keepChild(below: depth)
                 }
             }
         }
         let uuid = uuids.next()
+        try attachPendingChildren(from: mark, to: "Correlation", [MetadataEntry(key: "uuid", value: .string(uuid.uuidString))])
         let source = sourceValue(head.source, head.sourceVersion)
         guard case .correlation(let type)? = head.type.type else {
             throw invalid("a Correlation of unknown type '\(head.type.name)'")
@@ -557,6 +623,7 @@ final class ExportMapper {
     // MARK: Workout
 
     private func workout() throws(ImportError) -> MappedWorkout {
+        let mark = pendingChildren.count
         var activityName = "", durationValue: Double?, durationUnit: String?
         var distance: Double?, distanceUnit: String?, energy: Double?, energyUnit: String?
         var source = 0, sourceVersion = -1, device: Device?
@@ -587,7 +654,6 @@ final class ExportMapper {
         var statistics: [WorkoutStatistic] = []
         var routes: [WorkoutRoute] = []
         var routePoints = 0
-        var skipped: [String] = []
         let depth = scanner.depth
         loop: while true {
             switch try nextToken() {
@@ -608,14 +674,12 @@ final class ExportMapper {
                     routePoints += route.locations.count
                     routes.append(route)
                 default:
-                    let name = scanner.name(scanner.element)
-                    skipped.append(name)
-                    skippedChildren[name, default: 0] += 1
-                    try skipToEnd(counting: true)
+                    try keepChild(below: depth)
                 }
             }
         }
         let uuid = uuids.next()
+        try attachPendingChildren(from: mark, to: "Workout", [MetadataEntry(key: "uuid", value: .string(uuid.uuidString))])
         let src = sourceValue(source, sourceVersion)
         let offsets = WrittenOffsets(start: start.1, end: end_.1, creation: creation?.1)
         do {
@@ -632,8 +696,7 @@ final class ExportMapper {
                                 totalDistance: try distance.map { try Quantity($0, unit: distanceUnit ?? "km") },
                                 events: events, statistics: statistics, routes: routes, common: common)
             return MappedWorkout(sample: .workout(w), source: source, rawReason: nil, events: events.count,
-                                 statistics: statistics.count, routes: routes.count, routePoints: routePoints,
-                                 skippedChildren: skipped)
+                                 statistics: statistics.count, routes: routes.count, routePoints: routePoints)
         } catch {
             // Kept raw: the activity type and duration as written, the reason.
             let reason = "\(error)"
@@ -646,8 +709,7 @@ final class ExportMapper {
                                          unit: durationValue.map { "\(Quantity.format($0)) \(durationUnit ?? "")" },
                                          reason: reason, common: common)
             return MappedWorkout(sample: .unrecognized(raw), source: source, rawReason: reason, events: events.count,
-                                 statistics: statistics.count, routes: routes.count, routePoints: routePoints,
-                                 skippedChildren: skipped)
+                                 statistics: statistics.count, routes: routes.count, routePoints: routePoints)
         }
     }
 
@@ -667,8 +729,7 @@ final class ExportMapper {
                     let entry = try metadataEntry()
                     metadata.append(entry.key, entry.value)
                 } else {
-                    skippedChildren[scanner.name(scanner.element), default: 0] += 1
-                    try skipToEnd(counting: true)
+                    try keepChild(below: depth - 1)  // under the Workout
                 }
             }
         }
@@ -687,7 +748,7 @@ final class ExportMapper {
         let statistic = WorkoutStatistic(type: type, startDate: start ?? .distantPast, endDate: end ?? start ?? .distantPast,
                                          average: try optionalNumber(.average), minimum: try optionalNumber(.minimum),
                                          maximum: try optionalNumber(.maximum), sum: try optionalNumber(.sum), unit: text(.unit))
-        try skipToEnd(counting: true)
+        try keepChildrenToEnd(below: scanner.depth - 1)  // under the Workout
         return statistic
     }
 
@@ -721,8 +782,7 @@ final class ExportMapper {
                                                verticalAccuracy: try optionalNumber(.verticalAccuracy),
                                                course: try optionalNumber(.course), speed: try optionalNumber(.speed)))
             default:
-                skippedChildren[scanner.name(scanner.element), default: 0] += 1
-                try skipToEnd(counting: true)
+                try keepChild(below: depth - 1)  // under the Workout
             }
         }
         if let file, locations.isEmpty {
@@ -741,6 +801,7 @@ final class ExportMapper {
     // MARK: ActivitySummary
 
     private func activitySummary() throws(ImportError) -> ActivitySummary {
+        let mark = pendingChildren.count
         guard let dayText = text(.dateComponents) else { throw invalid("an ActivitySummary without dateComponents") }
         let day: DateOfBirth
         do { day = try DateOfBirth(parsing: dayText) } catch { throw invalid("dateComponents '\(dayText)' is not a date") }
@@ -757,7 +818,8 @@ final class ExportMapper {
                 other.append(MetadataEntry(key: name, value: .string(String(decoding: scanner.value(i), as: UTF8.self))))
             }
         }
-        try skipToEnd(counting: true)
+        try keepChildrenToEnd(below: scanner.depth)
+        try attachPendingChildren(from: mark, to: "ActivitySummary", [MetadataEntry(key: "dateComponents", value: .string(dayText))])
         do {
             return try ActivitySummary(day: day, numbers: numbers, activeEnergyBurnedUnit: unit, otherAttributes: other)
         } catch {

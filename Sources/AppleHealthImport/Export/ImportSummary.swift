@@ -43,8 +43,11 @@ public struct ImportSummary: Sendable {
     /// Top-level elements kept as written (ClinicalRecord, Audiogram, …: no model of
     /// their own), by name.
     public var keptElements: [String: Int] = [:]
-    /// Elements skipped inside imported ones, by name.
-    public var skippedChildren: [String: Int] = [:]
+    /// Elements with no model inside imported ones (a Workout's WorkoutActivity, …),
+    /// kept as written under a root naming the sample they were in, by name.
+    public var keptChildren: [String: Int] = [:]
+    /// Attributes this version does not know, by `Element@attribute`: counted, not
+    /// kept (none of the real exports has any).
     public var unknownAttributes: [String: Int] = [:]
     /// Samples appended (top-level: records, correlations, workouts).
     public var samplesSaved = 0
@@ -68,7 +71,8 @@ public struct ImportSummary: Sendable {
          ImportCount("routePoints", UInt64(routePoints)), ImportCount("activitySummaries", UInt64(activitySummaries)),
          ImportCount("beats", UInt64(beats)), ImportCount("sources", UInt64(sources.count)),
          ImportCount("samplesSaved", UInt64(samplesSaved)), ImportCount("notSavedSyncVersion", UInt64(notSavedSyncVersion)),
-         ImportCount("keptElements", UInt64(keptElements.values.reduce(0, +)))]
+         ImportCount("keptElements", UInt64(keptElements.values.reduce(0, +))),
+         ImportCount("keptChildren", UInt64(keptChildren.values.reduce(0, +)))]
     }
 
     public var json: String {
@@ -96,7 +100,7 @@ public struct ImportSummary: Sendable {
         o.set("correlationsByType", Self.object(correlationsByType))
         o.set("rawReasons", Self.object(rawReasons))
         o.set("keptElements", Self.object(keptElements))
-        o.set("skippedChildren", Self.object(skippedChildren))
+        o.set("keptChildren", Self.object(keptChildren))
         o.set("unknownAttributes", Self.object(unknownAttributes))
         o.setRaw("sourceNames", JSONObject.array(sources.map(JSONObject.quote)))
         o.setRaw("missingRouteFiles", JSONObject.array(missingRouteFiles.map(JSONObject.quote)))
@@ -125,6 +129,9 @@ public struct ImportSummary: Sendable {
         out.append("  samples saved:      \(samplesSaved)")
         out.append(String(format: "  time:               %.2f s checking, %.2f s writing", checkSeconds, writeSeconds))
         if notSavedSyncVersion > 0 { out.append("  not saved (sync identity already stored at that version): \(notSavedSyncVersion)") }
+        if !keptChildren.isEmpty {
+            out.append("  kept inside:        " + keptChildren.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", "))
+        }
         if !keptElements.isEmpty {
             out.append("  kept as written:    " + keptElements.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", "))
         }

@@ -75,6 +75,12 @@ public final class XMLScanner {
     public var bytesConsumed: UInt64 { s.pointee.bufferBase + UInt64(s.pointee.pos) }
     /// Open elements.
     public var depth: Int { s.pointee.stackCount }
+    /// The interned name of the open element at `depth` (1 is the root; `depth`
+    /// itself is the current element).
+    public func openElement(atDepth depth: Int) -> Int {
+        precondition(depth >= 1 && depth <= s.pointee.stackCount, "no open element at depth \(depth)")
+        return Int(s.pointee.stack[depth - 1])
+    }
     /// The name of an interned id.
     public func name(_ id: Int) -> String { s.pointee.names.name(id) }
 
