@@ -203,7 +203,8 @@ final class ExportMapper {
 
     /// The children kept since the last call, in document order.
     func takeKeptChildren() -> [ExportElement] {
-        defer { keptChildren.removeAll(keepingCapacity: true) }
+        guard !keptChildren.isEmpty else { return [] }
+        defer { keptChildren = [] }
         return keptChildren
     }
 
