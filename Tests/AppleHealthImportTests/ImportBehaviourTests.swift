@@ -24,6 +24,25 @@ struct ImportBehaviourTests {
         return out
     }
 
+    /// Every element of every `exportElementsKept` event in the log, in order.
+    static func keptElements(_ fs: any LogFileSystem) throws -> [ExportElement] {
+        var kept: [ExportElement] = []
+        _ = try LogReader(fs).forEachRecord { record in
+            if record.kind == EventKind.exportElementsKept.rawValue,
+               case .exportElementsKept(let elements) = try EventCodec.decode(kind: record.kind, version: record.kindVersion,
+                                                                               payload: record.payload) {
+                kept += elements
+            }
+            return true
+        }
+        return kept
+    }
+
+    /// A kept node with string attributes, in order.
+    static func node(_ depth: Int, _ name: String, _ attributes: KeyValuePairs<String, String>) -> ExportElement.Node {
+        ExportElement.Node(depth: depth, name: name, attributes: attributes.map { MetadataEntry(key: $0.key, value: .string($0.value)) })
+    }
+
     @Test func everyElementLandsWhereItBelongs() async throws {
         let dir = TemporaryDirectory()
         let path = try SmallExport.write(in: dir.path + "-export")
@@ -257,19 +276,8 @@ struct ImportBehaviourTests {
         #expect(summary.lines.contains("  kept as written:    1 × Audiogram, 1 × ClinicalRecord"))
         try await ledger.close()
 
-        var kept: [ExportElement] = []
-        let reader = try LogReader(dir.fs)
-        _ = try reader.forEachRecord { record in
-            if record.kind == EventKind.exportElementsKept.rawValue,
-               case .exportElementsKept(let elements) = try EventCodec.decode(kind: record.kind, version: record.kindVersion,
-                                                                               payload: record.payload) {
-                kept += elements
-            }
-            return true
-        }
-        func node(_ depth: Int, _ name: String, _ attributes: KeyValuePairs<String, String>) -> ExportElement.Node {
-            ExportElement.Node(depth: depth, name: name, attributes: attributes.map { MetadataEntry(key: $0.key, value: .string($0.value)) })
-        }
+        let kept = try Self.keptElements(dir.fs)
+        let node = Self.node
         #expect(kept == [
             try ExportElement(nodes: [node(0, "ClinicalRecord", [
                 "type": "HKClinicalTypeIdentifierLabResultRecord", "identifier": "abc", "sourceName": "Hospital",
@@ -310,18 +318,8 @@ struct ImportBehaviourTests {
         let mass = try await ledger.samples(SampleQuery(type: .quantity(.bodyMass)), visibility: .everything).map(\.uuid.uuidString)
         try await ledger.close()
 
-        var kept: [ExportElement] = []
-        _ = try LogReader(dir.fs).forEachRecord { record in
-            if record.kind == EventKind.exportElementsKept.rawValue,
-               case .exportElementsKept(let elements) = try EventCodec.decode(kind: record.kind, version: record.kindVersion,
-                                                                               payload: record.payload) {
-                kept += elements
-            }
-            return true
-        }
-        func node(_ depth: Int, _ name: String, _ attributes: KeyValuePairs<String, String>) -> ExportElement.Node {
-            ExportElement.Node(depth: depth, name: name, attributes: attributes.map { MetadataEntry(key: $0.key, value: .string($0.value)) })
-        }
+        let kept = try Self.keptElements(dir.fs)
+        let node = Self.node
         let w = workout.uuid.uuidString
         #expect(kept.count == 4)
         #expect(Set(kept.prefix(2).map { $0.nodes[0].attributes.first?.value.description ?? "" }) == Set(mass))
