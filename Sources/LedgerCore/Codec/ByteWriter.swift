@@ -58,9 +58,20 @@ struct ByteWriter {
 
     /// Writes `body`'s bytes preceded by their varint length.
     mutating func lengthPrefixed(_ body: (inout ByteWriter) -> Void) {
-        var inner = ByteWriter(capacity: 64)
-        body(&inner)
-        varint(inner.bytes.count)
-        bytes.append(contentsOf: inner.bytes)
+        // Written in place after a one-byte length (most samples are shorter than 128
+        // bytes); a longer body is shifted to make room for its longer varint. The
+        // bytes are the same as writing the body apart and appending it, without an
+        // allocation and a copy per sample.
+        let start = bytes.count
+        bytes.append(0)
+        body(&self)
+        let length = bytes.count - start - 1
+        if length < 0x80 {
+            bytes[start] = UInt8(length)
+            return
+        }
+        var prefix = ByteWriter(capacity: 10)
+        prefix.varint(length)
+        bytes.replaceSubrange(start..<start + 1, with: prefix.bytes)
     }
 }
