@@ -191,6 +191,33 @@ struct ImportBehaviourTests {
         #expect(try LedgerVerifier.verify(dir.fs).isIntact)
     }
 
+    /// An import whose `importFinished` never came (the process died) is named, and
+    /// the export is imported again only when asked.
+    @Test func anInterruptedImportIsNamedAndAgainImportsInFull() async throws {
+        let dir = TemporaryDirectory()
+        let path = try SmallExport.write(in: dir.path + "-export")
+        let ledger = try Ledger.create(dir.fs)
+        // What a killed import leaves: its start, with the export's content hash, and no finish.
+        let start = ExportImportStart(importId: UUID(), contentSHA256: SHA256.hash(Array(SmallExport.xml.utf8)).array,
+                                      exportDate: "2019-06-17 21:07:11 -0400", locale: "en_US", exportVersion: "11",
+                                      sourcePath: path, again: false, me: [])
+        _ = try await ledger.execute(.startImport(start))
+        await #expect {
+            _ = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger)
+        } throws: { error in
+            guard case ImportError.interrupted(let exportDate, let sequence) = error else { return false }
+            return exportDate == "2019-06-17 21:07:11 -0400" && sequence == 1
+        }
+        #expect(await ledger.state.lastSequence == 1)
+        let again = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger, options: ImportOptions(again: true))
+        #expect(again.samplesSaved == 8)
+        #expect(again.again)
+        let imports = await ledger.state.imports
+        #expect(imports.map(\.finishedAt) == [nil, await ledger.state.lastSequence])
+        try await ledger.close()
+        #expect(try LedgerVerifier.verify(dir.fs).isIntact)
+    }
+
     /// Broken exports stop the import with where and why, and the ledger keeps the
     /// exact bytes it had — here after a good import, so there is history to keep.
     @Test(arguments: [
