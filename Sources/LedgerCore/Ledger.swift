@@ -126,13 +126,7 @@ public actor Ledger {
         guard !events.isEmpty else { return [] }
         var batch = RecordBatch()
         for event in events { EventCodec.append(event, to: &batch) }
-        let ticket: LogWriter.Ticket
-        do {
-            ticket = try writer.enqueue(batch)
-        } catch {
-            failure = "\(error)"
-            throw error
-        }
+        let ticket = try enqueue(batch)
         var stored: [StoredEvent] = []
         for (i, event) in events.enumerated() {
             let sequence = ticket.sequences.lowerBound + UInt64(i)
@@ -147,6 +141,17 @@ public actor Ledger {
             throw error
         }
         return stored
+    }
+
+    /// Hands a batch to the writer; a failure there fails the ledger (it refuses
+    /// everything until reopened: the log's tail is no longer known).
+    private func enqueue(_ batch: RecordBatch) throws -> LogWriter.Ticket {
+        do {
+            return try writer.enqueue(batch)
+        } catch {
+            failure = "\(error)"
+            throw error
+        }
     }
 
     /// Decides several commands in order, each against the state left by the ones
@@ -200,13 +205,7 @@ public actor Ledger {
             }
         }
         guard !pending.isEmpty else { return (results, nil) }
-        let ticket: LogWriter.Ticket
-        do {
-            ticket = try writer.enqueue(batch)
-        } catch {
-            failure = "\(error)"
-            throw error
-        }
+        let ticket = try enqueue(batch)
         // The writer is ours alone: what it assigned is what we predicted.
         precondition(ticket.sequences.lowerBound == firstSequence && ticket.recordOffsets.first == batchOffset + UInt64(batch.recordStarts[0]),
                      "the ledger is the log's only writer")

@@ -45,16 +45,6 @@ enum ImportAppleHealthCommand {
         guard let path = args.positional() else { throw CLIError.usage("import-apple-health needs the export's path") }
         try args.finish()
         let source = try ExportSource(path: path)
-        let fs = LedgerAccess.fileSystem(global)
-        // A ledger this command creates is removed again when the import fails before
-        // it writes anything, so a failed import leaves the disk as it found it.
-        let folderExisted = fs.folderExists()
-        var createdLedger = false
-        if !fs.exists(LogWriter.logFileName) {
-            let created = try Ledger.create(fs)
-            try await created.close()
-            createdLedger = true
-        }
         var options = ImportOptions(again: again)
         if Output.stderrIsTerminal {
             let start = Date()
@@ -68,39 +58,35 @@ enum ImportAppleHealthCommand {
                                      p.records, rate, eta))
             }
         }
+        // Pass 1 before the ledger is touched: a malformed export creates nothing.
+        let checked: AppleHealthImporter.CheckedExport
+        do {
+            checked = try AppleHealthImporter.check(source, options: options)
+        } catch {
+            Progress.finish()
+            throw error
+        }
+        let fs = LedgerAccess.fileSystem(global)
+        if !fs.exists(LogWriter.logFileName) {
+            try await Ledger.create(fs).close()
+            Output.error("healthledger: created a new ledger at \(global.ledgerPath)")
+        }
         let ledger = try LedgerAccess.openForWriting(global)
         let startSequence = await ledger.state.lastSequence
         let summary: ImportSummary
         do {
-            summary = try await AppleHealthImporter.run(source, into: ledger, options: options)
+            summary = try await AppleHealthImporter.run(checked, into: ledger)
             Progress.finish()
             try await ledger.close()
         } catch {
             Progress.finish()
-            if await ledger.state.lastSequence > startSequence {
-                try? await ledger.close()
-            } else {
-                ledger.abandon()
-                if createdLedger { removeCreatedLedger(at: global.ledgerPath, removeFolder: !folderExisted) }
-            }
+            if await ledger.state.lastSequence > startSequence { try? await ledger.close() } else { ledger.abandon() }
             throw error
         }
-        if createdLedger { Output.error("healthledger: created a new ledger at \(global.ledgerPath)") }
         if global.json {
             Output.line(summary.json)
         } else {
             for line in summary.lines { Output.line(line) }
-        }
-    }
-
-    /// Undoes `Ledger.create` of an empty ledger: the files it made, and the folder
-    /// when it made that too.
-    private static func removeCreatedLedger(at path: String, removeFolder: Bool) {
-        let fm = FileManager.default
-        if removeFolder {
-            try? fm.removeItem(atPath: path)
-        } else {
-            for name in [LogWriter.logFileName, "LOCK", "index"] { try? fm.removeItem(atPath: path + "/" + name) }
         }
     }
 }

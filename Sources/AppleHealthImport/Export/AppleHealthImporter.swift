@@ -48,28 +48,50 @@ public enum AppleHealthImporter {
     /// The ledger's bundle identifier for an export's `sourceName`.
     public static func bundleIdentifier(for sourceName: String) -> String { "export:" + sourceName }
 
-    /// Imports `source` into `ledger`. Throws `ImportError` (nothing written) or a
-    /// ledger error.
+    /// Imports `source` into `ledger`: `check`, then `run(_:into:)`. Throws
+    /// `ImportError` (nothing written) or a ledger error.
     public static func run(_ source: ExportSource, into ledger: Ledger, options: ImportOptions = ImportOptions()) async throws
         -> ImportSummary {
+        try await run(try check(source, options: options), into: ledger)
+    }
+
+    /// Pass 1 on its own, needing no ledger: a malformed or invalid export is refused
+    /// here, before a caller creates or opens anything.
+    public static func check(_ source: ExportSource, options: ImportOptions = ImportOptions()) throws -> CheckedExport {
         let t0 = Date()
-        var survey = try check(source, ledger: ledger, options: options)
-        survey.summary.checkSeconds = Date().timeIntervalSince(t0)
+        var result = try survey(of: source, options: options)
+        result.summary.checkSeconds = Date().timeIntervalSince(t0)
+        return CheckedExport(source: source, options: options, survey: result)
+    }
+
+    /// Pass 2 of a checked export: refused when the ledger already holds this export
+    /// (unless `again`), else written. Throws `ImportError` or a ledger error.
+    public static func run(_ checked: CheckedExport, into ledger: Ledger) async throws -> ImportSummary {
         let state = await ledger.state
-        let earlier = state.imports(ofContent: survey.summary.contentSHA256)
-        if let last = earlier.last, !options.again {
+        let earlier = state.imports(ofContent: checked.survey.summary.contentSHA256)
+        if let last = earlier.last, !checked.options.again {
             if last.finishedAt == nil { throw ImportError.interrupted(exportDate: last.start.exportDate, sequence: last.startedAt) }
             throw ImportError.alreadyImported(exportDate: last.start.exportDate, sequence: last.startedAt)
         }
         let t1 = Date()
-        var summary = try await write(source, survey: survey, ledger: ledger, importNumber: earlier.count, options: options)
+        var summary = try await write(checked.source, survey: checked.survey, ledger: ledger, importNumber: earlier.count,
+                                      options: checked.options)
         summary.writeSeconds = Date().timeIntervalSince(t1)
         return summary
     }
 
+    /// An export that passed `check`: what pass 2 needs.
+    public struct CheckedExport: Sendable {
+        let source: ExportSource
+        let options: ImportOptions
+        let survey: Survey
+        /// What pass 1 counted (the summary before anything is written).
+        public var summary: ImportSummary { survey.summary }
+    }
+
     // MARK: Pass 1
 
-    struct Survey {
+    struct Survey: Sendable {
         var summary = ImportSummary()
         var me: [MetadataEntry] = []
         /// Per source: the type codes it needs share permission for, and whether it
@@ -93,7 +115,7 @@ public enum AppleHealthImporter {
         }
     }
 
-    static func check(_ source: ExportSource, ledger: Ledger, options: ImportOptions) throws -> Survey {
+    static func survey(of source: ExportSource, options: ImportOptions) throws -> Survey {
         // Hashing runs on the read-ahead thread, beside inflating: the mapper on this
         // thread is the slower half.
         let hashing = HashingStream(try source.openXML())

@@ -20,6 +20,13 @@ struct ByteWriter {
 
     mutating func u8(_ v: UInt8) { bytes.append(v) }
 
+    /// `opt<T>`: a 0 byte when absent, else a 1 byte and `write` of the value.
+    mutating func optional<T>(_ value: T?, _ write: (inout ByteWriter, T) -> Void) {
+        guard let value else { return u8(0) }
+        u8(1)
+        write(&self, value)
+    }
+
     mutating func u16(_ v: UInt16) {
         bytes.append(UInt8(truncatingIfNeeded: v))
         bytes.append(UInt8(truncatingIfNeeded: v >> 8))

@@ -105,31 +105,14 @@ enum SampleCodec {
         }
     }
 
-    static func optionalString(_ s: String?, into w: inout ByteWriter) {
-        if let s {
-            w.u8(1)
-            w.string(s)
-        } else {
-            w.u8(0)
-        }
-    }
+    static func optionalString(_ s: String?, into w: inout ByteWriter) { w.optional(s) { $0.string($1) } }
 
-    static func optionalDouble(_ d: Double?, into w: inout ByteWriter) {
-        if let d {
-            w.u8(1)
-            w.f64(d)
-        } else {
-            w.u8(0)
-        }
-    }
+    static func optionalDouble(_ d: Double?, into w: inout ByteWriter) { w.optional(d) { $0.f64($1) } }
 
     static func encodeQuantity(_ q: Quantity?, into w: inout ByteWriter) {
-        if let q {
-            w.u8(1)
+        w.optional(q) { w, q in
             w.f64(q.value)
             w.string(q.unit.spelling)
-        } else {
-            w.u8(0)
         }
     }
 
