@@ -67,14 +67,27 @@ final class LogScanner {
         let got = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: window[0..<want]), at: position)
         windowStart = position
         windowCount = got
-        guard got >= count else {
-            throw LogError.io(operation: "read (file shrank while scanning)", path: "", errno: 5)
-        }
+        guard got >= count else { throw FileShrank() }
         return UnsafeRawBufferPointer(rebasing: window[0..<count])
     }
 
+    /// The file became shorter than `end` during the scan.
+    private struct FileShrank: Error {}
+
     /// Validates the batch at `offset` and, when valid, moves past it.
+    ///
+    /// A file that shrinks under a reader (a writer closing cuts its reserved zero
+    /// tail; a recovering writer cuts an unacknowledged torn tail) ends the scan at
+    /// the last whole batch: what was cut was never part of the log.
     func next() throws -> Step {
+        do {
+            return try step()
+        } catch is FileShrank {
+            return .end
+        }
+    }
+
+    private func step() throws -> Step {
         let position = offset
         let remaining = end - position
         if remaining == 0 { return .end }
