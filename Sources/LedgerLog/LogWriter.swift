@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// Whether an append waits for its records to be durable.
 public enum Durability: Sendable {
@@ -95,7 +94,7 @@ public final class LogWriter: Sendable {
     private let clock: @Sendable () -> Int64
     private let allocationChunk: UInt64
     private let flusher = DispatchQueue(label: "healthledger.log.flush")
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct Waiter {
         let end: UInt64
@@ -136,7 +135,7 @@ public final class LogWriter: Sendable {
         self.clock = options.clock
         self.allocationChunk = options.allocationChunk
         self.recovery = recovery
-        state = Mutex(State(nextSequence: checkpoint.nextSequence, lastRecordedAt: checkpoint.lastRecordedAt,
+        state = Locked(State(nextSequence: checkpoint.nextSequence, lastRecordedAt: checkpoint.lastRecordedAt,
                             link: checkpoint.link, encodedLength: length, writtenLength: length, durableLength: length,
                             allocatedLength: max(allocated, length), checkpoint: checkpoint))
     }

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A unit of measure with HealthKit's HKUnit string grammar and a real algebra.
 ///
@@ -33,18 +32,14 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
             self.init(storage: Storage(factors: try parser.parse()), spelling: text)
             return
         }
-        if let cached = HealthUnit.cache.withLock({ $0[text] }) {
+        if let cached = HealthUnit.cache[text] {
             self = cached
             return
         }
         var parser = UnitParser(text)
         let parsed = try parser.parse()
         self.init(storage: Storage(factors: parsed), spelling: text)
-        let unit = self
-        HealthUnit.cache.withLock { cache in
-            if cache.count > 10_000 { cache.removeAll(keepingCapacity: true) }  // bounded: hostile input
-            cache[text] = unit
-        }
+        HealthUnit.cache.insert(self, for: text)
     }
 
     init(factors: [UnitFactor]) {
@@ -76,12 +71,9 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
     /// `HealthModelError.incompatibleUnits` naming both units.
     public func converter(to other: HealthUnit) throws -> UnitConverter {
         let key = ConverterKey(from: canonicalString, to: other.canonicalString)
-        if let cached = HealthUnit.converters.withLock({ $0[key] }) { return cached }
+        if let cached = HealthUnit.converters[key] { return cached }
         let made = try UnitConverter(from: self, to: other)
-        HealthUnit.converters.withLock { cache in
-            if cache.count > 10_000 { cache.removeAll(keepingCapacity: true) }
-            cache[key] = made
-        }
+        HealthUnit.converters.insert(made, for: key)
         return made
     }
 
@@ -106,8 +98,9 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
     public static let second = try! HealthUnit("s")
 
     private struct ConverterKey: Hashable { let from: String, to: String }
-    private static let cache = Mutex<[String: HealthUnit]>([:])
-    private static let converters = Mutex<[ConverterKey: UnitConverter]>([:])
+    // Bounded (hostile input may name millions of distinct units).
+    private static let cache = BoundedCache<String, HealthUnit>(limit: 10_000)
+    private static let converters = BoundedCache<ConverterKey, UnitConverter>(limit: 10_000)
 }
 
 /// One factor of a unit: a prefixed base token raised to a power.
