@@ -134,6 +134,7 @@ public struct WorkoutEvent: Hashable, Sendable {
     /// Validates (finite date and duration ≥ 0) and builds.
     public init(kind: Kind, date: Date, duration: TimeInterval = 0, metadata: Metadata = Metadata()) throws {
         guard date.timeIntervalSince1970.isFinite else { throw HealthModelError.nonFiniteValue(field: "workout event date") }
+        try ISO8601.checkRange(date, field: "workout event date")
         guard duration.isFinite else { throw HealthModelError.nonFiniteValue(field: "workout event duration") }
         guard duration >= 0 else {
             throw HealthModelError.valueOutOfRange(field: "workout event duration", value: duration, range: "≥ 0")

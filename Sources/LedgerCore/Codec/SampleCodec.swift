@@ -408,9 +408,9 @@ enum SampleCodec {
         for _ in 0..<(try r.count(limit: r.remaining)) {
             let sourceName = try optionalString(&r)
             let sourceVersion = try optionalString(&r)
-            let creation = try optionalDouble(&r).map(Date.init(timeIntervalSinceReferenceDate:))
-            let start = try optionalDouble(&r).map(Date.init(timeIntervalSinceReferenceDate:))
-            let end = try optionalDouble(&r).map(Date.init(timeIntervalSinceReferenceDate:))
+            let creation = try r.optionalDate()
+            let start = try r.optionalDate()
+            let end = try r.optionalDate()
             let file = try optionalString(&r)
             let metadata = try decodeMetadata(&r)
             var locations: [RouteLocation] = []

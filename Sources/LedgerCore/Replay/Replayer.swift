@@ -12,6 +12,23 @@ public enum ReplayLimit: Sendable, Equatable {
     case instant(Int64)
 }
 
+extension ReplayLimit {
+    /// The instants the log's clock can name (`recordedAt` is Int64 nanoseconds since
+    /// 1970), as error messages give them.
+    public static let instantRangeText = "1677-09-21T00:12:43.145224192Z…2262-04-11T23:47:16.854775807Z (the log's clock)"
+
+    /// `date` as the log's clock (nanoseconds since 1970, rounded); throws
+    /// `dateOutOfRange` naming `field` when it does not fit an Int64.
+    public static func nanoseconds(_ date: Date, field: String) throws(HealthModelError) -> Int64 {
+        let ns = (date.timeIntervalSince1970 * 1e9).rounded()
+        // -2^63 and 2^63 are exact doubles: the comparisons are exact.
+        guard ns >= -9_223_372_036_854_775_808.0, ns < 9_223_372_036_854_775_808.0 else {
+            throw .dateOutOfRange(field: field, date: ISO8601.string(date), range: instantRangeText)
+        }
+        return Int64(ns)
+    }
+}
+
 /// Why replay stopped before the end.
 public enum ReplayError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An event whose bytes do not decode.
@@ -92,7 +109,9 @@ public enum Replayer {
                        beforeFold: ((Point, EventFacts, LedgerState) -> Void)?) throws -> Outcome {
         let total = try reader.size()
         // About 86 log bytes per single-sample save event.
-        if state.samples.count == 0 { state.samples.reserve(estimatedSamples: Int((total - position.offset) / 86)) }
+        if state.samples.count == 0, position.offset < total {
+            state.samples.reserve(estimatedSamples: Int((total - position.offset) / 86))
+        }
         let queue = ChunkQueue(capacity: 4)
         let producer = Thread {
             queue.produce(reader: reader, position: position, decodeFully: decodeFully)
