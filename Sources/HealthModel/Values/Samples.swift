@@ -271,6 +271,20 @@ public struct Workout: SampleValue {
             throw HealthModelError.invalidField(field: "workout events",
                                                 reason: "\(event.kind.identifier) at \(ISO8601.string(event.date)) is outside the workout")
         }
+        // Statistics and routes have plain initializers; their dates are checked here.
+        for statistic in statistics {
+            try ISO8601.checkRange(statistic.startDate, field: "workout statistic startDate")
+            try ISO8601.checkRange(statistic.endDate, field: "workout statistic endDate")
+        }
+        for route in routes {
+            for (date, name) in [(route.creationDate, "creationDate"), (route.startDate, "startDate"), (route.endDate, "endDate")] {
+                if let date { try ISO8601.checkRange(date, field: "workout route \(name)") }
+            }
+            for location in route.locations { try ISO8601.checkRange(location.date, field: "workout route location date") }
+            for entry in route.metadata.entries {
+                if case .date(let d) = entry.value { try ISO8601.checkRange(d, field: "workout route metadata[\(entry.key)]") }
+            }
+        }
         self.common = common
         self.activityType = activityType
         self.duration = duration

@@ -81,8 +81,9 @@ public enum Replayer {
 
     /// Folds events after `position` into `state`, up to `limit`.
     /// - Parameters:
-    ///   - decodeFully: also decode every event completely (model validation), as
-    ///     `verify` does; replay alone reads saves through their headers.
+    ///   - decodeFully: kept for callers; every replay now decodes every event
+    ///     completely (model validation), as `verify` does, so that replay, open and
+    ///     verify accept exactly the same logs.
     ///   - onBatch: called on the folding thread after each batch is folded, with the
     ///     position after it (`verify` compares snapshots there).
     public static func replay(_ reader: LogReader, into state: inout LedgerState, from position: LogReader.Position,
@@ -287,10 +288,15 @@ public enum Replayer {
         private static func decode(_ record: RecordView, decodeFully: Bool, registry: inout AppRegistry,
                                    chunk: Chunk) -> Chunk.Facts {
             do throws(EventDecodingError) {
-                if decodeFully || record.kind != EventKind.samplesSaved.rawValue {
+                // One definition of a valid event: every event, saves included, goes
+                // through the full decoder (the model's constructors), as `verify`'s do;
+                // a save's decoded samples are then dropped and the fold reads its
+                // headers. The work is on this thread, beside the folding one.
+                _ = decodeFully
+                do {
                     let known = registry
                     let event = try EventCodec.decode(kind: record.kind, version: record.kindVersion, payload: record.payload,
-                                                      source: decodeFully ? { known.source($0) } : nil)
+                                                      source: { known.source($0) })
                     if case .appRegistered(let ordinal, let r) = event { registry.register(ordinal, r) }
                     if record.kind != EventKind.samplesSaved.rawValue {
                         chunk.events.append(event)
