@@ -75,3 +75,57 @@ struct FuzzTests {
         return found
     }
 }
+
+/// Item 5 through the log: a save whose unit nests 2,100 parentheses (written past
+/// the rules, as a hostile tool would) made `verify` segfault on every run; now every
+/// reader refuses that event as malformed.
+struct DeepUnitInTheLogTests {
+    static func save(unit: String) -> [UInt8] {
+        var w = ByteWriter(capacity: 256)
+        w.varint(UInt64(1))  // actor: app 1
+        w.varint(UInt64(1))  // one sample
+        w.lengthPrefixed { s in
+            s.u8(1)  // quantity
+            s.uuid(UUID(uuidString: "00000000-0000-4000-8000-0000000000AA")!)
+            s.u16(ObjectType.quantity(.bodyMass).code)
+            s.date(Date(timeIntervalSince1970: 1_772_366_400))
+            s.date(Date(timeIntervalSince1970: 1_772_366_400))
+            s.u8(0)  // no flags
+            s.f64(70)
+            s.string(unit)
+        }
+        return w.bytes
+    }
+
+    @Test(arguments: [(17, "parentheses nested deeper than 16"), (2_100, "unit string longer than 256 bytes"),
+                      (20_000, "unit string longer than 256 bytes")])
+    func aDeeplyNestedUnitIsRefusedByEveryReader(depth: Int, why: String) async throws {
+        var records = EventFuzzer.base
+        let unit = String(repeating: "(", count: depth) + "kg" + String(repeating: ")", count: depth)
+        records.append((EventKind.samplesSaved.rawValue, EventKind.samplesSaved.currentVersion, Self.save(unit: unit)))
+        // The control: the same save with a plain unit is accepted.
+        var control = EventFuzzer.base
+        control.append((EventKind.samplesSaved.rawValue, EventKind.samplesSaved.currentVersion, Self.save(unit: "kg")))
+        for (log, refused) in [(records, true), (control, false)] {
+            let fs = SimulatedFileSystem()
+            let writer = try LogWriter.create(fs, ledgerId: fixedLedgerId, options: testOptions)
+            var batch = RecordBatch()
+            for r in log { batch.append(kind: r.kind, version: r.version, payload: r.payload) }
+            try await writer.append(batch)
+            try await writer.close()
+            let report = try LedgerVerifier.verify(fs)
+            if refused {
+                guard case .undecodable(let sequence, _, .malformed(_, let reason))? = report.eventProblem else {
+                    Issue.record("not refused as malformed: \(String(describing: report.eventProblem))")
+                    continue
+                }
+                #expect(sequence == UInt64(log.count))
+                #expect(reason.contains(why), "\(reason)")
+                #expect(throws: ReplayError.self) { _ = try StateLoader.load(fs, reader: try LogReader(fs)) }
+            } else {
+                #expect(report.isIntact)
+                #expect(try StateLoader.load(fs, reader: try LogReader(fs)).state.lastSequence == UInt64(log.count))
+            }
+        }
+    }
+}
