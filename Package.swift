@@ -38,8 +38,11 @@ let package = Package(
                           dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "HealthLedger", "AppleHealthImport"]),
 
         // Benchmarks (release builds only; see tools/README.md).
-        .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "AppleHealthImport"],
+        .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "AppleHealthImport",
+                                                                   "LedgerFuzz"],
                           path: "tools/bench"),
+        // The structured fuzzers (event payloads, unit strings, dates): `healthledger-bench fuzz`, and seeded in tests.
+        .target(name: "LedgerFuzz", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "TestSupport"], path: "tools/fuzz"),
         // A second process for crash and lock tests, and manual soak runs.
         .executableTarget(name: "ledger-torture", dependencies: ["LedgerLog"], path: "tools/ledger-torture"),
 
@@ -47,7 +50,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["LedgerLog"], path: "Tests/TestSupport"),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"]),
         .testTarget(name: "LedgerLogTests", dependencies: ["LedgerLog", "TestSupport", "ledger-torture"]),
-        .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore", "TestSupport"]),
+        .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore", "TestSupport", "LedgerFuzz"]),
         .testTarget(name: "HealthLedgerTests", dependencies: ["HealthLedger", "TestSupport"]),
         // Fixtures/ holds DEFLATE and zip files made by Python (tools/make_deflate_fixtures.py),
         // read through #filePath.

@@ -43,6 +43,11 @@ public enum HealthModelError: Error, Hashable, Sendable {
     case invalidDateOfBirth(year: Int, month: Int, day: Int)
     /// Any other field that fails validation; `reason` says why.
     case invalidField(field: String, reason: String)
+    /// Text that is not an accepted ISO 8601 date or date-time (see `ISO8601.parse`).
+    case invalidDate(text: String, reason: String)
+    /// A date outside the range the ledger stores and prints (`ISO8601.validRange`, or
+    /// the log's clock range for `recordedAt` instants); `range` names it.
+    case dateOutOfRange(field: String, date: String, range: String)
 }
 
 extension HealthModelError: CustomStringConvertible {
@@ -79,6 +84,10 @@ extension HealthModelError: CustomStringConvertible {
             return "invalidDateOfBirth: \(year)-\(month)-\(day) is not a Gregorian date"
         case .invalidField(let field, let reason):
             return "invalidField: \(field): \(reason)"
+        case .invalidDate(let text, let reason):
+            return "invalidDate: '\(text)' \(reason)"
+        case .dateOutOfRange(let field, let date, let range):
+            return "dateOutOfRange: \(field) \(date) is outside \(range)"
         }
     }
 

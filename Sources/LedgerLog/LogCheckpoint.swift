@@ -78,8 +78,11 @@ public struct LogCheckpoint: Sendable, Equatable {
             var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[8..<24])) }
             guard UUID(uuid: uuid) == ledgerId else { return nil }
-            let count = Int(UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 80, as: UInt64.self)))
-            guard count >= 0, count <= (bytes.count - 96) / 16, bytes.count == 96 + 16 * count else { return nil }
+            // The count is untrusted: compare it with the file's size before making it an Int.
+            let storedCount = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 80, as: UInt64.self))
+            guard storedCount <= UInt64((bytes.count - 96) / 16) else { return nil }
+            let count = Int(storedCount)
+            guard bytes.count == 96 + 16 * count else { return nil }
             var crc = CRC32C.update(0xFFFF_FFFF, UnsafeRawBufferPointer(rebasing: b[0..<92]))
             crc = ~CRC32C.update(crc, UnsafeRawBufferPointer(rebasing: b[96...]))
             guard crc == UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 92, as: UInt32.self)) else { return nil }
@@ -89,6 +92,11 @@ public struct LogCheckpoint: Sendable, Equatable {
                 entries.append(SparseEntry(
                     firstSequence: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 96 + 16 * i, as: UInt64.self)),
                     offset: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 104 + 16 * i, as: UInt64.self))))
+            }
+            // Entries ascend in both fields (the scan start search relies on it).
+            for (earlier, later) in zip(entries, entries.dropFirst())
+                where later.firstSequence <= earlier.firstSequence || later.offset <= earlier.offset {
+                return nil
             }
             return LogCheckpoint(
                 coveredLength: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 24, as: UInt64.self)),
@@ -110,7 +118,9 @@ public struct LogCheckpoint: Sendable, Equatable {
         guard (try? bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }) == Int(size),
               let checkpoint = decode(bytes, ledgerId: ledgerId),
               checkpoint.coveredLength >= UInt64(LogFormat.fileHeaderLength), checkpoint.coveredLength <= logLength,
-              checkpoint.nextSequence >= 1 else { return nil }
+              checkpoint.nextSequence >= 1,
+              checkpoint.entries.allSatisfy({ $0.offset < checkpoint.coveredLength && $0.firstSequence < checkpoint.nextSequence })
+        else { return nil }
         if checkpoint.coveredLength == UInt64(LogFormat.fileHeaderLength) {
             return checkpoint.link == genesis && checkpoint.nextSequence == 1 ? checkpoint : nil
         }

@@ -28,10 +28,10 @@ enum Parse {
     static func type(_ text: String) throws -> ObjectType { try ObjectType(identifier: text) }
 
     static func date(_ text: String, _ what: String) throws -> Date {
-        guard let d = ISO8601.date(from: text) else {
-            throw CLIError.invalidInput("invalidDate: \(what) '\(text)' is not an ISO 8601 date or date-time")
+        do { return try ISO8601.parse(text) } catch {
+            guard case .invalidDate(let shown, let reason) = error else { throw error }
+            throw CLIError.invalidInput("invalidDate: \(what) '\(shown)' \(reason)")
         }
-        return d
     }
 
     static func number(_ text: String, _ what: String) throws -> Double {

@@ -32,10 +32,8 @@ enum LedgerAccess {
 
     /// Parses `--as-of` text: ISO 8601 (date or date-time), into ns since the epoch.
     static func instant(_ text: String) throws -> Int64 {
-        guard let date = ISO8601Reader.date(text) else {
-            throw CLIError.invalidInput("invalidDate: '\(text)' is not an ISO 8601 date or date-time")
-        }
-        return Int64((date.timeIntervalSince1970 * 1e9).rounded())
+        let date = try Parse.date(text, "--as-of")
+        return try ReplayLimit.nanoseconds(date, field: "--as-of")
     }
 
     static func sequence(_ text: String, _ option: String) throws -> UInt64 {

@@ -4,7 +4,10 @@ import Foundation
 /// See tools/README.md; `tools/import_bench.sh` runs the import against its peers.
 let usage = """
     USAGE: healthledger-bench [--json] SUITE...
-    SUITES: units | log | replay | inflate | xmlscan
+    SUITES: units | log | replay | inflate | xmlscan | fuzz-events | fuzz-inputs
+      fuzz-events: mutated event payloads, re-framed and re-chained; open, replay and verify must agree
+      fuzz-inputs: unit strings and ISO 8601 dates must parse and round-trip or be refused with a typed error
+      (--cases N, default 100000; --seed S, default 17; exits 1 on any disagreement or finding)
     OPTIONS: --scratch DIR (default tools/scratch), --records N (default 1000000), --durable N (default 20000),
              --sizes 100,1024 (log payload sizes), --no-peers (skip the SQLite/Python peers),
              --events N (replay suite, default 10000000),
@@ -31,6 +34,8 @@ let sizes = option("--sizes", "100,1024").split(separator: ",").compactMap { Int
 let events = Int(option("--events", "10000000")) ?? 10_000_000
 let zipPath = option("--zip", "tools/scratch/big.zip")
 let xmlPath = option("--xml", "tools/scratch/big.xml")
+let fuzzCases = Int(option("--cases", "100000")) ?? 100_000
+let fuzzSeed = UInt64(option("--seed", "17")) ?? 17
 let peers = !arguments.contains("--no-peers")
 arguments.removeAll { $0 == "--no-peers" }
 try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
@@ -38,6 +43,8 @@ let report = Report(json: json)
 for suite in arguments {
     switch suite {
     case "units": try UnitBench.run(report: report)
+    case "fuzz-events": await FuzzSuite.events(seed: fuzzSeed, cases: fuzzCases)
+    case "fuzz-inputs": FuzzSuite.inputs(seed: fuzzSeed, cases: fuzzCases)
     case "inflate": try ImportBench.inflate(report: report, zipPath: zipPath)
     case "xmlscan": try ImportBench.scan(report: report, xmlPath: xmlPath)
     case "replay": try await ReplayBench.run(report: report, scratch: scratch, events: events, peers: peers)

@@ -4,12 +4,53 @@ import Foundation
 ///
 /// Foundation's `ISO8601DateFormatter` is slow on Linux and lossy below a
 /// millisecond; this one is neither. Accepted forms:
-/// `YYYY-MM-DD` (midnight UTC), `YYYY-MM-DDTHH:MM[:SS[.fraction]][Z|±HH:MM|±HHMM]`
-/// (a space may stand for `T`; no zone means UTC).
+/// `YYYY-MM-DD` (midnight UTC), `YYYY-MM-DDTHH:MM[:SS[.fraction]](Z|±HH:MM|±HHMM)`
+/// (a space may stand for `T`). A time must carry its UTC offset: `2026-03-01T12:00`
+/// alone names no instant and is refused. Offsets run over ISO 8601's range, ±23:59.
+///
+/// Every date the ledger stores lies in `validRange` (years 0001…9999), which is
+/// exactly what `string(_:)` prints in calendar form; parsing refuses anything else.
 public enum ISO8601 {
-    /// Parses an ISO 8601 date; `nil` when the text is not one of the accepted forms.
+    /// 0001-01-01T00:00:00Z, in seconds since 1970.
+    public static let earliestSeconds: Double = -62_135_596_800
+    /// 10000-01-01T00:00:00Z, in seconds since 1970: the first instant past the range.
+    public static let endSeconds: Double = 253_402_300_800
+    /// The instants the ledger accepts and prints: 0001-01-01T00:00:00Z up to (not
+    /// including) 10000-01-01T00:00:00Z.
+    public static let validRange = Date(timeIntervalSince1970: earliestSeconds)..<Date(timeIntervalSince1970: endSeconds)
+    /// `validRange` as error messages name it.
+    public static let validRangeText = "0001-01-01T00:00:00Z…9999-12-31T23:59:59.999999Z"
+    /// The largest UTC offset accepted, in seconds (23:59, ISO 8601's limit).
+    public static let maxOffsetSeconds = 23 * 3600 + 59 * 60
+
+    /// Whether `date` lies in `validRange` (NaN and infinities do not).
+    public static func isInRange(_ date: Date) -> Bool {
+        let t = date.timeIntervalSince1970
+        return t >= earliestSeconds && t < endSeconds
+    }
+
+    /// Throws `dateOutOfRange` naming `field` unless `date` is in `validRange`.
+    public static func checkRange(_ date: Date, field: String) throws(HealthModelError) {
+        guard isInRange(date) else {
+            throw .dateOutOfRange(field: field, date: string(date), range: validRangeText)
+        }
+    }
+
+    /// Parses an ISO 8601 date; `nil` when `parse` refuses it.
     public static func date(from text: String) -> Date? {
-        var bytes = Array(text.utf8)[...]
+        try? parse(text)
+    }
+
+    /// Parses an ISO 8601 date or date-time (see the type's forms). Throws
+    /// `invalidDate` with the reason (not a form, no UTC offset, offset beyond ±23:59,
+    /// or outside `validRange`).
+    public static func parse(_ text: String) throws(HealthModelError) -> Date {
+        func invalid(_ reason: String) -> HealthModelError {
+            .invalidDate(text: text.count > 64 ? String(text.prefix(64)) + "…" : text, reason: reason)
+        }
+        let form = "is not an ISO 8601 date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM[:SS[.f]]Z or ±HH:MM)"
+        var bytes = Array(text.utf8.prefix(128))[...]
+        guard text.utf8.count <= 128 else { throw invalid(form) }
         func number(_ count: Int) -> Int? {
             guard bytes.count >= count else { return nil }
             var value = 0
@@ -25,16 +66,19 @@ public enum ISO8601 {
             bytes.removeFirst()
             return true
         }
-        guard let year = number(4), expect(0x2D), let month = number(2), expect(0x2D), let day = number(2),
-              CivilDate.isValid(year: year, month: month, day: day) else { return nil }
+        guard let year = number(4), expect(0x2D), let month = number(2), expect(0x2D), let day = number(2) else {
+            throw invalid(form)
+        }
+        guard CivilDate.isValid(year: year, month: month, day: day) else { throw invalid("is not a Gregorian date") }
+        guard year >= 1 else { throw invalid("is outside \(validRangeText)") }
         var seconds = Double(CivilDate.daysSinceEpoch(year: year, month: month, day: day)) * 86_400
         if bytes.isEmpty { return Date(timeIntervalSince1970: seconds) }
         guard expect(0x54) || expect(0x20) || expect(0x74),
-              let hour = number(2), hour < 24, expect(0x3A), let minute = number(2), minute < 60 else { return nil }
+              let hour = number(2), hour < 24, expect(0x3A), let minute = number(2), minute < 60 else { throw invalid(form) }
         var second = 0
         var fraction = 0.0
         if expect(0x3A) {
-            guard let s = number(2), s < 61 else { return nil }
+            guard let s = number(2), s < 61 else { throw invalid(form) }
             second = s
             if expect(0x2E) || expect(0x2C) {
                 var scale = 0.1
@@ -45,24 +89,30 @@ public enum ISO8601 {
                     scale /= 10
                     digits += 1
                 }
-                guard digits > 0 else { return nil }
+                guard digits > 0 else { throw invalid(form) }
             }
         }
         seconds += Double(hour * 3600 + minute * 60 + second)
-        if expect(0x5A) || expect(0x7A) || bytes.isEmpty {
+        if bytes.isEmpty {
+            throw invalid("has no UTC offset: add Z or ±HH:MM")
+        } else if expect(0x5A) || expect(0x7A) {
             // UTC
         } else if let sign = bytes.first, sign == 0x2B || sign == 0x2D {
             bytes.removeFirst()
-            guard let oh = number(2), oh <= 18 else { return nil }
+            guard let oh = number(2) else { throw invalid(form) }
             _ = expect(0x3A)
-            guard let om = number(2), om < 60 else { return nil }
+            guard let om = number(2) else { throw invalid(form) }
+            guard oh <= 23, om < 60 else { throw invalid("has a UTC offset beyond ±23:59") }
             let offset = Double(oh * 3600 + om * 60)
             seconds += sign == 0x2B ? -offset : offset
         } else {
-            return nil
+            throw invalid(form)
         }
-        guard bytes.isEmpty else { return nil }
-        return Date(timeIntervalSince1970: seconds + fraction)
+        guard bytes.isEmpty else { throw invalid(form) }
+        let date = Date(timeIntervalSince1970: seconds + fraction)
+        // An offset or a leap second can carry a date in the range out of it.
+        guard isInRange(date) else { throw invalid("is outside \(validRangeText)") }
+        return date
     }
 
     /// Writes `date` in UTC as `YYYY-MM-DDTHH:MM:SS[.ffffff]Z`; the fraction appears
@@ -70,11 +120,15 @@ public enum ISO8601 {
     public static func string(_ date: Date) -> String {
         let t = date.timeIntervalSince1970
         guard t.isFinite else { return t.isNaN ? "nan" : (t > 0 ? "+inf" : "-inf") }
-        // Years 0000…9999 in calendar form; anything else as seconds since the epoch.
-        guard t > -62_167_219_200, t < 253_402_300_800 else { return "\(t)s since 1970-01-01T00:00:00Z" }
+        // Years 0000…9999 in calendar form (the model's dates are 0001…9999); anything
+        // else, which no model value holds, as seconds since the epoch.
+        guard t >= -62_167_219_200, t < endSeconds else { return "\(t)s since 1970-01-01T00:00:00Z" }
         var whole = t.rounded(.down)
         var micros = Int(((t - whole) * 1_000_000).rounded())
-        if micros >= 1_000_000 { whole += 1; micros -= 1_000_000 }
+        if micros >= 1_000_000 {
+            // Rounding up must not leave year 9999.
+            if whole + 1 >= endSeconds { micros = 999_999 } else { whole += 1; micros -= 1_000_000 }
+        }
         let totalSeconds = Int64(whole)
         let days = totalSeconds >= 0 ? totalSeconds / 86_400 : (totalSeconds - 86_399) / 86_400
         let secondOfDay = Int(totalSeconds - days * 86_400)

@@ -9,11 +9,24 @@
 /// token   := ( letter | "_" | "%" )+           -- a base token, or prefix + prefixable token
 /// ```
 /// `kg/m.s^2` is `kg/(m·s²)`. A molar token (`mol`, `mmol`) must carry its molar mass.
+///
+/// Bounds (hostile input must not exhaust the stack or loop for long): at most
+/// `maxLength` UTF-8 bytes, parentheses nested at most `maxDepth` deep, and every
+/// factor's power and every base dimension's exponent within ±`maxExponent` after
+/// the powers multiply through parentheses. Beyond any of them: `unitSyntax`.
 struct UnitParser {
+    /// The longest unit string accepted, in UTF-8 bytes.
+    static let maxLength = 256
+    /// The deepest nesting of parentheses accepted.
+    static let maxDepth = 16
+    /// The largest power of a factor or of a base dimension, either sign.
+    static let maxExponent = 99
+
     private let text: String
     private let bytes: [UInt8]
     private var position = 0
     private var slashes = 0
+    private var depth = 0
 
     init(_ text: String) {
         self.text = text
@@ -22,6 +35,10 @@ struct UnitParser {
 
     mutating func parse() throws -> [UnitFactor] {
         guard !bytes.isEmpty else { throw syntax("empty unit string") }
+        guard bytes.count <= Self.maxLength else {
+            throw HealthModelError.unitSyntax(unit: String(decoding: bytes.prefix(32), as: UTF8.self) + "…", offset: Self.maxLength,
+                                              reason: "unit string longer than \(Self.maxLength) bytes (\(bytes.count))")
+        }
         let factors = try parseUnit()
         guard position == bytes.count else {
             if bytes[position] == 0x2F { throw syntax("more than one '/'") }
@@ -32,6 +49,15 @@ struct UnitParser {
         let levelUnits = factors.filter { UnitAtom.all[$0.atom].scale == .decibelSoundPressure }
         if !levelUnits.isEmpty, factors.count != 1 || factors[0].exponent != 1 {
             throw syntax("dBASPL is a level and cannot be combined with other units or powers")
+        }
+        // Every base dimension's exponent must stay small (the dimension is stored in Int8).
+        var totals = [Int](repeating: 0, count: 16)
+        for factor in factors {
+            let exponents = UnitAtom.all[factor.atom].dimension.exponents
+            for i in 0..<16 { totals[i] += Int(exponents[i]) * factor.exponent }
+        }
+        guard totals.allSatisfy({ abs($0) <= Self.maxExponent }) else {
+            throw HealthModelError.unitSyntax(unit: text, offset: 0, reason: "a dimension's power is beyond ±\(Self.maxExponent)")
         }
         return factors
     }
@@ -77,14 +103,20 @@ struct UnitParser {
             }
             guard position > start else { throw syntax("expected an integer power after '^'") }
             let power = negative ? -value : value
-            factors = factors.map { var f = $0; f.exponent *= power; return f }
+            for i in factors.indices {
+                factors[i].exponent *= power  // both ≤ 99 in magnitude: no overflow
+                guard abs(factors[i].exponent) <= Self.maxExponent else { throw syntax("power beyond ±\(Self.maxExponent)") }
+            }
         }
         return factors
     }
 
     private mutating func parsePrimary() throws -> [UnitFactor] {
         if peek() == 0x28 {
+            guard depth < Self.maxDepth else { throw syntax("parentheses nested deeper than \(Self.maxDepth)") }
             position += 1
+            depth += 1
+            defer { depth -= 1 }
             let inner = try parseUnit()
             guard peek() == 0x29 else { throw syntax("expected ')'") }
             position += 1

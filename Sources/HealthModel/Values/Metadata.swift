@@ -103,12 +103,13 @@ public struct Metadata: Hashable, Sendable, ExpressibleByDictionaryLiteral, Rand
         }
     }
 
-    /// Checks every number is finite.
+    /// Checks every number is finite and every date in `ISO8601.validRange`.
     func validate() throws {
         for entry in entries {
             if case .number(let d) = entry.value, !d.isFinite {
                 throw HealthModelError.nonFiniteValue(field: "metadata[\(entry.key)]")
             }
+            if case .date(let d) = entry.value { try ISO8601.checkRange(d, field: "metadata[\(entry.key)]") }
         }
         _ = try syncIdentity()
     }

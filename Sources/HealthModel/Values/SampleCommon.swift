@@ -2,7 +2,8 @@ import Foundation
 
 /// What every sample has: identity, time interval, provenance and metadata.
 ///
-/// Invariants (checked by `init`): dates are finite and `endDate >= startDate`;
+/// Invariants (checked by `init`): dates are finite, in `ISO8601.validRange` (years
+/// 0001…9999) and `endDate >= startDate`; UTC offsets within ±23:59;
 /// metadata numbers are finite; a sync identifier comes with an integer sync version.
 public struct SampleCommon: Hashable, Sendable {
     /// The object's identity, unique in a ledger.
@@ -28,14 +29,18 @@ public struct SampleCommon: Hashable, Sendable {
                 writtenOffsets: WrittenOffsets? = nil, field: String = "sample") throws {
         guard startDate.timeIntervalSince1970.isFinite else { throw HealthModelError.nonFiniteValue(field: "\(field) startDate") }
         guard endDate.timeIntervalSince1970.isFinite else { throw HealthModelError.nonFiniteValue(field: "\(field) endDate") }
+        try ISO8601.checkRange(startDate, field: "\(field) startDate")
+        try ISO8601.checkRange(endDate, field: "\(field) endDate")
         guard endDate >= startDate else { throw HealthModelError.endBeforeStart(field: field, start: startDate, end: endDate) }
-        if let creationDate, !creationDate.timeIntervalSince1970.isFinite {
-            throw HealthModelError.nonFiniteValue(field: "\(field) creationDate")
+        if let creationDate {
+            guard creationDate.timeIntervalSince1970.isFinite else { throw HealthModelError.nonFiniteValue(field: "\(field) creationDate") }
+            try ISO8601.checkRange(creationDate, field: "\(field) creationDate")
         }
         try metadata.validate()
         if let w = writtenOffsets {
-            for o in [w.start, w.end, w.creation ?? 0] where abs(o) > 18 * 3600 {
-                throw HealthModelError.valueOutOfRange(field: "\(field) UTC offset", value: Double(o), range: "±18 h")
+            for o in [w.start, w.end, w.creation ?? 0] where abs(o) > ISO8601.maxOffsetSeconds {
+                throw HealthModelError.valueOutOfRange(field: "\(field) UTC offset", value: Double(o),
+                                                       range: "±\(ISO8601.maxOffsetSeconds) s (±23:59)")
             }
             guard (w.creation != nil) == (creationDate != nil) else {
                 throw HealthModelError.invalidField(field: "\(field) UTC offsets", reason: "a creation offset needs a creation date")

@@ -134,6 +134,7 @@ public struct WorkoutEvent: Hashable, Sendable {
     /// Validates (finite date and duration ≥ 0) and builds.
     public init(kind: Kind, date: Date, duration: TimeInterval = 0, metadata: Metadata = Metadata()) throws {
         guard date.timeIntervalSince1970.isFinite else { throw HealthModelError.nonFiniteValue(field: "workout event date") }
+        try ISO8601.checkRange(date, field: "workout event date")
         guard duration.isFinite else { throw HealthModelError.nonFiniteValue(field: "workout event duration") }
         guard duration >= 0 else {
             throw HealthModelError.valueOutOfRange(field: "workout event duration", value: duration, range: "≥ 0")
@@ -269,6 +270,20 @@ public struct Workout: SampleValue {
         for event in events where event.date < common.startDate || event.date > common.endDate {
             throw HealthModelError.invalidField(field: "workout events",
                                                 reason: "\(event.kind.identifier) at \(ISO8601.string(event.date)) is outside the workout")
+        }
+        // Statistics and routes have plain initializers; their dates are checked here.
+        for statistic in statistics {
+            try ISO8601.checkRange(statistic.startDate, field: "workout statistic startDate")
+            try ISO8601.checkRange(statistic.endDate, field: "workout statistic endDate")
+        }
+        for route in routes {
+            for (date, name) in [(route.creationDate, "creationDate"), (route.startDate, "startDate"), (route.endDate, "endDate")] {
+                if let date { try ISO8601.checkRange(date, field: "workout route \(name)") }
+            }
+            for location in route.locations { try ISO8601.checkRange(location.date, field: "workout route location date") }
+            for entry in route.metadata.entries {
+                if case .date(let d) = entry.value { try ISO8601.checkRange(d, field: "workout route metadata[\(entry.key)]") }
+            }
         }
         self.common = common
         self.activityType = activityType

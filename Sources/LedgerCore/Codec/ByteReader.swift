@@ -1,4 +1,5 @@
 import Foundation
+import HealthModel
 
 /// Why an event's bytes could not be decoded.
 public enum EventDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -93,8 +94,23 @@ struct ByteReader {
         return v
     }
 
+    /// A date in `ISO8601.validRange` (years 0001…9999); anything else is malformed.
     mutating func date() throws(EventDecodingError) -> Date {
-        Date(timeIntervalSinceReferenceDate: try finite())
+        let start = absolutePosition
+        let date = Date(timeIntervalSinceReferenceDate: try finite())
+        guard ISO8601.isInRange(date) else {
+            throw .malformed(offset: start, reason: "date outside \(ISO8601.validRangeText)")
+        }
+        return date
+    }
+
+    /// An optional date (presence byte 0 or 1, then a date as `date()` reads it).
+    mutating func optionalDate() throws(EventDecodingError) -> Date? {
+        switch try u8() {
+        case 0: return nil
+        case 1: return try date()
+        default: throw malformed("bad presence byte")
+        }
     }
 
     mutating func string() throws(EventDecodingError) -> String {

@@ -191,17 +191,13 @@ enum SampleCodec {
     /// that decode are a value the model accepts. `source` is the saving app.
     /// Decodes one sample of a `samplesSaved` payload of `version` (1: no flags above
     /// 32, no reason on an unrecognized sample; 2: the current layout).
-    static func decode(_ r: inout ByteReader, source: Source?, version: UInt16 = EventKind.samplesSaved.currentVersion)
-        throws(EventDecodingError) -> SavedSample {
+    /// `asMember`: the sample is a correlation's member, which must be a quantity
+    /// sample that replaces nothing (checked before anything nested is read, so
+    /// members never nest: the decoder recurses at most one level).
+    static func decode(_ r: inout ByteReader, source: Source?, version: UInt16 = EventKind.samplesSaved.currentVersion,
+                       asMember: Bool = false) throws(EventDecodingError) -> SavedSample {
         let start = r.absolutePosition
-        guard let kind = Kind(rawValue: try r.u8()) else { throw EventDecodingError.malformed(offset: start, reason: "unknown sample kind") }
-        let uuid = try r.uuid()
-        let typeCode = try r.u16()
-        let startDate = try r.date()
-        let endDate = try r.date()
-        let flags = Flags(rawValue: try r.u8())
-        guard version >= 2 || flags.rawValue & ~0x3F == 0 else { throw r.malformed("unknown sample flags") }
-        guard kind == .quantity || !flags.contains(.beats) else { throw r.malformed("beats on a sample that is not a quantity") }
+        let (kind, uuid, typeCode, startDate, endDate, flags) = try readFrame(&r, version: version, asMember: asMember)
         let replaces = flags.contains(.replaces) ? try r.uuid() : nil
         var sync: (String, Int64)?
         if flags.contains(.sync) { sync = (try r.string(), try r.zigzag()) }
@@ -222,10 +218,8 @@ enum SampleCodec {
             var members: [QuantitySample] = []
             for _ in 0..<n {
                 var sub = try r.lengthPrefixed()
-                let saved = try decode(&sub, source: source, version: version)
-                guard case .quantity(let member) = saved.sample, saved.replaces == nil else {
-                    throw sub.malformed("a correlation member must be a quantity sample and replaces nothing")
-                }
+                let saved = try decode(&sub, source: source, version: version, asMember: true)
+                guard case .quantity(let member) = saved.sample else { throw sub.malformed(memberRule) }
                 try sub.finish()
                 members.append(member)
             }
@@ -243,7 +237,8 @@ enum SampleCodec {
         if flags.contains(.writtenOffsets) {
             let start = try r.zigzag(), end = try r.zigzag()
             let creation = creationDate != nil ? try r.zigzag() : nil
-            guard abs(start) <= 86_400, abs(end) <= 86_400, abs(creation ?? 0) <= 86_400 else { throw r.malformed("UTC offset out of range") }
+            let limit = Int64(ISO8601.maxOffsetSeconds)
+            guard abs(start) <= limit, abs(end) <= limit, abs(creation ?? 0) <= limit else { throw r.malformed("UTC offset beyond ±23:59") }
             offsets = WrittenOffsets(start: Int(start), end: Int(end), creation: creation.map { Int($0) })
         }
         var beats: [InstantaneousBeat] = []
@@ -299,6 +294,45 @@ enum SampleCodec {
         } catch {
             throw EventDecodingError.malformed(offset: modelStart, reason: "the model refuses the sample: \(error)")
         }
+    }
+
+    static let memberRule = "a correlation member must be a quantity sample and replaces nothing"
+
+    /// The fixed start of every sample, read and checked the same way by the full
+    /// decoder and by replay's header reader (one definition of a valid frame): a
+    /// known kind; a type code of that kind (a quantity type for a quantity sample,
+    /// and so on; 0 for an unrecognized one); dates in `ISO8601.validRange` with the
+    /// end not before the start; flags this version knows, beats only on a quantity;
+    /// for a member, a quantity that replaces nothing. The reader stands after the
+    /// flags.
+    static func readFrame(_ r: inout ByteReader, version: UInt16, asMember: Bool) throws(EventDecodingError)
+        -> (Kind, UUID, UInt16, Date, Date, Flags) {
+        let at = r.absolutePosition
+        guard let kind = Kind(rawValue: try r.u8()) else { throw .malformed(offset: at, reason: "unknown sample kind") }
+        guard !asMember || kind == .quantity else { throw .malformed(offset: at, reason: memberRule) }
+        let uuid = try r.uuid()
+        let typeCode = try r.u16()
+        try checkTypeCode(typeCode, of: kind, at: at)
+        let startDate = try r.date()
+        let endDate = try r.date()
+        guard endDate >= startDate else { throw .malformed(offset: at, reason: "end before start") }
+        let flags = Flags(rawValue: try r.u8())
+        guard version >= 2 || flags.rawValue & ~0x3F == 0 else { throw r.malformed("unknown sample flags") }
+        guard kind == .quantity || !flags.contains(.beats) else { throw r.malformed("beats on a sample that is not a quantity") }
+        guard !asMember || !flags.contains(.replaces) else { throw .malformed(offset: at, reason: memberRule) }
+        return (kind, uuid, typeCode, startDate, endDate, flags)
+    }
+
+    /// Throws unless `code` names a type of `kind` (0 for an unrecognized sample).
+    static func checkTypeCode(_ code: UInt16, of kind: Kind, at offset: Int) throws(EventDecodingError) {
+        let fits: Bool
+        switch (kind, ObjectType(code: code)) {
+        case (.quantity, .quantity?), (.category, .category?), (.correlation, .correlation?): fits = true
+        case (.workout, let type?): fits = type == .workout
+        case (.unrecognized, _): fits = code == 0
+        default: fits = false
+        }
+        guard fits else { throw .malformed(offset: offset, reason: "type code \(code) is not a type of a \(kind) sample") }
     }
 
     struct WorkoutBody {
@@ -408,9 +442,9 @@ enum SampleCodec {
         for _ in 0..<(try r.count(limit: r.remaining)) {
             let sourceName = try optionalString(&r)
             let sourceVersion = try optionalString(&r)
-            let creation = try optionalDouble(&r).map(Date.init(timeIntervalSinceReferenceDate:))
-            let start = try optionalDouble(&r).map(Date.init(timeIntervalSinceReferenceDate:))
-            let end = try optionalDouble(&r).map(Date.init(timeIntervalSinceReferenceDate:))
+            let creation = try r.optionalDate()
+            let start = try r.optionalDate()
+            let end = try r.optionalDate()
             let file = try optionalString(&r)
             let metadata = try decodeMetadata(&r)
             var locations: [RouteLocation] = []
@@ -459,14 +493,14 @@ enum SampleCodec {
 
     /// Appends the headers of a top-level sample (and of its members, for a
     /// correlation) to `headers`, in flattened order; sync identifiers go to `strings`.
+    /// Checks the frame exactly as `decode` does (`readFrame`); replay validates the
+    /// rest by decoding each save in full on its reader thread.
     static func headers(_ r: inout ByteReader, into headers: inout [Header], strings: inout [String],
-                        stringBase: Int = 0, memberOf: Int? = nil) throws(EventDecodingError) {
-        let at = r.absolutePosition
-        guard let kind = Kind(rawValue: try r.u8()) else { throw EventDecodingError.malformed(offset: at, reason: "unknown sample kind") }
-        var h = Header(kind: kind, uuid: try r.uuid(), typeCode: try r.u16(), start: try r.finite(), end: try r.finite(),
-                       replaces: nil, syncIndex: -1, syncVersion: 0, memberOf: memberOf)
-        guard h.end >= h.start else { throw EventDecodingError.malformed(offset: at, reason: "end before start") }
-        let flags = Flags(rawValue: try r.u8())
+                        stringBase: Int = 0, memberOf: Int? = nil,
+                        version: UInt16 = EventKind.samplesSaved.currentVersion) throws(EventDecodingError) {
+        let (kind, uuid, typeCode, start, end, flags) = try readFrame(&r, version: version, asMember: memberOf != nil)
+        var h = Header(kind: kind, uuid: uuid, typeCode: typeCode, start: start.timeIntervalSinceReferenceDate,
+                       end: end.timeIntervalSinceReferenceDate, replaces: nil, syncIndex: -1, syncVersion: 0, memberOf: memberOf)
         if flags.contains(.replaces) { h.replaces = try r.uuid() }
         if flags.contains(.sync) {
             h.syncIndex = Int32(strings.count - stringBase)
@@ -479,7 +513,7 @@ enum SampleCodec {
             let n = try r.count(limit: r.remaining)
             for _ in 0..<n {
                 var sub = try r.lengthPrefixed()
-                try Self.headers(&sub, into: &headers, strings: &strings, stringBase: stringBase, memberOf: index)
+                try Self.headers(&sub, into: &headers, strings: &strings, stringBase: stringBase, memberOf: index, version: version)
             }
         }
     }

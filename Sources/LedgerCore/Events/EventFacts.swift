@@ -86,7 +86,7 @@ enum EventFacts {
         let n = try r.count(limit: r.remaining)
         for _ in 0..<n {
             var sub = try r.lengthPrefixed()
-            try SampleCodec.headers(&sub, into: &headers, strings: &strings, stringBase: stringBase)
+            try SampleCodec.headers(&sub, into: &headers, strings: &strings, stringBase: stringBase, version: version)
         }
         try r.finish()
         return AppOrdinal(actor)

@@ -12,6 +12,23 @@ public enum ReplayLimit: Sendable, Equatable {
     case instant(Int64)
 }
 
+extension ReplayLimit {
+    /// The instants the log's clock can name (`recordedAt` is Int64 nanoseconds since
+    /// 1970), as error messages give them.
+    public static let instantRangeText = "1677-09-21T00:12:43.145224192Z…2262-04-11T23:47:16.854775807Z (the log's clock)"
+
+    /// `date` as the log's clock (nanoseconds since 1970, rounded); throws
+    /// `dateOutOfRange` naming `field` when it does not fit an Int64.
+    public static func nanoseconds(_ date: Date, field: String) throws(HealthModelError) -> Int64 {
+        let ns = (date.timeIntervalSince1970 * 1e9).rounded()
+        // -2^63 and 2^63 are exact doubles: the comparisons are exact.
+        guard ns >= -9_223_372_036_854_775_808.0, ns < 9_223_372_036_854_775_808.0 else {
+            throw .dateOutOfRange(field: field, date: ISO8601.string(date), range: instantRangeText)
+        }
+        return Int64(ns)
+    }
+}
+
 /// Why replay stopped before the end.
 public enum ReplayError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An event whose bytes do not decode.
@@ -64,8 +81,11 @@ public enum Replayer {
 
     /// Folds events after `position` into `state`, up to `limit`.
     /// - Parameters:
-    ///   - decodeFully: also decode every event completely (model validation), as
-    ///     `verify` does; replay alone reads saves through their headers.
+    ///   - decodeFully: decode each event completely on the reader thread (with the
+    ///     samples' sources), as `verify` does. Without it, saves are folded from their
+    ///     headers and decoded completely in parallel before each chunk is handed over:
+    ///     either way every event passes the same full decoder, so replay, open and
+    ///     verify accept exactly the same logs.
     ///   - onBatch: called on the folding thread after each batch is folded, with the
     ///     position after it (`verify` compares snapshots there).
     public static func replay(_ reader: LogReader, into state: inout LedgerState, from position: LogReader.Position,
@@ -92,7 +112,9 @@ public enum Replayer {
                        beforeFold: ((Point, EventFacts, LedgerState) -> Void)?) throws -> Outcome {
         let total = try reader.size()
         // About 86 log bytes per single-sample save event.
-        if state.samples.count == 0 { state.samples.reserve(estimatedSamples: Int((total - position.offset) / 86)) }
+        if state.samples.count == 0, position.offset < total {
+            state.samples.reserve(estimatedSamples: Int((total - position.offset) / 86))
+        }
         let queue = ChunkQueue(capacity: 4)
         let producer = Thread {
             queue.produce(reader: reader, position: position, decodeFully: decodeFully)
@@ -213,6 +235,71 @@ public enum Replayer {
         var errors: [EventDecodingError] = []
         var batches: [Boundary] = []
         var scanEnd: LogReader.ScanEnd?
+        /// Saves still to decode in full (replay), their payloads copied into `savePayloads`.
+        var saves: [PendingSave] = []
+        var savePayloads: [UInt8] = []
+
+        struct PendingSave: Sendable {
+            let item: Int
+            let bytes: Range<Int>
+            let version: UInt16
+        }
+
+        /// Decodes every pending save in full (the same decoder `verify` runs), on all
+        /// cores; a save that does not decode becomes its item's facts, so the fold stops
+        /// there exactly as `verify` does.
+        func validateSaves() {
+            guard !saves.isEmpty else { return }
+            let saves = self.saves
+            self.saves = []
+            let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, (saves.count + 63) / 64))
+            let failures = Failures()
+            savePayloads.withUnsafeBytes { raw in
+                let all = SharedBytes(raw)
+                DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                    var i = worker
+                    while i < saves.count {
+                        let save = saves[i]
+                        do throws(EventDecodingError) {
+                            _ = try EventCodec.decode(kind: EventKind.samplesSaved.rawValue, version: save.version,
+                                                      payload: UnsafeRawBufferPointer(rebasing: all.bytes[save.bytes]))
+                        } catch {
+                            failures.add(save.item, error)
+                        }
+                        i += workers
+                    }
+                }
+            }
+            savePayloads = []
+            for (item, error) in failures.sorted() {
+                errors.append(error)
+                items[item].facts = .undecodable(errors.count - 1)
+            }
+        }
+
+        /// Read-only bytes shared by the validating workers.
+        struct SharedBytes: @unchecked Sendable {
+            // @unchecked: only read while the owning array is pinned by withUnsafeBytes.
+            let bytes: UnsafeRawBufferPointer
+            init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+        }
+
+        /// Decoding failures from the workers.
+        final class Failures: @unchecked Sendable {
+            // @unchecked: `list` is guarded by `lock`.
+            private let lock = NSLock()
+            private var list: [(Int, EventDecodingError)] = []
+            func add(_ item: Int, _ error: EventDecodingError) {
+                lock.lock()
+                list.append((item, error))
+                lock.unlock()
+            }
+            func sorted() -> [(Int, EventDecodingError)] {
+                lock.lock()
+                defer { lock.unlock() }
+                return list.sorted { $0.0 < $1.0 }
+            }
+        }
 
         init() {
             items.reserveCapacity(ChunkQueue.chunkEvents)
@@ -268,6 +355,11 @@ public enum Replayer {
         private static func decode(_ record: RecordView, decodeFully: Bool, registry: inout AppRegistry,
                                    chunk: Chunk) -> Chunk.Facts {
             do throws(EventDecodingError) {
+                // One definition of a valid event: every event, saves included, goes
+                // through the full decoder (the model's constructors), as `verify`'s do.
+                // Saves are decoded here for verify; for replay the fold reads their
+                // headers and `validateSaves` decodes them in full, in parallel, before
+                // the chunk is handed over.
                 if decodeFully || record.kind != EventKind.samplesSaved.rawValue {
                     let known = registry
                     let event = try EventCodec.decode(kind: record.kind, version: record.kindVersion, payload: record.payload,
@@ -282,9 +374,26 @@ public enum Replayer {
                 let h = chunk.headers.count, s = chunk.strings.count
                 let app = try EventFacts.readSave(version: record.kindVersion, payload: record.payload,
                                                   into: &chunk.headers, strings: &chunk.strings)
+                if !decodeFully {
+                    // Copied out: the batch's buffer does not outlive this callback.
+                    let start = chunk.savePayloads.count
+                    chunk.savePayloads.append(contentsOf: record.payload)
+                    chunk.saves.append(Chunk.PendingSave(item: chunk.items.count, bytes: start..<chunk.savePayloads.count,
+                                                         version: record.kindVersion))
+                }
                 return .save(app: app, headers: h..<chunk.headers.count, strings: s..<chunk.strings.count)
             } catch {
-                chunk.errors.append(error)
+                // A save the header reader refuses is named by the full decoder's error,
+                // exactly as verify names it (rare: the cost does not matter).
+                var named = error
+                if !decodeFully, record.kind == EventKind.samplesSaved.rawValue {
+                    do throws(EventDecodingError) {
+                        _ = try EventCodec.decode(kind: record.kind, version: record.kindVersion, payload: record.payload)
+                    } catch {
+                        named = error
+                    }
+                }
+                chunk.errors.append(named)
                 return .undecodable(chunk.errors.count - 1)
             }
         }
@@ -297,6 +406,7 @@ public enum Replayer {
 
         /// Blocks while the queue is full; false when the consumer went away.
         private func put(_ chunk: Chunk) -> Bool {
+            chunk.validateSaves()
             condition.lock()
             defer { condition.unlock() }
             while chunks.count >= capacity && !cancelled { condition.wait() }

@@ -395,6 +395,7 @@ public enum SnapshotFile {
             var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[16..<32])) }
             let last = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 32, as: UInt64.self))
+            guard last < UInt64.max else { throw SnapshotProblem.unreadable(file: name, reason: "last sequence out of range") }
             return SnapshotHeader(
                 ledgerId: UUID(uuid: uuid), lastSequence: last,
                 position: LogReader.Position(offset: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 40, as: UInt64.self)),
@@ -444,13 +445,17 @@ public enum SnapshotFile {
         while offset < size {
             var sectionHeader = [UInt8](repeating: 0, count: 24)
             guard try sectionHeader.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) }) == 24 else { throw fail("short section header") }
-            let (id, length, crc) = sectionHeader.withUnsafeBytes {
+            let (id, storedLength, crc) = sectionHeader.withUnsafeBytes {
                 (UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt32.self)),
-                 Int(UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))),
+                 UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
                  UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 16, as: UInt32.self)))
             }
             offset += 24
-            guard length >= 0, UInt64(length) <= size - offset, let section = Section(rawValue: id) else { throw fail("section \(id)") }
+            // The length is untrusted: compare it with the bytes left before making it an Int.
+            guard offset <= size, storedLength <= size - offset, let section = Section(rawValue: id) else {
+                throw fail("section \(id) of \(storedLength) bytes at byte \(offset - 24) does not fit the file")
+            }
+            let length = Int(storedLength)
             switch section {
             case .slots: columns.slots = try column(length, SampleIndex.Slot.self, crc: crc)
             case .buckets: columns.buckets = try column(length, UInt64.self, crc: crc)
@@ -476,7 +481,8 @@ public enum SnapshotFile {
               columns.timelines.keys.allSatisfy({ Int($0) < SampleIndex.typeCodeLimit }),
               columns.latest.keys.allSatisfy({ Int($0) < SampleIndex.typeCodeLimit }),
               columns.latest.values.allSatisfy({ Int($0) < n }),
-              columns.tombstones.allSatisfy({ Int($0.slot) < n }),
+              columns.tombstones.allSatisfy({ Int($0.slot) < n && ($0.replacedBy.map { Int($0) < n } ?? true) }),
+              columns.syncOfSlot.keys.allSatisfy({ Int($0) < n }),
               state.lastSequence == header.lastSequence else { throw fail("inconsistent columns") }
         state.samples = SampleIndex(columns: columns)
         return state
@@ -552,6 +558,7 @@ public enum SnapshotFile {
                 let sequence = try r.varint()
                 let actor = ActorID(encoded: try r.varint())
                 let replaced = try r.varint()
+                guard replaced <= UInt64(UInt32.max) else { throw r.malformed("tombstone replacement slot") }
                 columns.tombstones.append(SampleIndex.Tombstone(slot: slot, sequence: sequence, actor: actor,
                                                                 replacedBy: replaced == 0 ? nil : UInt32(replaced - 1)))
             }

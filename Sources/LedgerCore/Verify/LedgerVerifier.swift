@@ -59,6 +59,9 @@ public enum LedgerVerifier {
 
         func checkSnapshots(at position: LogReader.Position, _ state: LedgerState) {
             while let next = pending.first, next.header.lastSequence <= state.lastSequence {
+                // A snapshot written after a seal stands past the last event's batch, at
+                // the seal's end: a later boundary with the same last sequence. Wait for it.
+                if next.header.lastSequence == state.lastSequence, next.header.position.offset > position.offset { break }
                 pending.removeFirst()
                 checked += 1
                 guard next.header.lastSequence == state.lastSequence, next.header.position == position else {
@@ -93,8 +96,11 @@ public enum LedgerVerifier {
             readProblem = error
         }
         for remaining in pending {
+            let problem = remaining.header.lastSequence == state.lastSequence && eventProblem == nil && readProblem == nil
+                ? "does not stand at a batch boundary of the log"
+                : "stands beyond the last valid event (\(state.lastSequence))"
             findings.append(SnapshotFinding(file: remaining.name, sequence: remaining.header.lastSequence,
-                                            problem: "stands beyond the last valid event (\(state.lastSequence))", difference: nil))
+                                            problem: problem, difference: nil))
         }
         return Report(log: log, eventProblem: eventProblem, readProblem: readProblem, snapshots: findings,
                       snapshotsChecked: checked + findings.filter { $0.sequence == nil }.count, events: state.lastSequence,
