@@ -42,6 +42,10 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
     switch error {
     case let e as CLIError:
         return (e.status, e.message)
+    case let e as Output.WriteFailed:
+        return (ExitStatus.failure, e.description)
+    case let e as InputReadFailed:
+        return (ExitStatus.failure, e.description)
     case let e as HealthModelError:
         return (ExitStatus.invalidInput, e.description)
     case let e as LogError:

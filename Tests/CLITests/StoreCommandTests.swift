@@ -159,7 +159,7 @@ struct StoreCommandTests {
         #expect(q.stdout.split(separator: "\n").count == 11)  // the prepared sample and lines 1-10
         let malformed = try CLIRunner.run(["--ledger", dir.path, "ingest", "--app", "com.example.scale"], stdin: "{\"type\": \"bodyMass\", \"value\": }\n")
         #expect(malformed.status == 3)
-        #expect(malformed.stderr == "healthledger: line 1: invalidJSON: column 31: expected a value; lines 1-1 were not appended\n")
+        #expect(malformed.stderr == "healthledger: line 1: invalidJSON: column 31 (in \"value\"): expected a value; lines 1-1 were not appended\n")
         #expect(try CLIRunner.run(["--ledger", dir.path, "verify"]).status == 0)
     }
 
