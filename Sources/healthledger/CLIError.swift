@@ -74,7 +74,7 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
     case let e as ImportError:
         switch e {
         case .notFound: return (ExitStatus.notFound, e.description)
-        case .notAnExport, .malformedXML, .invalidValue: return (ExitStatus.invalidInput, e.description)
+        case .notAnExport, .ambiguousExport, .malformedXML, .invalidValue: return (ExitStatus.invalidInput, e.description)
         case .archive(let a):
             if case .io = a { return (ExitStatus.failure, e.description) }
             return (ExitStatus.invalidInput, e.description)
