@@ -48,6 +48,7 @@ enum Parse {
                 throw CLIError.usage("--meta takes KEY=VALUE, got '\(pair)'")
             }
             let key = String(pair[..<eq]), text = String(pair[pair.index(after: eq)...])
+            guard m[key] == nil else { throw CLIError.usage("--meta \(key) is given twice; give each key once") }
             m.append(key, metadataValue(text))
         }
         return m
