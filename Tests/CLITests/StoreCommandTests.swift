@@ -77,6 +77,9 @@ struct StoreCommandTests {
         Refusal(name: "a metadata key given twice", args: ["save", "--app", "com.example.scale", "--type", "bodyMass", "--value", "70", "--unit", "kg",
                                                           "--meta", "k=1", "--meta", "k=2"],
                 status: 2, stderr: "healthledger: usage: --meta k is given twice; give each key once\n"),
+        Refusal(name: "a sync version not whole", args: ["save", "--app", "com.example.scale", "--type", "bodyMass", "--value", "70", "--unit", "kg",
+                                                        "--meta", "HKMetadataKeySyncIdentifier=7", "--meta", "HKMetadataKeySyncVersion=2.0"],
+                status: 3, stderr: "healthledger: invalidSyncVersion: --meta HKMetadataKeySyncVersion must be a whole number in the 64-bit range, not '2.0'\n"),
     ]
 
     @Test(arguments: refusals)
