@@ -44,7 +44,8 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
         return (e.status, e.message)
     case let e as Output.WriteFailed:
         return (ExitStatus.failure, e.description)
-    case let e as InputReadFailed:
+    case let e as InputError:
+        if case .lineTooLong = e { return (ExitStatus.invalidInput, e.description) }
         return (ExitStatus.failure, e.description)
     case let e as HealthModelError:
         return (ExitStatus.invalidInput, e.description)

@@ -20,7 +20,8 @@ enum IngestCommand {
 
         Lines are strict JSON (RFC 8259): no leading zeros or `+` in numbers, numbers
         within ±1.8e308, no member name twice, no lone surrogates, nesting at most 64
-        deep. Every field must have its JSON type; an unknown field is refused.
+        deep, a line at most 64 MiB. Every field must have its JSON type; an unknown
+        field is refused.
         If stdout cannot be written (an acknowledgement lost) or stdin cannot be read,
         the ingest stops with exit 1 and says which lines were committed.
 
@@ -218,9 +219,13 @@ enum IngestCommand {
             var reader = LineReader(fd: 0)
             while true {
                 let next: ArraySlice<UInt8>?
-                do { next = try reader.next() } catch {
+                do { next = try reader.next() } catch let error as InputError {
+                    if case .lineTooLong = error {
+                        throw CLIError(status: ExitStatus.invalidInput,
+                                       message: "line \(lineNumber + 1): \(error.description); lines \(firstLine)-\(lineNumber + 1) were not appended")
+                    }
                     let pending = batch.isEmpty ? "" : "; lines \(firstLine)-\(lineNumber) were not appended"
-                    throw CLIError(status: ExitStatus.failure, message: "\(describe(error).message) (after line \(lineNumber))\(pending)")
+                    throw CLIError(status: ExitStatus.failure, message: "\(error.description) (after line \(lineNumber))\(pending)")
                 }
                 guard let bytes = next else { break }
                 lineNumber += 1
@@ -245,44 +250,60 @@ enum IngestCommand {
     }
 }
 
-/// A failed read of an input (stdin), with the reason: exit 1, never a silent end of input.
-struct InputReadFailed: Error, CustomStringConvertible {
-    let what: String
-    let errno: Int32
-    var description: String { "inputFailed: \(what): \(String(cString: strerror(errno)))" }
+/// Why the input could not be read as lines: a failed read (stdin a folder: EISDIR;
+/// an I/O error), exit 1, never taken for the end of the input; or a line longer
+/// than `LineReader.maxLineLength`, exit 3, refused before memory runs out.
+enum InputError: Error, CustomStringConvertible {
+    case readFailed(what: String, errno: Int32)
+    case lineTooLong(limit: Int)
+
+    var description: String {
+        switch self {
+        case .readFailed(let what, let errno): "inputFailed: \(what): \(String(cString: strerror(errno)))"
+        case .lineTooLong(let limit): "lineTooLong: no newline within \(limit >> 20) MiB"
+        }
+    }
 }
 
-/// Reads lines from a file descriptor in 1 MiB chunks. A read error (stdin a folder:
-/// EISDIR; an I/O error) is thrown, not taken for the end of the input.
+/// Reads lines from a file descriptor in 1 MiB chunks; a line may be at most
+/// `maxLineLength` bytes.
 struct LineReader {
+    static let maxLineLength = 64 << 20
     let fd: Int32
     private var buffer: [UInt8] = []
     private var start = 0
+    /// Where the search for the next newline resumes (bytes before it hold none), so
+    /// that a long line read in many chunks is searched once, not once per chunk.
+    private var scanned = 0
     private var done = false
 
     init(fd: Int32) { self.fd = fd }
 
-    mutating func next() throws(InputReadFailed) -> ArraySlice<UInt8>? {
+    mutating func next() throws(InputError) -> ArraySlice<UInt8>? {
         while true {
-            if let nl = buffer[start...].firstIndex(of: 0x0A) {
+            if let nl = buffer[max(start, scanned)...].firstIndex(of: 0x0A) {
                 let line = buffer[start..<nl]
                 start = nl + 1
+                scanned = start
                 return line
             }
+            scanned = buffer.count
             if done {
                 guard start < buffer.count else { return nil }
                 let line = buffer[start...]
                 start = buffer.count
                 return line
             }
+            scanned -= start
             buffer.removeSubrange(0..<start)
             start = 0
+            guard buffer.count <= Self.maxLineLength else { throw .lineTooLong(limit: Self.maxLineLength) }
             var chunk = [UInt8](repeating: 0, count: 1 << 20)
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
             if n < 0 {
                 let e = errno
                 if e == EINTR { continue }
-                throw InputReadFailed(what: fd == 0 ? "stdin" : "fd \(fd)", errno: e)
+                throw .readFailed(what: fd == 0 ? "stdin" : "fd \(fd)", errno: e)
             }
             if n == 0 { done = true } else { buffer.append(contentsOf: chunk[0..<n]) }
         }

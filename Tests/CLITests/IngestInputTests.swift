@@ -81,6 +81,18 @@ struct IngestInputTests {
         #expect(try StoreCommandTests.contents(dir) == before, "the ledger changed")
     }
 
+    /// A line longer than 64 MiB is refused before it exhausts memory.
+    @Test func aLineTooLongIsRefused() throws {
+        let dir = try StoreCommandTests.prepared()
+        let before = try StoreCommandTests.contents(dir)
+        let good = "{\"type\":\"bodyMass\",\"value\":71,\"unit\":\"kg\",\"start\":\"2026-02-03T08:00:00Z\"}"
+        let huge = "{\"type\":\"" + String(repeating: "x", count: (64 << 20) + 10)
+        let r = try CLIRunner.run(["--ledger", dir.path, "ingest", "--app", "com.example.scale"], stdin: good + "\n" + huge)
+        #expect(r.status == 3)
+        #expect(r.stderr == "healthledger: line 2: lineTooLong: no newline within 64 MiB; lines 1-2 were not appended\n")
+        #expect(try StoreCommandTests.contents(dir) == before)
+    }
+
     /// The same refusals in process, so their messages are pinned without a ledger.
     @Test(arguments: refusals)
     func theSameRefusalInProcess(_ c: Case) throws {
