@@ -52,7 +52,7 @@ func runMain() async -> Int32 {
     do {
         let global = try GlobalOptions.read(&args)
         if let name = args.positional() {
-            if name == "help" || name == "--help" {
+            if name == "help" || name == "--help" || name == "-h" {
                 Output.line(topHelp)
             } else {
                 guard let command = commands.first(where: { $0.name == name }) else {

@@ -29,6 +29,15 @@ struct OutputFailureTests {
         #expect(q.stdout.split(separator: "\n").count == 2, "lines 2 and 3 must not be saved unacknowledged")
     }
 
+    @Test func helpIsStillExitZero() throws {
+        for args in [["--help"], ["-h"], ["help"]] {
+            let r = try CLIRunner.run(args)
+            #expect(r.status == 0, "\(args)")
+            #expect(r.stdout.hasPrefix("USAGE: healthledger"), "\(args)")
+        }
+        #expect(try CLIRunner.run([]).status == 2)
+    }
+
     @Test func anIngestFromAFolderFailsAndWritesNothing() throws {
         let dir = try StoreCommandTests.prepared()
         let before = try StoreCommandTests.contents(dir)
