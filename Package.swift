@@ -58,7 +58,9 @@ let package = Package(
                     dependencies: ["AppleHealthImport", "HealthLedger", "LedgerCore", "LedgerLog", "HealthModel", "TestSupport"],
                     exclude: ["Fixtures"]),
         // Runs the built `healthledger` binary (the dependency makes sure it is built).
-        .testTarget(name: "CLITests", dependencies: ["healthledger", "ledger-torture", "TestSupport", "LedgerLog"]),
+        // Also imports the executable (@testable) and its parsers for the in-process fuzzer.
+        .testTarget(name: "CLITests", dependencies: ["healthledger", "ledger-torture", "TestSupport", "LedgerLog",
+                                                     "AppleHealthImport", "HealthModel"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 /// The command line's words, consumed by commands as they read their options.
 ///
-/// Conventions: `--name value` or `--name=value`; flags are bare; `--` ends options.
+/// Conventions: `--name value` or `--name=value`; flags are bare; `--` ends options;
+/// a single-valued option given twice is a usage error.
 /// Anything left unread when a command finishes is a usage error.
 struct ArgumentList {
     private(set) var words: [String]
@@ -18,9 +19,12 @@ struct ArgumentList {
         return found
     }
 
-    /// Removes `--name value` (the last occurrence wins); nil when absent.
+    /// Removes `--name value`; nil when absent. Given twice is a usage error (which
+    /// one was meant is not ours to guess: `save --value 70 --value 80`).
     mutating func option(_ name: String) throws -> String? {
-        try options(name).last
+        let values = try options(name)
+        guard values.count <= 1 else { throw CLIError.usage("\(name) is given \(values.count) times; give it once") }
+        return values.first
     }
 
     /// Removes every `--name value` / `--name=value`, in order.

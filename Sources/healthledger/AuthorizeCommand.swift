@@ -23,6 +23,26 @@ enum AuthorizeCommand {
         try list.flatMap { $0.split(separator: ",") }.map { try Parse.type(String($0)) }
     }
 
+    /// The answers per type. A type granted and denied the same permission
+    /// (`--share X --deny-share X`, also through two spellings of X) is a usage error,
+    /// never "the last one wins"; the same answer given twice is one answer.
+    static func decisions(share: [ObjectType], denyShare: [ObjectType], read: [ObjectType], denyRead: [ObjectType]) throws
+        -> [ObjectType: (share: Answer?, read: Answer?)] {
+        var decisions: [ObjectType: (share: Answer?, read: Answer?)] = [:]
+        for (types, answer, isShare) in [(share, Answer.granted, true), (denyShare, .denied, true),
+                                         (read, .granted, false), (denyRead, .denied, false)] {
+            for t in types {
+                let earlier = isShare ? decisions[t]?.share : decisions[t]?.read
+                if let earlier, earlier != answer {
+                    let (grant, deny) = isShare ? ("--share", "--deny-share") : ("--read", "--deny-read")
+                    throw CLIError.usage("\(t.identifier) is in both \(grant) and \(deny); give one answer per type")
+                }
+                if isShare { decisions[t, default: (nil, nil)].share = answer } else { decisions[t, default: (nil, nil)].read = answer }
+            }
+        }
+        return decisions
+    }
+
     static let command = Command(name: "authorize", abstract: "The owner grants or denies an app per type", help: help) { args, global in
         if handledHelp(&args, help) { return }
         guard let bundle = try args.option("--app") else { throw CLIError.usage("authorize needs --app ID") }
@@ -30,11 +50,7 @@ enum AuthorizeCommand {
         let denyShare = try types(try args.options("--deny-share")), denyRead = try types(try args.options("--deny-read"))
         let requested = args.flag("--requested")
         try args.finish()
-        var decisions: [ObjectType: (share: Answer?, read: Answer?)] = [:]
-        for t in share { decisions[t, default: (nil, nil)].share = .granted }
-        for t in denyShare { decisions[t, default: (nil, nil)].share = .denied }
-        for t in read { decisions[t, default: (nil, nil)].read = .granted }
-        for t in denyRead { decisions[t, default: (nil, nil)].read = .denied }
+        let decisions = try AuthorizeCommand.decisions(share: share, denyShare: denyShare, read: read, denyRead: denyRead)
         guard requested || !decisions.isEmpty else { throw CLIError.usage("authorize needs --share, --read, --deny-share, --deny-read or --requested") }
         let events = try await withStore(global, .owner) { ledger, _, owner in
             let before = await ledger.state.lastSequence

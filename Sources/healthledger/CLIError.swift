@@ -42,6 +42,11 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
     switch error {
     case let e as CLIError:
         return (e.status, e.message)
+    case let e as Output.WriteFailed:
+        return (ExitStatus.failure, e.description)
+    case let e as InputError:
+        if case .lineTooLong = e { return (ExitStatus.invalidInput, e.description) }
+        return (ExitStatus.failure, e.description)
     case let e as HealthModelError:
         return (ExitStatus.invalidInput, e.description)
     case let e as LogError:
@@ -70,7 +75,7 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
     case let e as ImportError:
         switch e {
         case .notFound: return (ExitStatus.notFound, e.description)
-        case .notAnExport, .malformedXML, .invalidValue: return (ExitStatus.invalidInput, e.description)
+        case .notAnExport, .ambiguousExport, .malformedXML, .invalidValue: return (ExitStatus.invalidInput, e.description)
         case .archive(let a):
             if case .io = a { return (ExitStatus.failure, e.description) }
             return (ExitStatus.invalidInput, e.description)

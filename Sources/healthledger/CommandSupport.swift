@@ -40,7 +40,8 @@ enum Parse {
         return v
     }
 
-    /// `KEY=VALUE`: an integer, a number, true/false, a quantity ("56 degF"), or a string.
+    /// `KEY=VALUE`: an integer, a number, true/false, a quantity ("56 degF"), or a string;
+    /// the sync identifier is always a string and the sync version must be an integer.
     static func metadata(_ pairs: [String]) throws -> Metadata {
         var m = Metadata()
         for pair in pairs {
@@ -48,7 +49,18 @@ enum Parse {
                 throw CLIError.usage("--meta takes KEY=VALUE, got '\(pair)'")
             }
             let key = String(pair[..<eq]), text = String(pair[pair.index(after: eq)...])
-            m.append(key, metadataValue(text))
+            guard m[key] == nil else { throw CLIError.usage("--meta \(key) is given twice; give each key once") }
+            switch key {
+            case Metadata.WellKnownKey.syncIdentifier:
+                m.append(key, .string(text))  // always text, even when it looks like a number
+            case Metadata.WellKnownKey.syncVersion:
+                guard let version = Int64(text) else {
+                    throw CLIError.invalidInput("invalidSyncVersion: --meta \(key) must be a whole number in the 64-bit range, not '\(text)'")
+                }
+                m.append(key, .integer(version))
+            default:
+                m.append(key, metadataValue(text))
+            }
         }
         return m
     }

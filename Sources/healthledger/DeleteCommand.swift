@@ -10,6 +10,7 @@ enum DeleteCommand {
         Delete objects, all or nothing. An app deletes only objects it saved, and only
         while it holds share permission for their type; the owner may delete anything.
         Deletion leaves a tombstone (the UUID and any sync identity) forever.
+        A UUID listed twice is a usage error (exit 2): nothing is deleted.
 
         \(ExitStatus.table)
         """
@@ -24,6 +25,10 @@ enum DeleteCommand {
         }
         try args.finish()
         guard !uuids.isEmpty else { throw CLIError.usage("delete needs at least one UUID") }
+        var seen = Set<UUID>()
+        for u in uuids where !seen.insert(u).inserted {
+            throw CLIError.usage("\(u.uuidString) is listed twice; list each object once")
+        }
         try await withStore(global, identity) { _, store, owner in
             if let store { try await store.delete(uuids, reason: reason) } else { try await owner.delete(uuids, reason: reason) }
         }

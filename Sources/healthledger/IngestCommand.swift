@@ -18,15 +18,25 @@ enum IngestCommand {
         stderr with its line number, nothing of its batch is appended, and the exit
         status is non-zero (earlier batches stay committed). Blank lines are skipped.
 
+        Lines are strict JSON (RFC 8259): no leading zeros or `+` in numbers, numbers
+        within ±1.8e308, no member name twice, no lone surrogates, nesting at most 64
+        deep, a line at most 64 MiB. Every field must have its JSON type; an unknown
+        field is refused.
+        If stdout cannot be written (an acknowledgement lost) or stdin cannot be read,
+        the ingest stops with exit 1 and says which lines were committed.
+
         Fields of a line:
-          type      HealthKit identifier or short form (required): bodyMass, heartRate,
-                    HKCategoryTypeIdentifierSleepAnalysis, …
-          value     a number (quantity types), or a value name or number (category types)
-          unit      HKUnit string, for quantity types (kg, count/min, mL/(kg*min), …)
+          type      HealthKit identifier or short form, a string (required): bodyMass,
+                    heartRate, HKCategoryTypeIdentifierSleepAnalysis, …
+          value     a JSON number (quantity types; "72" in quotes is refused), or a
+                    value name or a whole JSON number (category types)
+          unit      HKUnit string, for quantity types only (kg, count/min, mL/(kg*min), …)
           start     ISO 8601 (required); end: ISO 8601 (default: start)
           uuid      optional; a fresh one otherwise
-          metadata  optional object: strings, numbers, booleans kept as such
-          device    optional object: name, manufacturer, model, hardwareVersion,
+          metadata  optional object: strings, numbers, booleans kept as such;
+                    HKMetadataKeySyncIdentifier (a string) needs HKMetadataKeySyncVersion
+                    (a whole JSON number) and the other way round
+          device    optional object of strings: name, manufacturer, model, hardwareVersion,
                     firmwareVersion, softwareVersion, localIdentifier, udiDeviceIdentifier
         Example:
           {"type":"heartRate","value":72,"unit":"count/min","start":"2026-03-01T08:00:00Z"}
@@ -39,60 +49,133 @@ enum IngestCommand {
         let message: String
     }
 
+    /// The fields a line may hold; any other is refused (a misspelt "metdata" is not
+    /// silently dropped).
+    static let fields = ["type", "value", "unit", "start", "end", "uuid", "metadata", "device"]
+
+    /// The fields of a device object.
+    static let deviceFields = ["name", "manufacturer", "model", "hardwareVersion", "firmwareVersion", "softwareVersion",
+                               "localIdentifier", "udiDeviceIdentifier"]
+
+    static func wrongType(_ field: String, _ expected: String, _ got: JSONValue) -> CLIError {
+        CLIError.invalidInput("wrongType: \(field) must be \(expected), not \(got.kindName)")
+    }
+
+    static func missing(_ field: String, _ why: String = "") -> CLIError {
+        CLIError.invalidInput("missingField: \"\(field)\"\(why)")
+    }
+
+    /// A string field: nil when absent; wrong type refused.
+    static func string(_ object: JSONValue, _ field: String) throws -> String? {
+        guard let v = object[field] else { return nil }
+        guard case .string(let s) = v else { throw wrongType("\"\(field)\"", "a string", v) }
+        return s
+    }
+
+    /// A sample from one line's JSON. Every field is checked for its JSON type; a
+    /// field of the wrong type is refused as such (never taken for a missing one),
+    /// an unknown field is refused, and nothing given is dropped.
     static func sample(_ value: JSONValue) throws -> Sample {
-        guard case .object = value else { throw CLIError.invalidInput("a line must hold a JSON object") }
-        guard case .string(let typeText)? = value["type"] else { throw CLIError.invalidInput("missing \"type\"") }
+        guard case .object(let members) = value else { throw wrongType("a line", "a JSON object", value) }
+        for (name, _) in members where !fields.contains(name) {
+            throw CLIError.invalidInput("unknownField: \"\(name)\" (fields: \(fields.joined(separator: ", ")))")
+        }
+        guard let typeText = try string(value, "type") else { throw missing("type") }
         let type = try Parse.type(typeText)
-        guard case .string(let startText)? = value["start"] else { throw CLIError.invalidInput("missing \"start\"") }
+        guard let startText = try string(value, "start") else { throw missing("start") }
         let start = try Parse.date(startText, "start")
-        var end = start
-        if let e = value["end"] { guard case .string(let t) = e else { throw CLIError.invalidInput("\"end\" must be a string") }; end = try Parse.date(t, "end") }
+        let end = try string(value, "end").map { try Parse.date($0, "end") } ?? start
         var uuid = UUID()
-        if let u = value["uuid"] {
-            guard case .string(let t) = u, let parsed = UUID(uuidString: t) else { throw CLIError.invalidInput("invalidUUID: \"uuid\"") }
+        if let t = try string(value, "uuid") {
+            guard let parsed = UUID(uuidString: t) else { throw CLIError.invalidInput("invalidUUID: \"uuid\" '\(t)'") }
             uuid = parsed
         }
-        var metadata = Metadata()
-        if case .object(let members)? = value["metadata"] {
-            for (k, v) in members {
-                switch v {
-                case .string(let s): metadata.append(k, .string(s))
-                case .number(let d, let text): metadata.append(k, Int64(text).map(MetadataValue.integer) ?? .number(d))
-                case .bool(let b): metadata.append(k, .bool(b))
-                default: throw CLIError.invalidInput("metadata \"\(k)\" must be a string, number or boolean")
-                }
-            }
-        }
-        var device: Device?
-        if case .object(let members)? = value["device"] {
-            var d = Device()
-            for (k, v) in members {
-                guard case .string(let s) = v else { throw CLIError.invalidInput("device \"\(k)\" must be a string") }
-                switch k {
-                case "name": d.name = s
-                case "manufacturer": d.manufacturer = s
-                case "model": d.model = s
-                case "hardwareVersion": d.hardwareVersion = s
-                case "firmwareVersion": d.firmwareVersion = s
-                case "softwareVersion": d.softwareVersion = s
-                case "localIdentifier": d.localIdentifier = s
-                case "udiDeviceIdentifier": d.udiDeviceIdentifier = s
-                default: throw CLIError.invalidInput("unknown device field \"\(k)\"")
-                }
-            }
-            device = d
-        }
+        let metadata = try self.metadata(value["metadata"])
+        let device = try self.device(value["device"])
+        let unit = try string(value, "unit")
         let valueText: String
-        switch value["value"] {
-        case .number(_, let text)?: valueText = text
-        case .string(let s)?: valueText = s
-        default: throw CLIError.invalidInput("missing \"value\"")
+        switch (type, value["value"]) {
+        case (_, nil):
+            throw missing("value")
+        case (.quantity, .number(_, let text)?):
+            valueText = text
+            guard unit != nil else { throw missing("unit", " (a quantity type needs one)") }
+        case (.quantity(let q), let v?):
+            throw wrongType("\"value\"", "a number for \(q.identifier)", v)
+        case (.category(let c), .number(_, let text)?):
+            guard unit == nil else { throw CLIError.invalidInput("unexpectedField: \"unit\" is for quantity types; \(c.identifier) is a category type") }
+            guard !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) else {
+                throw CLIError.invalidInput("invalidCategoryValue: \"value\" \(text) is not a whole number (\(c.identifier))")
+            }
+            valueText = text
+        case (.category(let c), .string(let s)?):
+            guard unit == nil else { throw CLIError.invalidInput("unexpectedField: \"unit\" is for quantity types; \(c.identifier) is a category type") }
+            guard Int(s) == nil, Double(s)?.isFinite != true else {
+                throw CLIError.invalidInput("wrongType: \"value\" \"\(s)\" is a number in a string; give a value name or a JSON number (\(c.identifier))")
+            }
+            valueText = s
+        case (.category(let c), let v?):
+            throw wrongType("\"value\"", "a value name or a number for \(c.identifier)", v)
+        default:
+            throw CLIError.invalidInput("wrongKindOfType: ingest takes quantity and category types, not \(type.identifier)")
         }
-        var unit: String?
-        if case .string(let u)? = value["unit"] { unit = u }
-        if case .quantity = type, unit == nil { throw CLIError.invalidInput("missing \"unit\" for a quantity type") }
         return try SaveCommand.sample(type: type, value: valueText, unit: unit, start: start, end: end, uuid: uuid,
                                       metadata: metadata, device: device)
+    }
+
+    /// `metadata`: an object of strings, numbers and booleans. A whole number is kept
+    /// as an integer when it fits Int64; the sync identity must be a string and an
+    /// integer written as one (`HKMetadataKeySyncVersion: 3`, not `"3"` or `3.0`), both
+    /// or neither.
+    static func metadata(_ value: JSONValue?) throws -> Metadata {
+        var metadata = Metadata()
+        guard let value else { return metadata }
+        guard case .object(let members) = value else { throw wrongType("\"metadata\"", "an object", value) }
+        for (k, v) in members {
+            switch v {
+            case .string(let s): metadata.append(k, .string(s))
+            case .number(let d, let text): metadata.append(k, Int64(text).map(MetadataValue.integer) ?? .number(d))
+            case .bool(let b): metadata.append(k, .bool(b))
+            default: throw wrongType("metadata \"\(k)\"", "a string, number or boolean", v)
+            }
+        }
+        let id = Metadata.WellKnownKey.syncIdentifier, version = Metadata.WellKnownKey.syncVersion
+        switch (value[id], value[version]) {
+        case (nil, nil): break
+        case (.string?, .number(_, let text)?):
+            guard Int64(text) != nil else {
+                throw CLIError.invalidInput("invalidSyncVersion: metadata \"\(version)\" must be a whole number in the 64-bit range, not \(text)")
+            }
+        case (_?, nil): throw missing("metadata \"\(version)\"", " (\(id) needs it)")
+        case (nil, _?): throw missing("metadata \"\(id)\"", " (\(version) needs it)")
+        case (.string?, let v?): throw wrongType("metadata \"\(version)\"", "a whole number", v)
+        case (let v?, _): throw wrongType("metadata \"\(id)\"", "a string", v)
+        }
+        return metadata
+    }
+
+    /// `device`: an object of the known device fields, each a string.
+    static func device(_ value: JSONValue?) throws -> Device? {
+        guard let value else { return nil }
+        guard case .object(let members) = value else { throw wrongType("\"device\"", "an object", value) }
+        var d = Device()
+        for (k, v) in members {
+            guard deviceFields.contains(k) else {
+                throw CLIError.invalidInput("unknownField: device \"\(k)\" (fields: \(deviceFields.joined(separator: ", ")))")
+            }
+            guard case .string(let s) = v else { throw wrongType("device \"\(k)\"", "a string", v) }
+            switch k {
+            case "name": d.name = s
+            case "manufacturer": d.manufacturer = s
+            case "model": d.model = s
+            case "hardwareVersion": d.hardwareVersion = s
+            case "firmwareVersion": d.firmwareVersion = s
+            case "softwareVersion": d.softwareVersion = s
+            case "localIdentifier": d.localIdentifier = s
+            default: d.udiDeviceIdentifier = s
+            }
+        }
+        return d
     }
 
     /// The input line a refused batch failed on, when the refusal names it.
@@ -127,12 +210,24 @@ enum IngestCommand {
                                    message: "line \(at): \(describe(error).message); lines \(firstLine)-\(lineNumber) were not appended")
                 }
                 Output.line("committed \(firstLine)-\(lineNumber)")
-                Output.flush()
+                do { try Output.commit() } catch {
+                    throw Output.WriteFailed(errno: error.errno, detail: "lines \(firstLine)-\(lineNumber) were committed but their acknowledgement was not written")
+                }
                 batch.removeAll(keepingCapacity: true)
                 firstLine = lineNumber + 1
             }
             var reader = LineReader(fd: 0)
-            while let bytes = reader.next() {
+            while true {
+                let next: ArraySlice<UInt8>?
+                do { next = try reader.next() } catch let error as InputError {
+                    if case .lineTooLong = error {
+                        throw CLIError(status: ExitStatus.invalidInput,
+                                       message: "line \(lineNumber + 1): \(error.description); lines \(firstLine)-\(lineNumber + 1) were not appended")
+                    }
+                    let pending = batch.isEmpty ? "" : "; lines \(firstLine)-\(lineNumber) were not appended"
+                    throw CLIError(status: ExitStatus.failure, message: "\(error.description) (after line \(lineNumber))\(pending)")
+                }
+                guard let bytes = next else { break }
                 lineNumber += 1
                 if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
                     if batch.isEmpty { firstLine = lineNumber + 1 }
@@ -140,8 +235,8 @@ enum IngestCommand {
                 }
                 do {
                     let value: JSONValue
-                    do { value = try JSONValue.parse(bytes) } catch let error as JSONValue.ParseError {
-                        throw CLIError.invalidInput("invalidJSON: column \(error.column): \(error.reason)")
+                    do { value = try JSONValue.parse(bytes) } catch {
+                        throw CLIError.invalidInput("invalidJSON: \(error)")
                     }
                     batch.append((lineNumber, try sample(value)))
                 } catch {
@@ -155,33 +250,62 @@ enum IngestCommand {
     }
 }
 
-/// Reads lines from a file descriptor in 1 MiB chunks.
+/// Why the input could not be read as lines: a failed read (stdin a folder: EISDIR;
+/// an I/O error), exit 1, never taken for the end of the input; or a line longer
+/// than `LineReader.maxLineLength`, exit 3, refused before memory runs out.
+enum InputError: Error, CustomStringConvertible {
+    case readFailed(what: String, errno: Int32)
+    case lineTooLong(limit: Int)
+
+    var description: String {
+        switch self {
+        case .readFailed(let what, let errno): "inputFailed: \(what): \(String(cString: strerror(errno)))"
+        case .lineTooLong(let limit): "lineTooLong: no newline within \(limit >> 20) MiB"
+        }
+    }
+}
+
+/// Reads lines from a file descriptor in 1 MiB chunks; a line may be at most
+/// `maxLineLength` bytes.
 struct LineReader {
+    static let maxLineLength = 64 << 20
     let fd: Int32
     private var buffer: [UInt8] = []
     private var start = 0
+    /// Where the search for the next newline resumes (bytes before it hold none), so
+    /// that a long line read in many chunks is searched once, not once per chunk.
+    private var scanned = 0
     private var done = false
 
     init(fd: Int32) { self.fd = fd }
 
-    mutating func next() -> ArraySlice<UInt8>? {
+    mutating func next() throws(InputError) -> ArraySlice<UInt8>? {
         while true {
-            if let nl = buffer[start...].firstIndex(of: 0x0A) {
+            if let nl = buffer[max(start, scanned)...].firstIndex(of: 0x0A) {
                 let line = buffer[start..<nl]
                 start = nl + 1
+                scanned = start
                 return line
             }
+            scanned = buffer.count
             if done {
                 guard start < buffer.count else { return nil }
                 let line = buffer[start...]
                 start = buffer.count
                 return line
             }
+            scanned -= start
             buffer.removeSubrange(0..<start)
             start = 0
+            guard buffer.count <= Self.maxLineLength else { throw .lineTooLong(limit: Self.maxLineLength) }
             var chunk = [UInt8](repeating: 0, count: 1 << 20)
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-            if n <= 0 { done = true } else { buffer.append(contentsOf: chunk[0..<n]) }
+            if n < 0 {
+                let e = errno
+                if e == EINTR { continue }
+                throw .readFailed(what: fd == 0 ? "stdin" : "fd \(fd)", errno: e)
+            }
+            if n == 0 { done = true } else { buffer.append(contentsOf: chunk[0..<n]) }
         }
     }
 }

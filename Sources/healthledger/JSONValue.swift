@@ -1,12 +1,23 @@
-/// A small JSON reader for `ingest` (one object per line). Byte-level, no
+/// A strict JSON reader (RFC 8259) for `ingest` (one object per line). Byte-level, no
 /// Foundation: JSONDecoder is slow on Linux and we only need values.
+///
+/// Strict means: the grammar exactly (no leading zeros, no `+`, no bare `.5`, no
+/// trailing text, no comments), strings of valid UTF-8 without raw control
+/// characters and without lone surrogates in `\u` escapes, numbers that fit a
+/// Double (`1e309` is out of range, not infinity), no member name twice in an object
+/// (RFC 8259 leaves duplicates to the reader; here they are refused, never "first
+/// wins"), and nesting bounded by `maxDepth` so that no input can exhaust the stack.
 enum JSONValue: Equatable {
     case object([(String, JSONValue)])
     case array([JSONValue])
     case string(String)
+    /// A number: its value and its text exactly as written (so `72` and `72.0` differ).
     case number(Double, text: String)
     case bool(Bool)
     case null
+
+    /// The deepest nesting of arrays and objects accepted.
+    static let maxDepth = 64
 
     static func == (a: JSONValue, b: JSONValue) -> Bool {
         switch (a, b) {
@@ -20,15 +31,33 @@ enum JSONValue: Equatable {
         }
     }
 
-    /// The member `key` of an object (the first, if repeated).
+    /// The member `key` of an object (member names are unique: `parse` refuses repeats).
     subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.0 == key }?.1
     }
 
-    struct ParseError: Error {
+    /// What kind of value this is, for messages ("a string", "a boolean", …).
+    var kindName: String {
+        switch self {
+        case .object: "an object"
+        case .array: "an array"
+        case .string: "a string"
+        case .number: "a number"
+        case .bool: "a boolean"
+        case .null: "null"
+        }
+    }
+
+    /// Why a text is not JSON: the 1-based byte column, the member being read (as a
+    /// path such as `"metadata"."k"`, empty at the top level) and one fixed reason
+    /// per kind of error.
+    struct ParseError: Error, Equatable, CustomStringConvertible {
         let column: Int
+        let path: String
         let reason: String
+
+        var description: String { "column \(column)\(path.isEmpty ? "" : " (in \(path))"): \(reason)" }
     }
 
     /// Parses one JSON text; the error gives a 1-based column.
@@ -41,70 +70,102 @@ enum JSONValue: Equatable {
         return value
     }
 
+    /// Parses one JSON text given as a string.
+    static func parse(_ text: String) throws(ParseError) -> JSONValue { try parse(ArraySlice(text.utf8)) }
+
     private struct Parser {
         let bytes: ArraySlice<UInt8>
         var i: Int
+        var path: [String] = []
 
         init(bytes: ArraySlice<UInt8>) {
             self.bytes = bytes
             i = bytes.startIndex
         }
 
-        func fail(_ reason: String) -> ParseError { ParseError(column: i - bytes.startIndex + 1, reason: reason) }
-
-        mutating func skipSpace() {
-            while i < bytes.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[i]) { i += 1 }
+        func fail(_ reason: String, at position: Int? = nil) -> ParseError {
+            ParseError(column: (position ?? i) - bytes.startIndex + 1,
+                       path: path.map { "\"" + $0 + "\"" }.joined(separator: "."), reason: reason)
         }
 
-        mutating func expect(_ literal: String) throws(ParseError) {
-            for b in literal.utf8 {
-                guard i < bytes.endIndex, bytes[i] == b else { throw fail("expected \(literal)") }
-                i += 1
+        var atEnd: Bool { i >= bytes.endIndex }
+
+        mutating func skipSpace() {
+            while i < bytes.endIndex {
+                switch bytes[i] {
+                case 0x20, 0x09, 0x0A, 0x0D: i += 1
+                default: return
+                }
             }
         }
 
-        mutating func value(depth: Int) throws(ParseError) -> JSONValue {
-            guard depth < 64 else { throw fail("nested too deep") }
-            guard i < bytes.endIndex else { throw fail("unexpected end of line") }
-            switch bytes[i] {
-            case 0x7B: return try object(depth: depth)
-            case 0x5B:
+        mutating func literal(_ word: String, _ value: JSONValue) throws(ParseError) -> JSONValue {
+            let start = i
+            for b in word.utf8 {
+                guard i < bytes.endIndex else { throw fail("unexpected end of line") }
+                guard bytes[i] == b else { throw fail("invalid literal (true, false or null)", at: start) }
                 i += 1
-                var items: [JSONValue] = []
-                skipSpace()
-                if i < bytes.endIndex, bytes[i] == 0x5D { i += 1; return .array([]) }
-                while true {
-                    skipSpace()
-                    items.append(try value(depth: depth + 1))
-                    skipSpace()
-                    guard i < bytes.endIndex else { throw fail("unterminated array") }
-                    if bytes[i] == 0x2C { i += 1; continue }
-                    if bytes[i] == 0x5D { i += 1; return .array(items) }
-                    throw fail("expected , or ]")
-                }
+            }
+            return value
+        }
+
+        mutating func value(depth: Int) throws(ParseError) -> JSONValue {
+            guard !atEnd else { throw fail("unexpected end of line") }
+            switch bytes[i] {
+            case 0x7B, 0x5B:
+                guard depth < JSONValue.maxDepth else { throw fail("nested deeper than \(JSONValue.maxDepth) levels") }
+                return bytes[i] == 0x7B ? try object(depth: depth + 1) : try array(depth: depth + 1)
             case 0x22: return .string(try string())
-            case 0x74: try expect("true"); return .bool(true)
-            case 0x66: try expect("false"); return .bool(false)
-            case 0x6E: try expect("null"); return .null
-            default: return try number()
+            case 0x74: return try literal("true", .bool(true))
+            case 0x66: return try literal("false", .bool(false))
+            case 0x6E: return try literal("null", .null)
+            case 0x2D, 0x30...0x39: return try number()
+            case 0x2B: throw fail("a number may not start with '+'")
+            case 0x2E: throw fail("a number must start with a digit")
+            default: throw fail("expected a value")
+            }
+        }
+
+        mutating func array(depth: Int) throws(ParseError) -> JSONValue {
+            i += 1
+            var items: [JSONValue] = []
+            skipSpace()
+            if !atEnd, bytes[i] == 0x5D { i += 1; return .array([]) }
+            while true {
+                skipSpace()
+                items.append(try value(depth: depth))
+                skipSpace()
+                guard !atEnd else { throw fail("unexpected end of line") }
+                if bytes[i] == 0x2C { i += 1; continue }
+                if bytes[i] == 0x5D { i += 1; return .array(items) }
+                throw fail("expected , or ]")
             }
         }
 
         mutating func object(depth: Int) throws(ParseError) -> JSONValue {
             i += 1
             var members: [(String, JSONValue)] = []
+            var names = Set<String>()
             skipSpace()
-            if i < bytes.endIndex, bytes[i] == 0x7D { i += 1; return .object([]) }
+            if !atEnd, bytes[i] == 0x7D { i += 1; return .object([]) }
             while true {
                 skipSpace()
-                guard i < bytes.endIndex, bytes[i] == 0x22 else { throw fail("expected a member name") }
+                guard !atEnd else { throw fail("unexpected end of line") }
+                guard bytes[i] == 0x22 else { throw fail("expected a member name in double quotes") }
+                let nameAt = i
                 let key = try string()
+                guard names.insert(key).inserted else { throw fail("duplicate member \"\(key)\"", at: nameAt) }
                 skipSpace()
-                try expect(":")
+                guard !atEnd else { throw fail("unexpected end of line") }
+                guard bytes[i] == 0x3A else { throw fail("expected : after a member name") }
+                i += 1
                 skipSpace()
-                members.append((key, try value(depth: depth + 1)))
+                path.append(key)
+                let member = try value(depth: depth)
+                path.removeLast()
+                members.append((key, member))
                 skipSpace()
-                guard i < bytes.endIndex else { throw fail("unterminated object") }
+                guard !atEnd else { throw fail("unexpected end of line") }
                 if bytes[i] == 0x2C { i += 1; continue }
                 if bytes[i] == 0x7D { i += 1; return .object(members) }
                 throw fail("expected , or }")
@@ -112,16 +173,18 @@ enum JSONValue: Equatable {
         }
 
         mutating func string() throws(ParseError) -> String {
+            let opening = i
             i += 1
             var out: [UInt8] = []
             while true {
-                guard i < bytes.endIndex else { throw fail("unterminated string") }
+                guard !atEnd else { throw fail("unterminated string") }
                 let b = bytes[i]
+                if b == 0x22 { i += 1; break }
+                if b < 0x20 { throw fail("control character in a string (escape it)") }
+                if b != 0x5C { out.append(b); i += 1; continue }
+                let escape = i
                 i += 1
-                if b == 0x22 { break }
-                if b < 0x20 { throw fail("control character in a string") }
-                if b != 0x5C { out.append(b); continue }
-                guard i < bytes.endIndex else { throw fail("unterminated escape") }
+                guard !atEnd else { throw fail("unterminated string") }
                 let e = bytes[i]
                 i += 1
                 switch e {
@@ -134,44 +197,69 @@ enum JSONValue: Equatable {
                 case 0x72: out.append(0x0D)
                 case 0x74: out.append(0x09)
                 case 0x75:
-                    var code = try hex4()
+                    var code = try hex4(escape)
+                    if (0xDC00..<0xE000).contains(code) { throw fail("lone surrogate in a \\u escape", at: escape) }
                     if (0xD800..<0xDC00).contains(code) {
-                        try expect("\\u")
-                        let low = try hex4()
-                        guard (0xDC00..<0xE000).contains(low) else { throw fail("bad surrogate pair") }
-                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                        let low = i
+                        guard i + 1 < bytes.endIndex, bytes[i] == 0x5C, bytes[i + 1] == 0x75 else {
+                            throw fail("lone surrogate in a \\u escape", at: escape)
+                        }
+                        i += 2
+                        let second = try hex4(low)
+                        guard (0xDC00..<0xE000).contains(second) else { throw fail("lone surrogate in a \\u escape", at: escape) }
+                        code = 0x10000 + ((code - 0xD800) << 10) + (second - 0xDC00)
                     }
-                    guard let scalar = Unicode.Scalar(code) else { throw fail("bad \\u escape") }
-                    out.append(contentsOf: Array(String(Character(scalar)).utf8))
-                default: throw fail("bad escape")
+                    guard let scalar = Unicode.Scalar(code) else { throw fail("lone surrogate in a \\u escape", at: escape) }
+                    out.append(contentsOf: String(Character(scalar)).utf8)
+                default: throw fail("invalid escape (\\\", \\\\, \\/, \\b, \\f, \\n, \\r, \\t or \\uXXXX)", at: escape)
                 }
             }
-            guard let s = String(validating: out, as: UTF8.self) else { throw fail("string is not UTF-8") }
+            guard let s = String(validating: out, as: UTF8.self) else { throw fail("invalid UTF-8 in a string", at: opening) }
             return s
         }
 
-        mutating func hex4() throws(ParseError) -> UInt32 {
+        mutating func hex4(_ escape: Int) throws(ParseError) -> UInt32 {
             var v: UInt32 = 0
             for _ in 0..<4 {
-                guard i < bytes.endIndex else { throw fail("short \\u escape") }
+                guard !atEnd else { throw fail("unterminated string") }
                 let c = bytes[i]
-                i += 1
                 switch c {
                 case 0x30...0x39: v = v << 4 | UInt32(c - 0x30)
                 case 0x61...0x66: v = v << 4 | UInt32(c - 0x61 + 10)
                 case 0x41...0x46: v = v << 4 | UInt32(c - 0x41 + 10)
-                default: throw fail("bad \\u escape")
+                default: throw fail("invalid \\u escape (four hex digits)", at: escape)
                 }
+                i += 1
             }
             return v
         }
 
+        func isDigit(_ at: Int) -> Bool { at < bytes.endIndex && (0x30...0x39).contains(bytes[at]) }
+
+        /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, finite as a Double.
         mutating func number() throws(ParseError) -> JSONValue {
             let start = i
-            if i < bytes.endIndex, bytes[i] == 0x2D { i += 1 }
-            while i < bytes.endIndex, (0x30...0x39).contains(bytes[i]) || [0x2E, 0x65, 0x45, 0x2B, 0x2D].contains(bytes[i]) { i += 1 }
+            if bytes[i] == 0x2D { i += 1 }
+            guard isDigit(i) else { throw atEnd ? fail("unexpected end of line") : fail("expected a digit") }
+            if bytes[i] == 0x30 {
+                i += 1
+                if isDigit(i) { throw fail("leading zero in a number", at: start) }
+            } else {
+                while isDigit(i) { i += 1 }
+            }
+            if i < bytes.endIndex, bytes[i] == 0x2E {
+                i += 1
+                guard isDigit(i) else { throw atEnd ? fail("unexpected end of line") : fail("expected a digit after '.'") }
+                while isDigit(i) { i += 1 }
+            }
+            if i < bytes.endIndex, bytes[i] == 0x65 || bytes[i] == 0x45 {
+                i += 1
+                if i < bytes.endIndex, bytes[i] == 0x2B || bytes[i] == 0x2D { i += 1 }
+                guard isDigit(i) else { throw atEnd ? fail("unexpected end of line") : fail("expected a digit in the exponent") }
+                while isDigit(i) { i += 1 }
+            }
             let text = String(decoding: bytes[start..<i], as: UTF8.self)
-            guard !text.isEmpty, let v = Double(text), v.isFinite else { throw ParseError(column: start - bytes.startIndex + 1, reason: "expected a value") }
+            guard let v = Double(text), v.isFinite else { throw fail("number out of range (beyond ±1.8e308)", at: start) }
             return .number(v, text: text)
         }
     }

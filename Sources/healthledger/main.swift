@@ -47,34 +47,39 @@ let topHelp = """
 
 func runMain() async -> Int32 {
     var args = ArgumentList(Array(CommandLine.arguments.dropFirst()))
+    var status = ExitStatus.success
+    var outputFailureSaid = false
     do {
         let global = try GlobalOptions.read(&args)
-        guard let name = args.positional() else {
+        if let name = args.positional() {
+            if name == "help" || name == "--help" || name == "-h" {
+                Output.line(topHelp)
+            } else {
+                guard let command = commands.first(where: { $0.name == name }) else {
+                    throw CLIError.usage("unknown command '\(name)'; see healthledger --help")
+                }
+                try await command.run(&args, global)
+            }
+        } else {
             Output.line(topHelp)
-            return args.flag("--help", "-h") ? ExitStatus.success : ExitStatus.usage
+            if !args.flag("--help", "-h") { status = ExitStatus.usage }
         }
-        if name == "help" || name == "--help" {
-            Output.line(topHelp)
-            return ExitStatus.success
-        }
-        guard let command = commands.first(where: { $0.name == name }) else {
-            throw CLIError.usage("unknown command '\(name)'; see healthledger --help")
-        }
-        try await command.run(&args, global)
-        Output.flush()
-        return ExitStatus.success
     } catch {
-        let (status, message) = describe(error)
+        let (code, message) = describe(error)
         Output.error("healthledger: " + message)
-        return status
+        status = code
+        outputFailureSaid = error is Output.WriteFailed
     }
+    // The one check of stdout: output that did not reach it fails the command (exit 1),
+    // whatever else happened; a command that failed for its own reason keeps its status.
+    do {
+        try Output.finish()
+    } catch {
+        if !outputFailureSaid { Output.error("healthledger: " + error.description) }
+        if status == ExitStatus.success { status = ExitStatus.failure }
+    }
+    return status
 }
 
-if CommandLine.arguments.count == 2, ["--help", "-h"].contains(CommandLine.arguments[1]) {
-    Output.line(topHelp)
-    Output.flush()
-    exit(0)
-}
-let status = await runMain()
-Output.flush()
-exit(status)
+Output.prepare()
+exit(await runMain())

@@ -19,9 +19,11 @@ enum CLIRunner {
 
     static var binary: URL { buildDirectory.appendingPathComponent("healthledger") }
 
-    /// Runs `healthledger args…` with `stdin` as standard input.
+    /// Runs `healthledger args…` with `stdin` as standard input. `stdinPath` opens a path
+    /// (a folder, to make reads fail) as standard input instead; `stdoutPath` sends
+    /// standard output to a path (`/dev/full`, to make writes fail) instead of a pipe.
     static func run(_ args: [String], stdin: String? = nil, environment: [String: String] = [:],
-                    currentDirectory: URL? = nil) throws -> CLIResult {
+                    currentDirectory: URL? = nil, stdinPath: String? = nil, stdoutPath: String? = nil) throws -> CLIResult {
         let process = Process()
         process.executableURL = binary
         process.arguments = args
@@ -31,10 +33,20 @@ enum CLIRunner {
         process.environment = env
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
+        let inputFile = try stdinPath.map { path in
+            let fd = open(path, O_RDONLY)
+            guard fd >= 0 else { throw CocoaError(.fileReadNoPermission) }
+            return FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        }
+        let outputFile = try stdoutPath.map { path in
+            guard let h = FileHandle(forWritingAtPath: path) else { throw CocoaError(.fileWriteNoPermission) }
+            return h
+        }
+        process.standardOutput = outputFile ?? out
         process.standardError = err
-        process.standardInput = input
+        process.standardInput = inputFile ?? input
         try process.run()
+        if outputFile != nil { try out.fileHandleForWriting.close() }
         // Read both pipes concurrently so a chatty child never blocks on a full pipe.
         let group = DispatchGroup()
         nonisolated(unsafe) var outData = Data(), errData = Data()

@@ -51,4 +51,25 @@ struct ImportCommandTests {
         #expect(missing.stderr == "healthledger: notFound: nothere.zip: no such file or folder\n")
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/M"))
     }
+
+    @Test func invalidUTF8AndTwoExportsAreRefusedAndWriteNothing() throws {
+        let dir = TemporaryDirectory("work")
+        var bytes = Array(SmallExport.xml.utf8)
+        let needle = Array("sourceName=\"Omron\"".utf8)
+        let offset = try #require((0...(bytes.count - needle.count)).first { Array(bytes[$0..<$0 + needle.count]) == needle })
+        bytes[offset + 14] = 0xFF
+        try FileManager.default.createDirectory(atPath: dir.path + "/bad", withIntermediateDirectories: true)
+        try Data(bytes).write(to: dir.url.appendingPathComponent("bad/export.xml"))
+        let r = try CLIRunner.run(["--ledger", "M", "import-apple-health", "bad"], currentDirectory: dir.url)
+        #expect(r.status == 3)
+        #expect(r.stderr == "healthledger: malformedXML: export.xml: line 21, column 77: invalid UTF-8 in an attribute value (byte 0xFF)\n")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/M"))
+
+        try SmallExport.write(in: dir.path + "/two")
+        try SmallExport.write(named: "export 2.xml", in: dir.path + "/two")
+        let two = try CLIRunner.run(["--ledger", "M", "import-apple-health", "two"], currentDirectory: dir.url)
+        #expect(two.status == 3)
+        #expect(two.stderr == "healthledger: ambiguousExport: two holds 2 export XMLs (export 2.xml, export.xml); import one at a time (unzip and give its path)\n")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/M"))
+    }
 }

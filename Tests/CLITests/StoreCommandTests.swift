@@ -65,6 +65,21 @@ struct StoreCommandTests {
                 status: 4, stderr: "healthledger: objectNotFound: no stored object 00000000-0000-4000-8000-000000000099\n"),
         Refusal(name: "bad usage", args: ["save", "--app", "com.example.scale"],
                 status: 2, stderr: "healthledger: usage: save needs --type TYPE\n"),
+        Refusal(name: "a UUID listed twice", args: ["delete", "--owner", "00000000-0000-4000-8000-000000000099", "00000000-0000-4000-8000-000000000099"],
+                status: 2, stderr: "healthledger: usage: 00000000-0000-4000-8000-000000000099 is listed twice; list each object once\n"),
+        Refusal(name: "share granted and denied", args: ["authorize", "--app", "com.example.scale", "--share", "heartRate", "--deny-share", "heartRate"],
+                status: 2, stderr: "healthledger: usage: HKQuantityTypeIdentifierHeartRate is in both --share and --deny-share; give one answer per type\n"),
+        Refusal(name: "read granted and denied under two spellings",
+                args: ["authorize", "--app", "com.example.scale", "--read", "height,bodyMass", "--deny-read", "HKQuantityTypeIdentifierBodyMass"],
+                status: 2, stderr: "healthledger: usage: HKQuantityTypeIdentifierBodyMass is in both --read and --deny-read; give one answer per type\n"),
+        Refusal(name: "an option given twice", args: ["save", "--app", "com.example.scale", "--type", "bodyMass", "--value", "70", "--value", "80", "--unit", "kg"],
+                status: 2, stderr: "healthledger: usage: --value is given 2 times; give it once\n"),
+        Refusal(name: "a metadata key given twice", args: ["save", "--app", "com.example.scale", "--type", "bodyMass", "--value", "70", "--unit", "kg",
+                                                          "--meta", "k=1", "--meta", "k=2"],
+                status: 2, stderr: "healthledger: usage: --meta k is given twice; give each key once\n"),
+        Refusal(name: "a sync version not whole", args: ["save", "--app", "com.example.scale", "--type", "bodyMass", "--value", "70", "--unit", "kg",
+                                                        "--meta", "HKMetadataKeySyncIdentifier=7", "--meta", "HKMetadataKeySyncVersion=2.0"],
+                status: 3, stderr: "healthledger: invalidSyncVersion: --meta HKMetadataKeySyncVersion must be a whole number in the 64-bit range, not '2.0'\n"),
     ]
 
     @Test(arguments: refusals)
@@ -159,7 +174,7 @@ struct StoreCommandTests {
         #expect(q.stdout.split(separator: "\n").count == 11)  // the prepared sample and lines 1-10
         let malformed = try CLIRunner.run(["--ledger", dir.path, "ingest", "--app", "com.example.scale"], stdin: "{\"type\": \"bodyMass\", \"value\": }\n")
         #expect(malformed.status == 3)
-        #expect(malformed.stderr == "healthledger: line 1: invalidJSON: column 31: expected a value; lines 1-1 were not appended\n")
+        #expect(malformed.stderr == "healthledger: line 1: invalidJSON: column 31 (in \"value\"): expected a value; lines 1-1 were not appended\n")
         #expect(try CLIRunner.run(["--ledger", dir.path, "verify"]).status == 0)
     }
 

@@ -33,8 +33,13 @@ public struct ExportSource: Sendable {
         }
         if isDirectory.boolValue {
             let candidates = Self.xmlFiles(in: path)
-            guard let found = candidates.first(where: { Self.isExportXML(Self.head(ofFile: $0)) }) else {
+            let exports = candidates.filter { Self.isExportXML(Self.head(ofFile: $0)) }
+            guard let found = exports.first else {
                 throw .notAnExport(path: path, reason: "no XML file with a <HealthData> root among \(candidates.count) XML files")
+            }
+            // Two exports in one folder: importing one of them silently would lose the other.
+            guard exports.count == 1 else {
+                throw .ambiguousExport(path: path, names: exports.map { String($0.dropFirst(path.count).drop { $0 == "/" }) })
             }
             location = .file(found)
             xmlName = String(found.dropFirst(path.count).drop { $0 == "/" })
@@ -45,21 +50,20 @@ public struct ExportSource: Sendable {
         if head.starts(with: [0x50, 0x4B]) {
             let archive: ZipArchive
             do { archive = try ZipArchive(path: path) } catch { throw .archive(error) }
+            // Every entry is looked at: a zip holding two exports is refused, naming both,
+            // rather than importing the first and silently leaving the other out.
+            var exports: [ZipArchive.Entry] = []
             for entry in archive.entries where !entry.isDirectory && entry.uncompressedSize > 0 {
-                let prefix: [UInt8]
-                do { prefix = try archive.prefix(of: entry, count: Self.sniffLength) } catch let e as ArchiveError {
-                    throw .archive(e)
-                } catch {
-                    throw .notAnExport(path: path, reason: "\(error)")
-                }
-                if Self.isExportXML(prefix) {
-                    location = .zip(archive, entry)
-                    xmlName = entry.name
-                    xmlSize = entry.uncompressedSize
-                    return
-                }
+                if try Self.isExportXML(entry, in: archive, path: path) { exports.append(entry) }
             }
-            throw .notAnExport(path: path, reason: "none of the zip's \(archive.entries.count) entries is an export XML (a <HealthData> root)")
+            guard let entry = exports.first else {
+                throw .notAnExport(path: path, reason: "none of the zip's \(archive.entries.count) entries is an export XML (a <HealthData> root)")
+            }
+            guard exports.count == 1 else { throw .ambiguousExport(path: path, names: exports.map(\.name)) }
+            location = .zip(archive, entry)
+            xmlName = entry.name
+            xmlSize = entry.uncompressedSize
+            return
         }
         guard Self.isExportXML(head) else {
             throw .notAnExport(path: path, reason: "neither a zip nor an XML document with a <HealthData> root")
@@ -101,6 +105,34 @@ public struct ExportSource: Sendable {
     }
 
     // MARK: Recognizing
+
+    /// Whether a zip entry is an export XML. A short prefix settles most entries (a
+    /// GPX route or a CSV shows an element or no markup at once); only an entry whose
+    /// first 4 KiB are all prolog (the export's long DTD) is read to `sniffLength`.
+    static func isExportXML(_ entry: ZipArchive.Entry, in archive: ZipArchive, path: String) throws(ImportError) -> Bool {
+        func prefix(_ count: Int) throws(ImportError) -> [UInt8] {
+            do { return try archive.prefix(of: entry, count: count) } catch let e as ArchiveError {
+                throw .archive(e)
+            } catch {
+                throw .notAnExport(path: path, reason: "\(error)")
+            }
+        }
+        let small = try prefix(4096)
+        if isExportXML(small) { return true }
+        if small.count < 4096 || !isAllProlog(small) { return false }
+        return isExportXML(try prefix(sniffLength))
+    }
+
+    /// True when no byte of `head` starts an element or text: only '<?' and '<!'
+    /// markup, whitespace and what lies inside that markup (a cheap over-estimate).
+    static func isAllProlog(_ head: [UInt8]) -> Bool {
+        var i = 0
+        if head.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
+        while i < head.count, [0x20, 0x0A, 0x0D, 0x09].contains(head[i]) { i += 1 }
+        guard i + 1 < head.count, head[i] == 0x3C, head[i + 1] == 0x3F || head[i + 1] == 0x21 else { return false }
+        for j in i..<head.count - 1 where head[j] == 0x3C && head[j + 1] != 0x3F && head[j + 1] != 0x21 { return false }
+        return true
+    }
 
     /// True when the bytes start an XML document whose root is `<HealthData` (the DTD
     /// and comments may come first).

@@ -5,6 +5,9 @@ public enum ImportError: Error, Sendable, CustomStringConvertible {
     case notFound(path: String)
     /// The path is not a zip, an export XML or a folder holding one.
     case notAnExport(path: String, reason: String)
+    /// The zip or folder holds more than one export XML (named, in order); importing
+    /// one of them silently would leave the others out.
+    case ambiguousExport(path: String, names: [String])
     /// The zip could not be read.
     case archive(ArchiveError)
     /// The XML is not well-formed (line and column inside the export XML).
@@ -22,6 +25,8 @@ public enum ImportError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .notFound(let path): "notFound: \(path): no such file or folder"
         case .notAnExport(let path, let reason): "notAnExport: \(path): \(reason)"
+        case .ambiguousExport(let path, let names):
+            "ambiguousExport: \(path) holds \(names.count) export XMLs (\(names.joined(separator: ", "))); import one at a time (unzip and give its path)"
         case .archive(let e): "\(e)"
         case .malformedXML(let file, let e): "malformedXML: \(file): line \(e.line), column \(e.column): \(e.reason)"
         case .invalidValue(let file, let e): "invalidValue: \(file): line \(e.line), column \(e.column): \(e.reason)"

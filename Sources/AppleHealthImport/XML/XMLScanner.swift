@@ -376,36 +376,74 @@ private struct ScannerState {
         return t
     }()
 
-    /// The index of the closing `quote` at or after `from` (or `end`), and whether the
-    /// value holds a byte that needs decoding or checking ('&', '<', a control byte).
+    /// The index of the closing `quote` at or after `from` (or `end`), whether the
+    /// value holds a byte that needs decoding or checking ('&', '<', a control byte),
+    /// and whether it holds a byte ≥ 0x80 (its UTF-8 must then be validated).
     @inline(never)
-    static func scanValue(_ buf: UnsafeMutablePointer<UInt8>, _ from: Int, _ end: Int, _ quote: UInt8) -> (Int, Bool) {
+    static func scanValue(_ buf: UnsafeMutablePointer<UInt8>, _ from: Int, _ end: Int, _ quote: UInt8) -> (Int, Bool, Bool) {
         var p = from
         var special = false
+        var high = false
         // 16 bytes at a time; the comparison masks are read as two 64-bit words (one
         // byte per lane), so the quote's lane is a trailing-zero count.
         let quotes = SIMD16<UInt8>(repeating: quote), amps = SIMD16<UInt8>(repeating: 0x26)
         let lts = SIMD16<UInt8>(repeating: 0x3C), controls = SIMD16<UInt8>(repeating: 0x20)
+        let highs = SIMD16<UInt8>(repeating: 0x80)
         while p + 16 <= end {
             let v = UnsafeRawPointer(buf + p).loadUnaligned(as: SIMD16<UInt8>.self)
             let q = unsafeBitCast(v .== quotes, to: SIMD2<UInt64>.self)
             let m = unsafeBitCast((v .== amps) .| (v .== lts) .| (v .< controls), to: SIMD2<UInt64>.self)
+            let h = unsafeBitCast(v .>= highs, to: SIMD2<UInt64>.self)
             if q[0] | q[1] != 0 {
                 let lane = (q[0] != 0 ? q[0].trailingZeroBitCount : 64 + q[1].trailingZeroBitCount) >> 3
-                let low = lane >= 8 ? m[0] : m[0] & ((1 << UInt64(lane * 8)) &- 1)
-                let high = lane <= 8 ? 0 : m[1] & ((1 << UInt64((lane - 8) * 8)) &- 1)
-                return (p + lane, special || low | high != 0)
+                let lowMask: UInt64 = lane >= 8 ? ~0 : (1 << UInt64(lane * 8)) &- 1
+                let highMask: UInt64 = lane <= 8 ? 0 : (1 << UInt64((lane - 8) * 8)) &- 1
+                return (p + lane, special || (m[0] & lowMask) | (m[1] & highMask) != 0,
+                        high || (h[0] & lowMask) | (h[1] & highMask) != 0)
             }
             if m[0] | m[1] != 0 { special = true }
+            if h[0] | h[1] != 0 { high = true }
             p += 16
         }
         while p < end {
             let v = buf[p]
             if v == quote { break }
             special = special || v == 0x26 || v < 0x20 || v == 0x3C
+            high = high || v >= 0x80
             p += 1
         }
-        return (p, special)
+        return (p, special, high)
+    }
+
+    /// The index of the first byte of `buf[from..<to]` that is not part of well-formed
+    /// UTF-8 (an overlong form, a surrogate, beyond U+10FFFF, a stray or missing
+    /// continuation byte, a sequence cut by `to`), or nil when it is all valid.
+    static func invalidUTF8(_ buf: UnsafePointer<UInt8>, _ from: Int, _ to: Int) -> Int? {
+        var p = from
+        while p < to {
+            let c = buf[p]
+            if c < 0x80 { p += 1; continue }
+            var n = 0
+            var lo: UInt8 = 0x80, hi: UInt8 = 0xBF
+            switch c {
+            case 0xC2...0xDF: n = 1
+            case 0xE0: n = 2; lo = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: n = 2
+            case 0xED: n = 2; hi = 0x9F
+            case 0xF0: n = 3; lo = 0x90
+            case 0xF1...0xF3: n = 3
+            case 0xF4: n = 3; hi = 0x8F
+            default: return p
+            }
+            guard p + n < to, (lo...hi).contains(buf[p + 1]) else { return p }
+            var k = 2
+            while k <= n {
+                guard (0x80...0xBF).contains(buf[p + k]) else { return p }
+                k += 1
+            }
+            p += n + 1
+        }
+        return nil
     }
 
     static func find(_ byte: UInt8, _ buf: UnsafeMutablePointer<UInt8>, _ from: Int, _ to: Int) -> Int? {
@@ -433,6 +471,7 @@ private struct ScannerState {
         guard p < end else { return .needMore }
         if rootClosed { throw error(at: start, "a second root element") }
         let nameId = names.id(buf + start + 1, p - start - 1)
+        if names.hasInvalidName { throw invalidName(start + 1, p) }
         var count = 0
         var seen: UInt64 = 0  // attribute ids < 64 seen in this tag
         var decodedUsed = 0
@@ -467,14 +506,18 @@ private struct ScannerState {
             guard quote == 0x22 || quote == 0x27 else { throw error(at: p, "expected a quoted attribute value") }
             p += 1
             let valueStart = p
-            let (valueEnd, special) = Self.scanValue(buf, p, end, quote)
+            let (valueEnd, special, high) = Self.scanValue(buf, p, end, quote)
             p = valueEnd
             guard p < end else { return .needMore }
             if special, let lt = Self.find(0x3C, buf, valueStart, p) { throw error(at: lt, "'<' in an attribute value") }
+            if high, let bad = Self.invalidUTF8(buf, valueStart, p) {
+                throw error(at: bad, "invalid UTF-8 in an attribute value (byte 0x\(String(buf[bad], radix: 16, uppercase: true)))")
+            }
             guard count < XMLScanner.attributeLimit else {
                 throw error(at: start, "more than \(XMLScanner.attributeLimit) attributes")
             }
             let attrId = Int32(names.id(buf + nameStart, nameEnd - nameStart))
+            if names.hasInvalidName { throw invalidName(nameStart, nameEnd) }
             if attrId < 64 {
                 let bit: UInt64 = 1 << UInt64(attrId)
                 if seen & bit != 0 { throw error(at: nameStart, "attribute '\(names.name(Int(attrId)))' appears twice") }
@@ -511,6 +554,13 @@ private struct ScannerState {
         return .token(.startElement)
     }
 
+    /// The error for a name of `buffer[from..<to]` that is not UTF-8 (names are
+    /// checked once, when first interned: `NameTable.hasInvalidName`).
+    func invalidName(_ from: Int, _ to: Int) -> XMLError {
+        let bad = Self.invalidUTF8(buffer, from, to) ?? from
+        return error(at: bad, "invalid UTF-8 in a name (byte 0x\(String(buffer[bad], radix: 16, uppercase: true)))")
+    }
+
     mutating func parseEndTag(_ start: Int) throws(XMLError) -> Step {
         var p = start + 2
         while p < end && Self.isNameByte(buffer[p]) { p += 1 }
@@ -519,6 +569,7 @@ private struct ScannerState {
         guard p < end else { return .needMore }
         guard buffer[p] == 0x3E else { throw error(at: p, "expected '>' to end the end tag") }
         let id = Int32(names.id(buffer + start + 2, nameEnd - start - 2))
+        if names.hasInvalidName { throw invalidName(start + 2, nameEnd) }
         guard stackCount > 0 else { throw error(at: start, "end tag </\(names.name(Int(id)))> with no open element") }
         let open = stack[stackCount - 1]
         guard open == id else {
@@ -713,6 +764,9 @@ struct NameTable {
     private var poolCapacity = 1 << 16
     private var poolCount = 0
     private(set) var count = 0
+    /// Set when a name that is not well-formed UTF-8 was added (the scanner then
+    /// refuses the tag that holds it; checked once per new name, not per tag).
+    private(set) var hasInvalidName = false
 
     init() {
         mask = 1023
@@ -785,6 +839,7 @@ struct NameTable {
             poolCapacity = newCapacity
         }
         (pool + poolCount).update(from: p, count: n)
+        if ScannerState.invalidUTF8(p, 0, n) != nil { hasInvalidName = true }
         let k = count
         offsets.append(poolCount)
         lengths.append(n)
