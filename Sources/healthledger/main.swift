@@ -61,9 +61,11 @@ func runMain() async -> Int32 {
             throw CLIError.usage("unknown command '\(name)'; see healthledger --help")
         }
         try await command.run(&args, global)
+        LedgerAccess.warnIfStoppedShort()
         Output.flush()
         return ExitStatus.success
     } catch {
+        LedgerAccess.warnIfStoppedShort()  // e.g. "no data" from a read that stopped short
         let (status, message) = describe(error)
         Output.error("healthledger: " + message)
         return status
