@@ -41,10 +41,10 @@ let package = Package(
         .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "AppleHealthImport"],
                           path: "tools/bench"),
         // A second process for crash and lock tests, and manual soak runs.
-        .executableTarget(name: "ledger-torture", dependencies: ["LedgerLog"], path: "tools/ledger-torture"),
+        .executableTarget(name: "ledger-torture", dependencies: ["LedgerLog", "LedgerCore", "TestSupport"], path: "tools/ledger-torture"),
 
         // Shared test support: the simulated disk, seeded randomness, temporary folders.
-        .target(name: "TestSupport", dependencies: ["LedgerLog"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["LedgerLog", "LedgerCore", "HealthModel"], path: "Tests/TestSupport"),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"]),
         .testTarget(name: "LedgerLogTests", dependencies: ["LedgerLog", "TestSupport", "ledger-torture"]),
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore", "TestSupport"]),
