@@ -117,7 +117,7 @@ public final class LogWriter: Sendable {
         /// The file's physical size: the log plus space reserved ahead of it.
         var allocatedLength: UInt64
         /// The file size this writer left (what `fstat` must report before each
-        /// write, W7); nil while a flush is changing it.
+        /// write, W7). Only the one running flush (or close) changes the file.
         var physicalLength: UInt64
         /// Reserving space failed (a nearly full disk): plain appends from now on.
         var allocationFailed = false
@@ -203,6 +203,7 @@ public final class LogWriter: Sendable {
         }
     }
 
+    /// `open` once both locks are held: I3, recovery of the tail, the writer.
     private static func openLocked(_ fs: any LogFileSystem, file: any LogFile, lock: any LogLock,
                                    options: LogWriterOptions) throws -> LogWriter {
         let opened = try LogOpening(fs: fs, file: file)
