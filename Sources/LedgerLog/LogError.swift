@@ -115,6 +115,10 @@ public struct LogDamage: Equatable, Sendable, CustomStringConvertible {
 
     /// `recordChecksum at byte 1234 (sequence 17)`.
     public var description: String {
+        if kind == .truncatedBelowDurable {
+            return "truncatedBelowDurable at byte \(offset): the log ends there but index/log.idx proves "
+                + "\(offset + (length ?? 0)) bytes were durable; acknowledged bytes are missing: damage"
+        }
         var text = "\(kind.rawValue) at byte \(offset)"
         if let sequence { text += " (sequence \(sequence))" }
         text += inDurablePrefix ? ", in bytes known durable: damage" : ", in the unsynced tail: torn write or damage"
