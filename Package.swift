@@ -44,10 +44,10 @@ let package = Package(
         // The structured fuzzers (event payloads, unit strings, dates): `healthledger-bench fuzz`, and seeded in tests.
         .target(name: "LedgerFuzz", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "TestSupport"], path: "tools/fuzz"),
         // A second process for crash and lock tests, and manual soak runs.
-        .executableTarget(name: "ledger-torture", dependencies: ["LedgerLog"], path: "tools/ledger-torture"),
+        .executableTarget(name: "ledger-torture", dependencies: ["LedgerLog", "LedgerCore", "TestSupport"], path: "tools/ledger-torture"),
 
         // Shared test support: the simulated disk, seeded randomness, temporary folders.
-        .target(name: "TestSupport", dependencies: ["LedgerLog"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["LedgerLog", "LedgerCore", "HealthModel"], path: "Tests/TestSupport"),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"]),
         .testTarget(name: "LedgerLogTests", dependencies: ["LedgerLog", "TestSupport", "ledger-torture"]),
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore", "TestSupport", "LedgerFuzz"]),

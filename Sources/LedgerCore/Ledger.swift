@@ -143,11 +143,21 @@ public actor Ledger {
         return stored
     }
 
-    /// Hands a batch to the writer; a failure there fails the ledger (it refuses
-    /// everything until reopened: the log's tail is no longer known).
+    /// Hands a batch to the writer. A batch the writer refuses before anything is
+    /// written or folded (over a size limit, empty, a reserved kind) leaves the
+    /// ledger as it was: that error is the caller's alone. Any other failure fails
+    /// the ledger (it refuses everything until reopened: the log's tail is no
+    /// longer known). Only the writer's I/O poisons.
     private func enqueue(_ batch: RecordBatch) throws -> LogWriter.Ticket {
         do {
             return try writer.enqueue(batch)
+        } catch let error as LogError {
+            switch error {
+            case .tooLarge, .emptyBatch, .invalidKind: throw error
+            default:
+                failure = "\(error)"
+                throw error
+            }
         } catch {
             failure = "\(error)"
             throw error
@@ -190,13 +200,20 @@ public actor Ledger {
         let batchOffset = writer.encodedLength
         let provisionalTime = state.lastRecordedAt
         for command in commands {
-            do {
+            do throws(RuleViolation) {
                 let decided = try LedgerDecider.decideWithFacts(command, state)
-                for (event, facts) in decided {
+                // Encode first and check the log's limits before folding anything: a
+                // command too large for the log is left out like a refused one.
+                let mark = batch.count
+                for (event, _) in decided { EventCodec.append(event, to: &batch) }
+                if case .tooLarge(let bytes, let limit)? = batch.limitViolation {
+                    batch.removeRecords(from: mark)
+                    throw RuleViolation.tooLarge(bytes: bytes, limit: limit)
+                }
+                for (k, (event, facts)) in decided.enumerated() {
                     let sequence = firstSequence + UInt64(pending.count)
-                    EventCodec.append(event, to: &batch)
                     state.apply(facts, kind: event.kind.rawValue, sequence: sequence, recordedAt: provisionalTime,
-                                offset: batchOffset + UInt64(batch.recordStarts.last!))
+                                offset: batchOffset + UInt64(batch.recordStarts[mark + k]))
                     pending.append((results.count, keepEvents ? event : nil))
                 }
                 results.append(.success([]))

@@ -132,9 +132,21 @@ public struct LogCheckpoint: Sendable, Equatable {
         return checkpoint
     }
 
+    /// The coveredLength an intact index of this ledger claims, whatever the log's
+    /// length (I3): the index is written only after the log was synced that far, so
+    /// it is a length known durable. A log shorter than it lost acknowledged bytes.
+    static func knownDurableLength(_ fs: any LogFileSystem, ledgerId: UUID) -> UInt64? {
+        guard fs.exists(fileName), let file = try? fs.open(fileName, .readOnly) else { return nil }
+        defer { file.close() }
+        guard let size = try? file.size(), size <= 1 << 32 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(size))
+        guard (try? bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }) == Int(size) else { return nil }
+        return decode(bytes, ledgerId: ledgerId)?.coveredLength
+    }
+
     /// Writes the checkpoint (to a temporary name, then renamed over the old one).
     func save(_ fs: any LogFileSystem, ledgerId: UUID) throws {
-        try fs.createSubfolder("index")
+        if try fs.createSubfolder("index") { try fs.syncFolder(nil) }
         let temporary = Self.fileName + ".tmp"
         let file = try fs.open(temporary, .replace)
         let bytes = encoded(ledgerId: ledgerId)
@@ -142,5 +154,6 @@ public struct LogCheckpoint: Sendable, Equatable {
         try file.sync()
         file.close()
         try fs.rename(temporary, to: Self.fileName)
+        try fs.syncFolder("index")
     }
 }

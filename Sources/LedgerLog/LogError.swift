@@ -29,6 +29,16 @@ public enum LogError: Error, Equatable, Sendable {
     case invalidKind(kind: UInt16, version: UInt16)
     /// A sequence number that is not in the log.
     case sequenceNotFound(UInt64)
+    /// The writer found the log or its lock not as it left them (another process
+    /// wrote, truncated or replaced the log, or `LOCK` was replaced): it stops
+    /// rather than overwrite anything (W1, W7).
+    case exclusiveAccessLost(path: String, reason: String)
+    /// The disk is full (ENOSPC/EDQUOT) during `operation`: nothing of the failed
+    /// write is acknowledged.
+    case noSpace(operation: String, path: String)
+    /// A ledger path component (`snapshots/`, `quarantine/`, `index/`) that is a
+    /// symbolic link or not a folder: the ledger never follows it out of its folder.
+    case unsafePath(path: String, reason: String)
 }
 
 /// Where and how the log's bytes fail a validity rule.
@@ -59,6 +69,9 @@ public struct LogDamage: Equatable, Sendable, CustomStringConvertible {
         case chainMismatch
         /// Bytes after the last batch that are not a batch (too short for a header).
         case trailingBytes
+        /// I3: the log is shorter than a length known durable (the checkpoint's
+        /// coveredLength): acknowledged bytes were cut, never a torn tail.
+        case truncatedBelowDurable
 
         /// The FORMAT.md rule IDs this kind stands for, e.g. `R1`.
         public var ruleIDs: String {
@@ -75,6 +88,7 @@ public struct LogDamage: Equatable, Sendable, CustomStringConvertible {
             case .recordFields: "R5/R6"
             case .chainMismatch: "B8"
             case .trailingBytes: "B3"
+            case .truncatedBelowDurable: "I3"
             }
         }
     }
@@ -101,6 +115,10 @@ public struct LogDamage: Equatable, Sendable, CustomStringConvertible {
 
     /// `recordChecksum at byte 1234 (sequence 17)`.
     public var description: String {
+        if kind == .truncatedBelowDurable {
+            return "truncatedBelowDurable at byte \(offset): the log ends there but index/log.idx proves "
+                + "\(offset + (length ?? 0)) bytes were durable; acknowledged bytes are missing: damage"
+        }
         var text = "\(kind.rawValue) at byte \(offset)"
         if let sequence { text += " (sequence \(sequence))" }
         text += inDurablePrefix ? ", in bytes known durable: damage" : ", in the unsynced tail: torn write or damage"
@@ -126,10 +144,14 @@ extension LogError: CustomStringConvertible {
         case .writerPoisoned(let cause): "writerPoisoned: an earlier write failed (\(cause)); reopen the ledger"
         case .writerClosed: "writerClosed: the writer was closed"
         case .io(let operation, let path, let errno): "io: \(operation) \(path) failed: \(String(cString: strerror(errno))) (errno \(errno))"
-        case .tooLarge(let bytes, let limit): "tooLarge: \(bytes) bytes exceeds the limit of \(limit)"
+        case .tooLarge(let bytes, let limit): "tooLarge: \(bytes) bytes exceeds the limit of \(limit) bytes"
         case .emptyBatch: "emptyBatch: an append needs at least one record"
         case .invalidKind(let kind, let version): "invalidKind: kind \(kind) version \(version) (both must be ≥ 1)"
         case .sequenceNotFound(let seq): "sequenceNotFound: no record \(seq) in the log"
+        case .exclusiveAccessLost(let path, let reason):
+            "exclusiveAccessLost: \(reason) at \(path); this writer stops and overwrites nothing"
+        case .noSpace(let operation, let path): "noSpace: no space left on device (\(operation) \(path))"
+        case .unsafePath(let path, let reason): "unsafePath: \(path) \(reason); refusing to follow it"
         }
     }
 }

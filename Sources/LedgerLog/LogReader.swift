@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A valid batch seen during a scan; valid only inside the callback that got it.
 public struct LogBatch {
     let view: BatchView
@@ -61,6 +63,14 @@ public final class LogReader: Sendable {
     private let fs: any LogFileSystem
     private let file: any LogFile
     private let genesis: SHA256Digest
+    /// The length `index/log.idx` proved durable (I3), read once: the index only
+    /// grows, so an older value is a safe lower bound.
+    private let knownDurable = Mutex<UInt64?>(nil)
+    private let shortEnd = Mutex<LogDamage?>(nil)
+
+    /// The incomplete tail the last scan that reached one stopped at (nil when every
+    /// scan read to the file's end): tools warn when a read stopped short.
+    public var stoppedShort: LogDamage? { shortEnd.withLock { $0 } }
 
     /// Opens the log of the ledger folder for reading.
     public init(_ fs: any LogFileSystem) throws {
@@ -143,6 +153,14 @@ public final class LogReader: Sendable {
             _ = try stored.withUnsafeMutableBytes { try file.read(into: $0, at: entry.offset - UInt64(LogFormat.linkLength)) }
             start = Position(offset: entry.offset, nextSequence: entry.firstSequence, link: SHA256Digest(stored))
         }
+        // I3: a log shorter than a length known durable lost acknowledged bytes. The
+        // size is read again first: a writer may have grown the log (and saved the
+        // index) since the first read.
+        let knownDurable = knownDurableLength()
+        if knownDurable > size, try file.size() < knownDurable {
+            throw LogError.damaged(LogDamage(kind: .truncatedBelowDurable, offset: size, length: knownDurable - size,
+                                             sequence: nil, inDurablePrefix: true))
+        }
         guard start.offset <= size else { throw LogError.sequenceNotFound(start.nextSequence) }
         let scanner = LogScanner(file: file, end: size, offset: start.offset, nextSequence: start.nextSequence,
                                  link: start.link, lastRecordedAt: .min, checkChain: verifyChain, checkRecords: true)
@@ -154,6 +172,8 @@ public final class LogReader: Sendable {
             case .damaged(let damage):
                 throw LogError.damaged(damage)
             case .incompleteTail(let damage):
+                if scanner.offset < knownDurable { throw LogError.damaged(damage.withDurability(true)) }
+                shortEnd.withLock { $0 = damage }
                 return ScanEnd(endOffset: scanner.offset, nextSequence: scanner.nextSequence, chainHead: scanner.link,
                                incompleteTail: damage, stoppedEarly: false)
             case .batch(let view):
@@ -165,6 +185,15 @@ public final class LogReader: Sendable {
                                    incompleteTail: nil, stoppedEarly: true)
                 }
             }
+        }
+    }
+
+    private func knownDurableLength() -> UInt64 {
+        knownDurable.withLock { known in
+            if let known { return known }
+            let value = LogCheckpoint.knownDurableLength(fs, ledgerId: header.ledgerId) ?? 0
+            known = value
+            return value
         }
     }
 

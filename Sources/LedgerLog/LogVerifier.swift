@@ -67,6 +67,15 @@ public enum LogVerifier {
                 break loop
             }
         }
+        // I3: bytes below a length the index proves durable are never a torn tail, and
+        // a log shorter than that length lost acknowledged bytes.
+        let knownDurable = LogCheckpoint.knownDurableLength(fs, ledgerId: opening.header.ledgerId) ?? 0
+        if let found = damage, !found.inDurablePrefix, found.offset < knownDurable {
+            damage = found.withDurability(true)
+        } else if damage == nil, knownDurable > opening.size {
+            damage = LogDamage(kind: .truncatedBelowDurable, offset: opening.size, length: knownDurable - opening.size,
+                               sequence: nil, inDurablePrefix: true)
+        }
         var stale = false
         if let checkpoint = LogCheckpoint.load(fs, log: file, logLength: opening.size, ledgerId: opening.header.ledgerId,
                                                genesis: opening.genesis) {

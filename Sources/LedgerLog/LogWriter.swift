@@ -115,6 +115,11 @@ public final class LogWriter: Sendable {
         var flushing = false
         /// The file's physical size: the log plus space reserved ahead of it.
         var allocatedLength: UInt64
+        /// The file size this writer left (what `fstat` must report before each
+        /// write, W7). Only the one running flush (or close) changes the file.
+        var physicalLength: UInt64
+        /// Reserving space failed (a nearly full disk): plain appends from now on.
+        var allocationFailed = false
         var poisoned: String?
         var closed = false
         var checkpoint: LogCheckpoint
@@ -137,14 +142,16 @@ public final class LogWriter: Sendable {
         self.recovery = recovery
         state = Locked(State(nextSequence: checkpoint.nextSequence, lastRecordedAt: checkpoint.lastRecordedAt,
                             link: checkpoint.link, encodedLength: length, writtenLength: length, durableLength: length,
-                            allocatedLength: max(allocated, length), checkpoint: checkpoint))
+                            allocatedLength: max(allocated, length), physicalLength: max(allocated, length),
+                            checkpoint: checkpoint))
     }
 
     /// Creates a new ledger: the folder (0700), the log (0600) with its header,
     /// durably (file and folder synced) before returning.
     public static func create(_ fs: any LogFileSystem, ledgerId: UUID = UUID(),
                               options: LogWriterOptions = LogWriterOptions()) throws -> LogWriter {
-        if !fs.folderExists() { try fs.createFolder() }
+        // Also for an existing folder: it is made 0700.
+        try fs.createFolder()
         let lock = try fs.lockExclusive(timeout: options.lockTimeout)
         guard !fs.exists(logFileName) else {
             lock.release()
@@ -155,6 +162,7 @@ public final class LogWriter: Sendable {
                                        ledgerId: ledgerId, createdAt: options.clock())
             let bytes = header.encoded()
             let file = try fs.open(logFileName, .createNew)
+            try file.lockExclusive()
             try bytes.withUnsafeBytes { try file.write($0, at: 0) }
             try file.sync()
             try fs.syncFolder(nil)
@@ -179,70 +187,103 @@ public final class LogWriter: Sendable {
         let lock = try fs.lockExclusive(timeout: options.lockTimeout)
         do {
             let file = try fs.open(logFileName, .readWrite)
-            let opened = try LogOpening(fs: fs, file: file)
-            // H3: append only to a format this code writes.
-            guard opened.header.formatVersion == LogFormat.formatVersion else {
-                throw LogError.unsupportedFormatVersion(found: opened.header.formatVersion,
-                                                        minReader: opened.header.minReaderVersion,
-                                                        supported: LogFormat.formatVersion)
+            // W1: the log itself is locked too, so a writer that got past a deleted
+            // or replaced LOCK still cannot write beside us.
+            try file.lockExclusive()
+            do {
+                return try openLocked(fs, file: file, lock: lock, options: options)
+            } catch {
+                file.unlock()
+                throw error
             }
-            var checkpoint = LogCheckpoint.load(fs, log: file, logLength: opened.size, ledgerId: opened.header.ledgerId,
-                                                genesis: opened.genesis)
-                ?? LogCheckpoint(coveredLength: UInt64(LogFormat.fileHeaderLength), nextSequence: 1,
-                                 lastRecordedAt: opened.header.createdAt, link: opened.genesis, entries: [])
-            let scanner = LogScanner(file: file, end: opened.size, offset: checkpoint.coveredLength,
-                                     nextSequence: checkpoint.nextSequence, link: checkpoint.link,
-                                     lastRecordedAt: checkpoint.lastRecordedAt, checkChain: true, checkRecords: true)
-            let scannedFrom = checkpoint.coveredLength
-            var cut: TailCut?
-            scan: while true {
-                switch try scanner.nextClassified() {
-                case .batch(let batch):
-                    if !batch.header.isSeal { checkpoint.note(batchAt: batch.offset, firstSequence: batch.header.firstSequence) }
-                case .end:
-                    break scan
-                case .damaged(let damage):
-                    throw LogError.damaged(damage)
-                case .incompleteTail(let damage):
-                    cut = try quarantineTail(fs: fs, file: file, from: scanner.offset, to: opened.size, damage: damage)
-                    break scan
-                }
-            }
-            checkpoint.coveredLength = scanner.offset
-            checkpoint.nextSequence = scanner.nextSequence
-            checkpoint.link = scanner.link
-            checkpoint.lastRecordedAt = scanner.lastRecordedAt
-            // Everything now in the file becomes durable before any batch vouches for it.
-            try file.sync()
-            let writer = LogWriter(fs: fs, file: file, lock: lock, header: opened.header, options: options,
-                                   length: scanner.offset, allocated: try file.size(), checkpoint: checkpoint,
-                                   recovery: RecoveryReport(scannedFrom: scannedFrom, cut: cut))
-            if scanner.offset - scannedFrom > 16 << 20 { try? checkpoint.save(fs, ledgerId: opened.header.ledgerId) }
-            return writer
         } catch {
             lock.release()
             throw error
         }
     }
 
-    /// Copies [from, to) into `quarantine/tail-<offset>-<time>.bin` (synced), then cuts the log there.
+    /// `open` once both locks are held: I3, recovery of the tail, the writer.
+    private static func openLocked(_ fs: any LogFileSystem, file: any LogFile, lock: any LogLock,
+                                   options: LogWriterOptions) throws -> LogWriter {
+        let opened = try LogOpening(fs: fs, file: file)
+        // H3: append only to a format this code writes.
+        guard opened.header.formatVersion == LogFormat.formatVersion else {
+            throw LogError.unsupportedFormatVersion(found: opened.header.formatVersion,
+                                                    minReader: opened.header.minReaderVersion,
+                                                    supported: LogFormat.formatVersion)
+        }
+        // I3: a log shorter than a length known durable lost acknowledged bytes:
+        // damage, never a torn tail to cut.
+        let knownDurable = LogCheckpoint.knownDurableLength(fs, ledgerId: opened.header.ledgerId) ?? 0
+        if knownDurable > opened.size {
+            throw LogError.damaged(LogDamage(kind: .truncatedBelowDurable, offset: opened.size,
+                                             length: knownDurable - opened.size, sequence: nil, inDurablePrefix: true))
+        }
+        var checkpoint = LogCheckpoint.load(fs, log: file, logLength: opened.size, ledgerId: opened.header.ledgerId,
+                                            genesis: opened.genesis)
+            ?? LogCheckpoint(coveredLength: UInt64(LogFormat.fileHeaderLength), nextSequence: 1,
+                             lastRecordedAt: opened.header.createdAt, link: opened.genesis, entries: [])
+        let scanner = LogScanner(file: file, end: opened.size, offset: checkpoint.coveredLength,
+                                 nextSequence: checkpoint.nextSequence, link: checkpoint.link,
+                                 lastRecordedAt: checkpoint.lastRecordedAt, checkChain: true, checkRecords: true)
+        let scannedFrom = checkpoint.coveredLength
+        var cut: TailCut?
+        scan: while true {
+            switch try scanner.nextClassified() {
+            case .batch(let batch):
+                if !batch.header.isSeal { checkpoint.note(batchAt: batch.offset, firstSequence: batch.header.firstSequence) }
+            case .end:
+                break scan
+            case .damaged(let damage):
+                throw LogError.damaged(damage)
+            case .incompleteTail(let damage):
+                // I3: invalid bytes below a length known durable are damage.
+                if scanner.offset < knownDurable { throw LogError.damaged(damage.withDurability(true)) }
+                cut = try quarantineTail(fs: fs, file: file, from: scanner.offset, to: opened.size, damage: damage)
+                break scan
+            }
+        }
+        checkpoint.coveredLength = scanner.offset
+        checkpoint.nextSequence = scanner.nextSequence
+        checkpoint.link = scanner.link
+        checkpoint.lastRecordedAt = scanner.lastRecordedAt
+        // Everything now in the file becomes durable before any batch vouches for it.
+        try file.sync()
+        let writer = LogWriter(fs: fs, file: file, lock: lock, header: opened.header, options: options,
+                               length: scanner.offset, allocated: try file.size(), checkpoint: checkpoint,
+                               recovery: RecoveryReport(scannedFrom: scannedFrom, cut: cut))
+        if scanner.offset - scannedFrom > 16 << 20 { try? checkpoint.save(fs, ledgerId: opened.header.ledgerId) }
+        return writer
+    }
+
+    /// Copies [from, to) into `quarantine/tail-<offset>-<time>.bin` (synced, and its
+    /// folder entry synced), then cuts the log there. If the copy fails (a full
+    /// disk), the partial quarantine file is removed and the log is left uncut.
     private static func quarantineTail(fs: any LogFileSystem, file: any LogFile, from: UInt64, to: UInt64,
                                        damage: LogDamage) throws -> TailCut {
-        try fs.createSubfolder("quarantine")
+        // A new folder's entry lives in the ledger folder: sync that (W8).
+        if try fs.createSubfolder("quarantine") { try fs.syncFolder(nil) }
         let name = "quarantine/tail-\(from)-\(LogClock.now()).bin"
         let out = try fs.open(name, .createNew)
-        var position = from
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while position < to {
-            let want = Int(min(UInt64(buffer.count), to - position))
-            let got = try buffer.withUnsafeMutableBytes { try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want]), at: position) }
-            guard got > 0 else { break }
-            try buffer.withUnsafeBytes { try out.write(UnsafeRawBufferPointer(rebasing: $0[0..<got]), at: position - from) }
-            position += UInt64(got)
+        do {
+            var position = from
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            while position < to {
+                let want = Int(min(UInt64(buffer.count), to - position))
+                let got = try buffer.withUnsafeMutableBytes { try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want]), at: position) }
+                guard got > 0 else { break }
+                try buffer.withUnsafeBytes { try out.write(UnsafeRawBufferPointer(rebasing: $0[0..<got]), at: position - from) }
+                position += UInt64(got)
+            }
+            try out.sync()
+            out.close()
+            try fs.syncFolder("quarantine")
+        } catch {
+            out.close()
+            try? fs.remove(name)
+            try? fs.syncFolder("quarantine")
+            throw error
         }
-        try out.sync()
-        out.close()
-        try fs.syncFolder("quarantine")
         try file.truncate(to: from)
         try file.sync()
         return TailCut(offset: from, length: to - from, damage: damage, quarantineFile: name)
@@ -358,7 +399,9 @@ public final class LogWriter: Sendable {
         }
         guard let lead else { return }
         if lead {
-            flushLoop(leaderEnd: end)
+            // The failure of the flush that carried our bytes is our answer (e.g.
+            // `noSpace`), not just "poisoned".
+            if let failure = flushLoop(leaderEnd: end) { throw failure }
             let done = try state.withLock { s -> Bool in
                 if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
                 return (durable ? s.durableLength : s.writtenLength) >= end
@@ -380,7 +423,7 @@ public final class LogWriter: Sendable {
                 s.flushing = true
                 return true
             }
-            if start { flusher.async { self.flushLoop(leaderEnd: nil) } }
+            if start { flusher.async { _ = self.flushLoop(leaderEnd: nil) } }
         }
     }
 
@@ -390,7 +433,7 @@ public final class LogWriter: Sendable {
             s.flushing = true
             return true
         }
-        if start { flusher.async { self.flushLoop(leaderEnd: nil) } }
+        if start { flusher.async { _ = self.flushLoop(leaderEnd: nil) } }
     }
 
     private struct FlushWork {
@@ -398,6 +441,8 @@ public final class LogWriter: Sendable {
         let offset: UInt64
         let sync: Bool
         let allocate: UInt64?
+        /// The file size this writer left: anything else means someone else wrote (W7).
+        let expectedSize: UInt64
     }
 
     private enum FlushStep {
@@ -410,8 +455,8 @@ public final class LogWriter: Sendable {
     /// The group-commit loop: write everything pending, sync if anyone waits for
     /// durability, wake whoever is covered, repeat until idle. Runs on a leading
     /// appender's thread (`leaderEnd` set) or on the flusher queue. Exactly one runs
-    /// at a time (`flushing`).
-    private func flushLoop(leaderEnd: UInt64?) {
+    /// at a time (`flushing`). Returns the error that poisoned the writer, if one did.
+    private func flushLoop(leaderEnd: UInt64?) -> Error? {
         var roundsAfterOwnDurable = 0
         while true {
             let step = state.withLock { s -> FlushStep in
@@ -430,30 +475,48 @@ public final class LogWriter: Sendable {
                 s.pendingBytes = 0
                 let end = s.writtenLength + UInt64(buffers.reduce(0) { $0 + $1.count })
                 var allocate: UInt64?
-                if end > s.allocatedLength, allocationChunk > 0 {
+                if end > s.allocatedLength, allocationChunk > 0, !s.allocationFailed {
                     let target = (end + allocationChunk - 1) / allocationChunk * allocationChunk
                     allocate = target
                     s.allocatedLength = target
                 }
-                return .write(FlushWork(buffers: buffers, offset: s.writtenLength, sync: needSync, allocate: allocate))
+                return .write(FlushWork(buffers: buffers, offset: s.writtenLength, sync: needSync, allocate: allocate,
+                                        expectedSize: s.physicalLength))
             }
             let work: FlushWork
             switch step {
             case .idle:
-                return
+                return nil
             case .handOff:
-                flusher.async { self.flushLoop(leaderEnd: nil) }
-                return
+                flusher.async { _ = self.flushLoop(leaderEnd: nil) }
+                return nil
             case .write(let next):
                 work = next
             }
             do {
-                if let target = work.allocate { try file.allocate(upTo: target) }
+                // W7: before writing, the log must be exactly as this writer left it
+                // (one fstat); a change means another writer or a truncation, and
+                // writing now could overwrite acknowledged bytes.
+                try checkUnchanged(expectedSize: work.expectedSize)
+                var physical = work.expectedSize
+                var reservationFailed = false
+                if let target = work.allocate {
+                    do {
+                        try file.allocate(upTo: target)
+                        physical = max(physical, target)
+                    } catch LogError.noSpace {
+                        // A nearly full disk: append without reserving (the appends
+                        // may still fit). A partial reservation reads as zeros (Z1).
+                        physical = try file.size()
+                        reservationFailed = true
+                    }
+                }
                 var offset = work.offset
                 for buffer in work.buffers {
                     try buffer.withUnsafeBytes { try file.write($0, at: offset) }
                     offset += UInt64(buffer.count)
                 }
+                physical = max(physical, offset)
                 if work.sync {
                     try file.sync()
                 } else if offset > work.offset {
@@ -461,6 +524,11 @@ public final class LogWriter: Sendable {
                 }
                 state.withLock { s in
                     s.writtenLength = offset
+                    s.physicalLength = physical
+                    if reservationFailed {
+                        s.allocationFailed = true
+                        s.allocatedLength = physical
+                    }
                     if work.sync { s.durableLength = offset }
                     assert(s.durableLength <= s.writtenLength && s.writtenLength <= s.encodedLength)
                     let (written, durable) = (s.writtenLength, s.durableLength)
@@ -471,21 +539,39 @@ public final class LogWriter: Sendable {
                     }
                 }
             } catch {
-                poison(cause: String(describing: error))
-                return
+                poison(error)
+                return error
             }
         }
     }
 
-    private func poison(cause: String) {
+    /// W7: throws `exclusiveAccessLost` unless the log file has the size this writer left.
+    private func checkUnchanged(expectedSize: UInt64) throws {
+        let size = try file.size()
+        guard size == expectedSize else {
+            throw LogError.exclusiveAccessLost(path: fs.path + "/" + Self.logFileName,
+                                               reason: "the log is \(size) bytes where this writer left \(expectedSize)")
+        }
+    }
+
+    /// Stops the writer after a failed write or sync: the appends waiting on that
+    /// flush get `error` itself (e.g. `noSpace`), every later call `writerPoisoned`.
+    private func poison(_ error: Error) {
+        let cause = String(describing: error)
         state.withLock { s in
             s.poisoned = cause
             s.flushing = false
             s.pending = []
             s.pendingBytes = 0
-            for w in s.waiters { w.continuation.resume(throwing: LogError.writerPoisoned(cause: cause)) }
+            for w in s.waiters { w.continuation.resume(throwing: error) }
             s.waiters = []
         }
+    }
+
+    /// Releases the log's lock and the folder's.
+    private func releaseLocks() {
+        file.unlock()
+        lock.release()
     }
 
     // MARK: Closing
@@ -499,12 +585,12 @@ public final class LogWriter: Sendable {
             return s.poisoned != nil
         }
         if poisoned {
-            lock.release()
+            releaseLocks()
             return
         }
         do {
             try await sync()
-            let (bytes, offset, checkpoint) = state.withLock { s -> ([UInt8], UInt64, LogCheckpoint) in
+            let (bytes, offset, checkpoint, expectedSize) = state.withLock { s -> ([UInt8], UInt64, LogCheckpoint, UInt64) in
                 let (bytes, link) = BatchChain.sealBatch(firstSequence: s.nextSequence, syncedLength: s.durableLength,
                                                          previousLink: s.link)
                 let offset = s.encodedLength
@@ -514,8 +600,9 @@ public final class LogWriter: Sendable {
                 s.checkpoint.nextSequence = s.nextSequence
                 s.checkpoint.link = link
                 s.checkpoint.lastRecordedAt = s.lastRecordedAt
-                return (bytes, offset, s.checkpoint)
+                return (bytes, offset, s.checkpoint, s.physicalLength)
             }
+            try checkUnchanged(expectedSize: expectedSize)
             try bytes.withUnsafeBytes { try file.write($0, at: offset) }
             try file.sync()
             // Give back the space reserved ahead of the log: a closed log ends at its seal.
@@ -526,14 +613,15 @@ public final class LogWriter: Sendable {
                 s.writtenLength = s.encodedLength
                 s.durableLength = s.encodedLength
                 s.allocatedLength = end
+                s.physicalLength = end
             }
             try? checkpoint.save(fs, ledgerId: header.ledgerId)
         } catch {
-            poison(cause: String(describing: error))
-            lock.release()
+            poison(error)
+            releaseLocks()
             throw error
         }
-        lock.release()
+        releaseLocks()
     }
 
     /// Gives up the writer without syncing or sealing, as a crashed process would:
@@ -541,7 +629,7 @@ public final class LogWriter: Sendable {
     /// Releases the lock.
     public func abandon() {
         state.withLock { $0.closed = true }
-        lock.release()
+        releaseLocks()
     }
 
     // MARK: State

@@ -53,6 +53,32 @@ public struct RecordBatch: Sendable {
         count += 1
     }
 
+    /// The limit the batch breaks, if any (`LogError.tooLarge` naming it): checked
+    /// before anything is written, so callers can refuse before acting on it.
+    public var limitViolation: LogError? {
+        if let oversize { return .tooLarge(bytes: oversize, limit: LogFormat.payloadLengthMax) }
+        if encodedLength > LogFormat.batchLengthMax { return .tooLarge(bytes: encodedLength, limit: LogFormat.batchLengthMax) }
+        return nil
+    }
+
+    /// Drops the records from index `first` on (a caller taking back what it just
+    /// appended, e.g. a command of a group that broke a limit).
+    public mutating func removeRecords(from first: Int) {
+        guard first < count else { return }
+        bytes.removeSubrange(recordStarts[first]...)
+        recordStarts.removeSubrange(first...)
+        count = first
+        oversize = nil
+        var start = LogFormat.batchHeaderLength
+        bytes.withUnsafeBytes { b in
+            while start < b.count {
+                let length = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: start + 4, as: UInt32.self)))
+                if length > LogFormat.payloadLengthMax { oversize = max(oversize ?? 0, length) }
+                start += LogFormat.recordHeaderLength + length
+            }
+        }
+    }
+
     /// Checks the limits; the writer calls it before assigning sequence numbers.
     func validate() throws {
         guard count > 0 else { throw LogError.emptyBatch }

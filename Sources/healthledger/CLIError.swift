@@ -54,6 +54,7 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
         case .ledgerNotFound: return (ExitStatus.notFound, e.description)
         case .ledgerLocked: return (ExitStatus.locked, e.description)
         case .damaged, .notALedgerLog, .unsupportedFormatVersion: return (ExitStatus.damaged, e.description)
+        case .tooLarge: return (ExitStatus.invalidInput, e.description)
         default: return (ExitStatus.failure, e.description)
         }
     case let e as HealthStoreError:
@@ -64,6 +65,7 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
         default: return (ExitStatus.refused, e.description)
         }
     case let e as RuleViolation:
+        if case .tooLarge = e { return (ExitStatus.invalidInput, e.description) }
         return (e.code == "objectNotFound" ? ExitStatus.notFound : ExitStatus.refused, e.description)
     case let e as LedgerError:
         if case .replayFailed = e { return (ExitStatus.damaged, e.description) }

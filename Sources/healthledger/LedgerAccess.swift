@@ -24,10 +24,24 @@ enum LedgerAccess {
         for warning in open.warnings { Output.error("healthledger: warning: \(warning)") }
     }
 
-    /// Opens for reading only (no lock).
+    /// Opens for reading only (no lock). Every reader is remembered, so that
+    /// `warnIfStoppedShort` can tell whether any read stopped before the file's end.
     static func reader(_ global: GlobalOptions) throws -> (PosixFileSystem, LogReader) {
         let fs = fileSystem(global)
-        return (fs, try LogReader(fs))
+        let reader = try LogReader(fs)
+        openedReaders.append(reader)
+        return (fs, reader)
+    }
+
+    nonisolated(unsafe) private static var openedReaders: [LogReader] = []
+
+    /// Warns on stderr, once, when a read command stopped short of the log's end (an
+    /// incomplete batch: a writer mid-append, or a torn tail a writer's open will cut):
+    /// what it printed may miss the bytes after that point. Every read command gets
+    /// this from `main`, not each on its own.
+    static func warnIfStoppedShort() {
+        guard let tail = openedReaders.lazy.compactMap(\.stoppedShort).first else { return }
+        Output.error("healthledger: warning: the log ends with an incomplete batch (\(tail)); this read stopped there, and a writer's next open will cut it")
     }
 
     /// Parses `--as-of` text: ISO 8601 (date or date-time), into ns since the epoch.

@@ -59,12 +59,14 @@ func runMain() async -> Int32 {
                     throw CLIError.usage("unknown command '\(name)'; see healthledger --help")
                 }
                 try await command.run(&args, global)
+                LedgerAccess.warnIfStoppedShort()
             }
         } else {
             Output.line(topHelp)
             if !args.flag("--help", "-h") { status = ExitStatus.usage }
         }
     } catch {
+        LedgerAccess.warnIfStoppedShort()  // e.g. "no data" from a read that stopped short
         let (code, message) = describe(error)
         Output.error("healthledger: " + message)
         status = code

@@ -147,9 +147,11 @@ struct CrashSimulationTests {
     }
 }
 
-/// Write and sync failures poison the writer; reopening recovers.
+/// Write and sync failures poison the writer; reopening recovers. The append whose
+/// flush failed gets the failure itself (a full disk says so); later calls get
+/// `writerPoisoned` naming it.
 struct IOFailureTests {
-    static func run(fault: SimulatedFileSystem.Fault) async throws {
+    static func run(fault: SimulatedFileSystem.Fault, expected: LogError) async throws {
         let fs = SimulatedFileSystem(seed: 42)
         let writer = try LogWriter.create(fs, options: testOptions)
         for i in 0..<3 {
@@ -165,7 +167,7 @@ struct IOFailureTests {
             do {
                 try await writer.append([LogRecord(kind: 1, kindVersion: 1, payload: payload(seed: UInt64(i), length: 50))])
             } catch let error as LogError {
-                guard case .writerPoisoned = error else { Issue.record("unexpected \(error)"); return }
+                #expect(error == expected)
                 failed = true
                 break
             }
@@ -173,8 +175,9 @@ struct IOFailureTests {
         #expect(failed)
         let syncsAtFailure = fs.syncCount
         // Poisoned: refuses everything, retries nothing.
-        await #expect(throws: LogError.self) { try await writer.append([LogRecord(kind: 1, kindVersion: 1, payload: [1])]) }
-        await #expect(throws: LogError.self) { try await writer.sync() }
+        let poisoned = LogError.writerPoisoned(cause: expected.description)
+        await #expect(throws: poisoned) { try await writer.append([LogRecord(kind: 1, kindVersion: 1, payload: [1])]) }
+        await #expect(throws: poisoned) { try await writer.sync() }
         #expect(fs.syncCount == syncsAtFailure)
         try await writer.close()  // releases the lock only
 
@@ -189,16 +192,18 @@ struct IOFailureTests {
     }
 
     @Test func eioOnSyncPoisonsTheWriter() async throws {
-        try await Self.run(fault: .failSync(number: 1, errno: EIO))
-        try await Self.run(fault: .failSync(number: 3, errno: EIO))
+        let eio = LogError.io(operation: "fdatasync", path: "ledger.log", errno: EIO)
+        try await Self.run(fault: .failSync(number: 1, errno: EIO), expected: eio)
+        try await Self.run(fault: .failSync(number: 3, errno: EIO), expected: eio)
     }
 
     @Test func enospcOnWritePoisonsTheWriter() async throws {
-        try await Self.run(fault: .failWrite(number: 1, errno: ENOSPC))
-        try await Self.run(fault: .failWrite(number: 2, errno: ENOSPC))
+        let full = LogError.noSpace(operation: "pwrite", path: "ledger.log")
+        try await Self.run(fault: .failWrite(number: 1, errno: ENOSPC), expected: full)
+        try await Self.run(fault: .failWrite(number: 2, errno: ENOSPC), expected: full)
     }
 
     @Test func eioOnWritePoisonsTheWriter() async throws {
-        try await Self.run(fault: .failWrite(number: 1, errno: EIO))
+        try await Self.run(fault: .failWrite(number: 1, errno: EIO), expected: .io(operation: "pwrite", path: "ledger.log", errno: EIO))
     }
 }

@@ -20,6 +20,13 @@ public struct SeededRandom: RandomNumberGenerator {
 /// "loses power", and each unsynced write is independently kept, dropped, garbled
 /// or torn (a prefix of 512-byte sectors kept). I/O errors can be injected on a
 /// chosen write or sync. After a crash every call fails until `rebooted()`.
+///
+/// Folder entries are modelled too, like a journaling file system without
+/// ordered metadata: creating, renaming or removing a file and creating a
+/// subfolder are not durable until that folder is synced (`syncFolder` of the
+/// file's own folder; a subfolder's entry lives in the ledger folder). At a crash
+/// each folder keeps a random prefix of its unsynced entry changes. `syncFolder`
+/// makes entries durable, never file data (that takes `LogFile.sync`).
 public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
     // @unchecked: every mutable field is guarded by `mutex`.
     public let path: String
@@ -30,12 +37,20 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
         let bytes: [UInt8]
     }
 
-    struct FileState {
+    /// A file's data, named by zero or more entries.
+    struct Inode {
         var current: [UInt8] = []
         var durable: [UInt8] = []
         var pending: [PendingWrite] = []
         var truncatedSinceSync = false
-        var durablyExists = false
+    }
+
+    /// A change to a folder's entries, durable once the folder is synced.
+    enum EntryChange {
+        case link(String, Int)
+        case unlink(String)
+        case rename(String, String, Int)
+        case mkdir(String)
     }
 
     public enum Fault: Equatable {
@@ -46,15 +61,32 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
         case failWrite(number: Int, errno: Int32)
     }
 
-    private var files: [String: FileState] = [:]
+    private var inodes: [Int: Inode] = [:]
+    private var nextInode = 1
+    /// Entries as the running system sees them (relative path → inode).
+    private var names: [String: Int] = [:]
+    private var folders: Set<String> = []
+    /// Entries a power loss keeps for sure.
+    private var durableNames: [String: Int] = [:]
+    private var durableFolders: Set<String> = []
+    /// Entry changes not yet synced, per folder ("" is the ledger folder).
+    private var unsyncedChanges: [String: [EntryChange]] = [:]
     private var folderExistsFlag = false
     private var lockHeld = false
+    private var lockedInodes: Set<Int> = []
     public private(set) var syncCount = 0
+    public private(set) var folderSyncCount = 0
     public private(set) var writeCount = 0
     public private(set) var crashed = false
     /// Sync number (1-based) at which power is lost; nil: never.
     public var crashAtSync: Int?
+    /// Folder sync number (1-based) at which power is lost (before that sync takes effect); nil: never.
+    public var crashAtFolderSync: Int?
     public var fault: Fault = .none
+    /// When set, reserving space (`allocate`) fails with this errno (ENOSPC: a nearly full disk).
+    public var allocateFails: Int32?
+    /// When set, every write from now on fails with this errno (ENOSPC: a full disk).
+    public var writesFail: Int32?
     /// Microseconds each sync takes (a real disk's latency lets appends group).
     public var syncDelay: UInt32 = 0
     private var rng: SeededRandom
@@ -74,27 +106,55 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
         if crashed { throw LogError.io(operation: "simulated", path: path, errno: EIO) }
     }
 
-    /// The folder as a fresh process sees it after the crash: durable bytes only.
+    /// The folder an entry lives in: "" for the ledger folder.
+    private static func folder(of name: String) -> String {
+        guard let slash = name.lastIndex(of: "/") else { return "" }
+        return String(name[..<slash])
+    }
+
+    private func record(_ change: EntryChange, in folder: String) {
+        unsyncedChanges[folder, default: []].append(change)
+    }
+
+    private func applyDurably(_ change: EntryChange) {
+        switch change {
+        case .link(let name, let inode): durableNames[name] = inode
+        case .unlink(let name): durableNames[name] = nil
+        case .rename(let from, let to, let inode):
+            durableNames[to] = inode
+            durableNames[from] = nil
+        case .mkdir(let name): durableFolders.insert(name)
+        }
+    }
+
+    /// The folder as a fresh process sees it after the crash: durable bytes and entries only.
     public func rebooted(seed: UInt64? = nil) -> SimulatedFileSystem {
         locked {
             if !crashed { loseUnsyncedWrites() }
             let next = SimulatedFileSystem(path: path, seed: seed ?? rng.next())
-            next.files = files.mapValues { f in
-                FileState(current: f.durable, durable: f.durable, pending: [], truncatedSinceSync: false, durablyExists: true)
+            let kept = durableNames.filter { name, _ in
+                let folder = Self.folder(of: name)
+                return folder.isEmpty || durableFolders.contains(folder)
             }
+            next.names = kept
+            next.durableNames = kept
+            next.folders = durableFolders
+            next.durableFolders = durableFolders
+            for id in Set(kept.values) {
+                let f = inodes[id]!
+                next.inodes[id] = Inode(current: f.durable, durable: f.durable)
+            }
+            next.nextInode = nextInode
             next.folderExistsFlag = folderExistsFlag
             return next
         }
     }
 
-    /// Applies the power loss: each unsynced write kept, dropped, garbled or torn.
+    /// Applies the power loss: each unsynced write kept, dropped, garbled or torn;
+    /// each folder keeps a random prefix of its unsynced entry changes.
     private func loseUnsyncedWrites() {
-        for name in files.keys.sorted() {
-            var f = files[name]!
-            if !f.durablyExists && rng.next() % 2 == 0 {
-                files[name] = nil
-                continue
-            }
+        for id in inodes.keys.sorted() {
+            var f = inodes[id]!
             var image = f.durable
             if f.truncatedSinceSync && rng.next() % 2 == 0 {
                 image = f.current.count < image.count ? Array(image[0..<f.current.count]) : image
@@ -118,68 +178,143 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
             f.current = image
             f.durable = image
             f.pending = []
-            files[name] = f
+            inodes[id] = f
         }
+        for folder in unsyncedChanges.keys.sorted() {
+            let changes = unsyncedChanges[folder]!
+            let keep = Int(rng.next() % UInt64(changes.count + 1))
+            for change in changes.prefix(keep) { applyDurably(change) }
+        }
+        unsyncedChanges = [:]
         crashed = true
     }
 
     /// Total bytes durable in a file.
-    public func durableBytes(_ name: String) -> [UInt8] { locked { files[name]?.durable ?? [] } }
+    public func durableBytes(_ name: String) -> [UInt8] { locked { names[name].flatMap { inodes[$0]?.durable } ?? [] } }
     /// Current bytes of a file (what reads see).
-    public func currentBytes(_ name: String) -> [UInt8] { locked { files[name]?.current ?? [] } }
-    /// Replaces a file's bytes, durably (for tests that damage or truncate a log).
+    public func currentBytes(_ name: String) -> [UInt8] { locked { names[name].flatMap { inodes[$0]?.current } ?? [] } }
+    /// Whether a crash now could lose the file's entry (its folder was not synced since it changed).
+    public func entryIsDurable(_ name: String) -> Bool {
+        locked {
+            let folder = Self.folder(of: name)
+            return durableNames[name] != nil && durableNames[name] == names[name]
+                && (folder.isEmpty || durableFolders.contains(folder))
+        }
+    }
+    /// Replaces a file's bytes, durably, entry included (for tests that damage or truncate a log).
     public func setBytes(_ name: String, _ bytes: [UInt8]) {
-        locked { files[name] = FileState(current: bytes, durable: bytes, pending: [], durablyExists: true) }
+        locked {
+            let id: Int
+            if let existing = names[name] { id = existing } else {
+                id = nextInode
+                nextInode += 1
+            }
+            inodes[id] = Inode(current: bytes, durable: bytes)
+            names[name] = id
+            durableNames[name] = id
+            let folder = Self.folder(of: name)
+            if !folder.isEmpty {
+                folders.insert(folder)
+                durableFolders.insert(folder)
+            }
+        }
     }
 
     // MARK: LogFileSystem
 
     public func folderExists() -> Bool { locked { folderExistsFlag } }
     public func createFolder() throws { try locked { try checkAlive(); folderExistsFlag = true } }
-    public func exists(_ name: String) -> Bool { locked { files[name] != nil || name == "index" || name == "quarantine" } }
+    public func exists(_ name: String) -> Bool { locked { names[name] != nil || folders.contains(name) } }
 
     public func open(_ name: String, _ mode: LogFileOpenMode) throws -> any LogFile {
         try locked {
             try checkAlive()
+            let folder = Self.folder(of: name)
+            func create() throws -> Int {
+                guard folder.isEmpty || folders.contains(folder) else {
+                    throw LogError.io(operation: "open", path: path + "/" + name, errno: ENOENT)
+                }
+                let id = nextInode
+                nextInode += 1
+                inodes[id] = Inode()
+                names[name] = id
+                record(.link(name, id), in: folder)
+                return id
+            }
+            let id: Int
             switch mode {
             case .readOnly, .readWrite:
-                guard files[name] != nil else { throw LogError.ledgerNotFound(path: path + "/" + name) }
+                guard let existing = names[name] else { throw LogError.ledgerNotFound(path: path + "/" + name) }
+                id = existing
             case .createNew:
-                guard files[name] == nil else { throw LogError.io(operation: "open", path: name, errno: EEXIST) }
-                files[name] = FileState()
+                guard names[name] == nil else { throw LogError.io(operation: "open", path: name, errno: EEXIST) }
+                id = try create()
             case .replace:
-                if files[name] == nil { files[name] = FileState() } else {
-                    files[name]!.current = []
-                    files[name]!.truncatedSinceSync = true
+                if let existing = names[name] {
+                    id = existing
+                    inodes[id]!.current = []
+                    inodes[id]!.truncatedSinceSync = true
+                } else {
+                    id = try create()
                 }
             }
-            return SimulatedFile(fs: self, name: name, readOnly: mode == .readOnly)
+            return SimulatedFile(fs: self, inode: id, name: name, readOnly: mode == .readOnly)
         }
     }
 
-    public func createSubfolder(_ name: String) throws { try locked { try checkAlive() } }
+    @discardableResult
+    public func createSubfolder(_ name: String) throws -> Bool {
+        try locked {
+            try checkAlive()
+            guard !folders.contains(name) else { return false }
+            folders.insert(name)
+            record(.mkdir(name), in: "")
+            return true
+        }
+    }
 
     public func syncFolder(_ name: String?) throws {
         try locked {
             try checkAlive()
-            for key in files.keys { files[key]!.durablyExists = true }
+            folderSyncCount += 1
+            if let crashAtFolderSync, folderSyncCount == crashAtFolderSync {
+                loseUnsyncedWrites()
+                throw LogError.io(operation: "fsync directory (power lost)", path: name ?? path, errno: EIO)
+            }
+            let folder = name ?? ""
+            for change in unsyncedChanges[folder] ?? [] { applyDurably(change) }
+            unsyncedChanges[folder] = nil
         }
     }
 
     public func rename(_ from: String, to: String) throws {
         try locked {
             try checkAlive()
-            guard let f = files[from] else { throw LogError.io(operation: "rename", path: from, errno: ENOENT) }
-            files[to] = f
-            files[from] = nil
+            guard let id = names[from] else { throw LogError.io(operation: "rename", path: from, errno: ENOENT) }
+            names[to] = id
+            names[from] = nil
+            let (a, b) = (Self.folder(of: from), Self.folder(of: to))
+            if a == b {
+                record(.rename(from, to, id), in: b)
+            } else {
+                record(.unlink(from), in: a)
+                record(.link(to, id), in: b)
+            }
         }
     }
 
-    public func remove(_ name: String) throws { try locked { try checkAlive(); files[name] = nil } }
+    public func remove(_ name: String) throws {
+        try locked {
+            try checkAlive()
+            guard names[name] != nil else { return }
+            names[name] = nil
+            record(.unlink(name), in: Self.folder(of: name))
+        }
+    }
 
     public func list(_ subfolder: String) -> [String] {
         locked {
-            files.keys.filter { $0.hasPrefix(subfolder + "/") }.map { String($0.dropFirst(subfolder.count + 1)) }.sorted()
+            names.keys.filter { $0.hasPrefix(subfolder + "/") }.map { String($0.dropFirst(subfolder.count + 1)) }.sorted()
         }
     }
 
@@ -194,19 +329,29 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
 
     fileprivate func releaseLock() { locked { lockHeld = false } }
 
-    // MARK: File operations
-
-    fileprivate func size(_ name: String) throws -> UInt64 {
+    fileprivate func lockInode(_ id: Int) throws {
         try locked {
             try checkAlive()
-            return UInt64(files[name]?.current.count ?? 0)
+            guard !lockedInodes.contains(id) else { throw LogError.ledgerLocked(path: path) }
+            lockedInodes.insert(id)
         }
     }
 
-    fileprivate func read(_ name: String, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+    fileprivate func unlockInode(_ id: Int) { locked { _ = lockedInodes.remove(id) } }
+
+    // MARK: File operations
+
+    fileprivate func size(_ id: Int) throws -> UInt64 {
         try locked {
             try checkAlive()
-            let bytes = files[name]?.current ?? []
+            return UInt64(inodes[id]?.current.count ?? 0)
+        }
+    }
+
+    fileprivate func read(_ id: Int, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+        try locked {
+            try checkAlive()
+            let bytes = inodes[id]?.current ?? []
             guard offset < UInt64(bytes.count) else { return 0 }
             let n = min(buffer.count, bytes.count - Int(offset))
             bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + Int(offset), byteCount: n) }
@@ -214,24 +359,38 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
         }
     }
 
-    fileprivate func write(_ name: String, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+    /// The error a real file system gives for `code`: a full disk is `noSpace`.
+    private static func failure(_ operation: String, _ name: String, _ code: Int32) -> LogError {
+        code == ENOSPC ? .noSpace(operation: operation, path: name) : .io(operation: operation, path: name, errno: code)
+    }
+
+    fileprivate func write(_ id: Int, _ name: String, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
         try locked {
             try checkAlive()
             writeCount += 1
             if case .failWrite(let number, let code) = fault, number == writeCount {
-                throw LogError.io(operation: "pwrite", path: name, errno: code)
+                throw Self.failure("pwrite", name, code)
             }
+            if let code = writesFail { throw Self.failure("pwrite", name, code) }
             let end = Int(offset) + bytes.count
-            let count = files[name]!.current.count
-            if count < end { files[name]!.current.append(contentsOf: zeros(end - count)) }
-            files[name]!.current.withUnsafeMutableBytes {
+            let count = inodes[id]!.current.count
+            if count < end { inodes[id]!.current.append(contentsOf: zeros(end - count)) }
+            inodes[id]!.current.withUnsafeMutableBytes {
                 ($0.baseAddress! + Int(offset)).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
             }
-            files[name]!.pending.append(PendingWrite(offset: offset, bytes: Array(bytes)))
+            inodes[id]!.pending.append(PendingWrite(offset: offset, bytes: Array(bytes)))
         }
     }
 
-    fileprivate func sync(_ name: String) throws {
+    fileprivate func allocate(_ id: Int, _ name: String, upTo length: UInt64) throws {
+        let current = try size(id)
+        guard length > current else { return }
+        if let code = locked({ allocateFails }) { throw Self.failure("fallocate", name, code) }
+        // Space that reads as zeros: like a write of zeros that a crash may lose or garble.
+        try zeros(Int(length - current)).withUnsafeBytes { try write(id, name, $0, at: current) }
+    }
+
+    fileprivate func sync(_ id: Int, _ name: String) throws {
         if syncDelay > 0 { usleep(syncDelay) }
         try locked {
             try checkAlive()
@@ -243,23 +402,23 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
             if case .failSync(let number, let code) = fault, number == syncCount {
                 // Like Linux after a failed writeback: the kernel may have dropped the
                 // dirty pages; the writes stay undecided until the next crash or reboot.
-                throw LogError.io(operation: "fdatasync", path: name, errno: code)
+                throw Self.failure("fdatasync", name, code)
             }
-            files[name]!.durable = files[name]!.current
-            files[name]!.pending = []
-            files[name]!.truncatedSinceSync = false
+            inodes[id]!.durable = inodes[id]!.current
+            inodes[id]!.pending = []
+            inodes[id]!.truncatedSinceSync = false
         }
     }
 
-    fileprivate func truncate(_ name: String, to length: UInt64) throws {
+    fileprivate func truncate(_ id: Int, to length: UInt64) throws {
         try locked {
             try checkAlive()
-            var f = files[name]!
+            var f = inodes[id]!
             if Int(length) < f.current.count { f.current.removeSubrange(Int(length)...) } else {
                 f.current.append(contentsOf: zeros(Int(length) - f.current.count))
             }
             f.truncatedSinceSync = true
-            files[name] = f
+            inodes[id] = f
         }
     }
 }
@@ -274,32 +433,49 @@ public func zeros(_ n: Int) -> [UInt8] {
 }
 
 public final class SimulatedFile: LogFile, @unchecked Sendable {
-    // @unchecked: immutable; all state lives in the (locked) file system.
+    // @unchecked: `holdsLock` is guarded by `mutex`; the rest is immutable and all
+    // file state lives in the (locked) file system.
     let fs: SimulatedFileSystem
+    let inode: Int
     let name: String
     let readOnly: Bool
+    private let mutex = NSLock()
+    private var holdsLock = false
 
-    init(fs: SimulatedFileSystem, name: String, readOnly: Bool) {
+    init(fs: SimulatedFileSystem, inode: Int, name: String, readOnly: Bool) {
         self.fs = fs
+        self.inode = inode
         self.name = name
         self.readOnly = readOnly
     }
 
-    public func size() throws -> UInt64 { try fs.size(name) }
-    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int { try fs.read(name, into: buffer, at: offset) }
+    deinit { unlock() }
+
+    public func size() throws -> UInt64 { try fs.size(inode) }
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int { try fs.read(inode, into: buffer, at: offset) }
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
         precondition(!readOnly, "write to a read-only file")
-        try fs.write(name, bytes, at: offset)
+        try fs.write(inode, name, bytes, at: offset)
     }
-    public func sync() throws { try fs.sync(name) }
-    public func truncate(to length: UInt64) throws { try fs.truncate(name, to: length) }
-    public func allocate(upTo length: UInt64) throws {
-        // Space that reads as zeros: like a write of zeros that a crash may lose or garble.
-        let current = try fs.size(name)
-        guard length > current else { return }
-        try zeros(Int(length - current)).withUnsafeBytes { try fs.write(name, $0, at: current) }
-    }
+    public func sync() throws { try fs.sync(inode, name) }
+    public func truncate(to length: UInt64) throws { try fs.truncate(inode, to: length) }
+    public func allocate(upTo length: UInt64) throws { try fs.allocate(inode, name, upTo: length) }
     public func beginWriteback(offset: UInt64, length: UInt64) {}
+    public func lockExclusive() throws {
+        mutex.lock()
+        defer { mutex.unlock() }
+        guard !holdsLock else { return }
+        try fs.lockInode(inode)
+        holdsLock = true
+    }
+    public func unlock() {
+        mutex.lock()
+        defer { mutex.unlock() }
+        if holdsLock {
+            holdsLock = false
+            fs.unlockInode(inode)
+        }
+    }
     public func close() {}
 }
 

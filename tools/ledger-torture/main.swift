@@ -1,5 +1,6 @@
 import Foundation
 import LedgerLog
+import TestSupport
 
 /// ledger-torture: a process for crash and lock tests (and manual soak runs).
 ///
@@ -9,12 +10,30 @@ import LedgerLog
 ///                                       Record i of the batch carries payload(RUN_ID, COUNTER+i).
 ///   ledger-torture hold PATH SECONDS    take the writer lock, print `locked`, hold it
 ///                                       for SECONDS, release, exit.
+///   ledger-torture crash-trials COUNT [FIRST_SEED]
+///                                       the soak of ledger-level crash trials on the
+///                                       simulated disk (saves, deletes, snapshots,
+///                                       closes, recovery crashing too): COUNT seeded
+///                                       trials, totals on stdout, exit 1 on any failure.
 ///
 /// Payloads are a deterministic function of (run, counter), so the parent checks
 /// content without a copy: see `tortureTestPayload`.
 let args = CommandLine.arguments
+if args.count >= 3, args[1] == "crash-trials", let count = UInt64(args[2]) {
+    let first = args.count >= 4 ? UInt64(args[3]) ?? 1 : 1
+    var totals = LedgerCrashTrials.Totals()
+    var seed = first
+    while seed < first + count {
+        let end = min(seed + 1000, first + count)
+        totals.add(contentsOf: await LedgerCrashTrials.run(seed..<end))
+        emit("seeds \(first)..<\(end): \(totals)")
+        seed = end
+    }
+    for failure in totals.failures.prefix(20) { emit("FAIL \(failure)") }
+    exit(totals.failures.isEmpty ? 0 : 1)
+}
 guard args.count >= 4 else {
-    FileHandle.standardError.write(Data("usage: ledger-torture append PATH RUN_ID | hold PATH SECONDS\n".utf8))
+    FileHandle.standardError.write(Data("usage: ledger-torture append PATH RUN_ID | hold PATH SECONDS | crash-trials COUNT [FIRST_SEED]\n".utf8))
     exit(2)
 }
 let fs = PosixFileSystem(path: args[2])

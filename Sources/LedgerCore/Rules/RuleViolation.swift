@@ -35,6 +35,9 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// An `importStarted` whose id is already used, or an `importFinished` for an
     /// import that never started or already finished.
     case importMismatch(UUID, String)
+    /// A command of a group whose events would take more than the log's limit (a
+    /// record's payload, or the group's batch): left out of the group, which goes on.
+    case tooLarge(bytes: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -53,6 +56,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .tombstoneMismatch(let u): "tombstoneMismatch: the tombstone of \(u.uuidString) does not carry its sync identity"
         case .emptyCall(let what): "emptyCall: \(what) with nothing in it"
         case .importMismatch(let id, let why): "importMismatch: import \(id.uuidString) \(why)"
+        case .tooLarge(let bytes, let limit): "tooLarge: \(bytes) bytes exceeds the limit of \(limit) bytes"
         }
     }
 

@@ -22,6 +22,12 @@ public protocol LogFile: AnyObject, Sendable {
     /// Asks the OS to start writing a range to disk without waiting (a hint: only
     /// `sync` makes anything durable).
     func beginWriteback(offset: UInt64, length: UInt64)
+    /// Takes an exclusive `flock` on this open file (the writer locks the log itself,
+    /// so that deleting or replacing `LOCK` cannot let a second writer in: W1);
+    /// throws `LogError.ledgerLocked` when another open file description holds it.
+    func lockExclusive() throws
+    /// Releases the lock `lockExclusive` took (no effect when none is held).
+    func unlock()
     /// Releases the file.
     func close()
 }
@@ -49,15 +55,21 @@ public protocol LogFileSystem: Sendable {
     var path: String { get }
     /// Whether the folder itself exists.
     func folderExists() -> Bool
-    /// Creates the folder (mode 0700) and its parents.
+    /// Creates the folder (mode 0700) and its parents; an existing folder is made
+    /// 0700 (health data is the owner's alone).
     func createFolder() throws
     /// Whether a file or subfolder exists.
     func exists(_ name: String) -> Bool
     /// Opens a file.
     func open(_ name: String, _ mode: LogFileOpenMode) throws -> any LogFile
-    /// Creates a subfolder (mode 0700) if missing.
-    func createSubfolder(_ name: String) throws
-    /// Makes the folder's (or a subfolder's) entries durable (fsync of the directory).
+    /// Creates a subfolder (mode 0700) if missing; returns true when it created it
+    /// (the caller then syncs the folder, so that the new entry is durable). A
+    /// subfolder that is a symbolic link or not a folder is refused (`unsafePath`):
+    /// the ledger never follows a link out of its folder.
+    @discardableResult
+    func createSubfolder(_ name: String) throws -> Bool
+    /// Makes the folder's (or a subfolder's) entries durable (fsync of the directory):
+    /// creating, renaming or removing a file is durable only after this.
     func syncFolder(_ name: String?) throws
     /// Atomically renames `from` to `to` (replacing it).
     func rename(_ from: String, to: String) throws

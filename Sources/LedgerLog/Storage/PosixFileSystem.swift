@@ -30,6 +30,9 @@ public struct PosixFileSystem: LogFileSystem {
                 throw LogError.io(operation: "mkdir", path: prefix, errno: errno)
             }
         }
+        // An existing folder keeps whatever mode it had (0755, 0777): health data is
+        // the owner's alone, so the ledger folder is made 0700 either way.
+        guard chmod(path, 0o700) == 0 else { throw LogError.io(operation: "chmod 0700", path: path, errno: errno) }
         // The parent must record the new folder durably.
         try Self.syncDirectory(Self.parentFolder(of: path))
     }
@@ -46,7 +49,28 @@ public struct PosixFileSystem: LogFileSystem {
     }
 
     public func exists(_ name: String) -> Bool {
-        access(full(name), F_OK) == 0
+        var st = stat()
+        return lstat(full(name), &st) == 0
+    }
+
+    /// The error for a failed call: a full disk is named as such (`noSpace`).
+    static func failure(_ operation: String, _ path: String, _ code: Int32) -> LogError {
+        code == ENOSPC || code == EDQUOT ? .noSpace(operation: operation, path: path) : .io(operation: operation, path: path, errno: code)
+    }
+
+    /// Refuses a subfolder of the ledger (`snapshots`, `quarantine`, `index`) that is
+    /// a symbolic link or not a folder: following it would read or write outside the
+    /// ledger. An absent one passes (creating or opening in it then fails on its own).
+    private func checkSubfolder(_ name: String) throws {
+        guard let slash = name.firstIndex(of: "/") else { return }
+        try checkFolder(String(name[..<slash]))
+    }
+
+    private func checkFolder(_ folder: String) throws {
+        var st = stat()
+        guard lstat(full(folder), &st) == 0 else { return }
+        if (st.st_mode & S_IFMT) == S_IFLNK { throw LogError.unsafePath(path: full(folder), reason: "is a symbolic link") }
+        if (st.st_mode & S_IFMT) != S_IFDIR { throw LogError.unsafePath(path: full(folder), reason: "is not a folder") }
     }
 
     public func open(_ name: String, _ mode: LogFileOpenMode) throws -> any LogFile {
@@ -57,65 +81,86 @@ public struct PosixFileSystem: LogFileSystem {
         case .createNew: flags = O_RDWR | O_CREAT | O_EXCL
         case .replace: flags = O_RDWR | O_CREAT | O_TRUNC
         }
-        let fd = Glibc.open(full(name), flags | O_CLOEXEC, 0o600)
+        try checkSubfolder(name)
+        // O_NOFOLLOW: a file of the ledger that is a symbolic link is never followed.
+        let fd = Glibc.open(full(name), flags | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
             if errno == ENOENT { throw LogError.ledgerNotFound(path: full(name)) }
-            throw LogError.io(operation: "open", path: full(name), errno: errno)
+            if errno == ELOOP { throw LogError.unsafePath(path: full(name), reason: "is a symbolic link") }
+            throw Self.failure("open", full(name), errno)
         }
         return PosixFile(fd: fd, path: full(name))
     }
 
-    public func createSubfolder(_ name: String) throws {
-        if mkdir(full(name), 0o700) != 0 && errno != EEXIST {
-            throw LogError.io(operation: "mkdir", path: full(name), errno: errno)
-        }
+    @discardableResult
+    public func createSubfolder(_ name: String) throws -> Bool {
+        if mkdir(full(name), 0o700) == 0 { return true }
+        guard errno == EEXIST else { throw Self.failure("mkdir", full(name), errno) }
+        try checkFolder(name)
+        return false
     }
 
     public func syncFolder(_ name: String?) throws {
+        if let name { try checkFolder(name) }
         try Self.syncDirectory(name.map(full) ?? path)
     }
 
     static func syncDirectory(_ directory: String) throws {
-        let fd = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { throw LogError.io(operation: "open directory", path: directory, errno: errno) }
         defer { Glibc.close(fd) }
         guard fsync(fd) == 0 else { throw LogError.io(operation: "fsync directory", path: directory, errno: errno) }
     }
 
     public func rename(_ from: String, to: String) throws {
+        try checkSubfolder(from)
+        try checkSubfolder(to)
         guard Glibc.rename(full(from), full(to)) == 0 else {
             throw LogError.io(operation: "rename", path: full(from), errno: errno)
         }
     }
 
     public func remove(_ name: String) throws {
+        try checkSubfolder(name)
         if unlink(full(name)) != 0 && errno != ENOENT {
             throw LogError.io(operation: "unlink", path: full(name), errno: errno)
         }
     }
 
     public func list(_ subfolder: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: full(subfolder))) ?? []).sorted()
+        guard (try? checkFolder(subfolder)) != nil else { return [] }
+        return ((try? FileManager.default.contentsOfDirectory(atPath: full(subfolder))) ?? []).sorted()
     }
 
     public func lockExclusive(timeout: Double) throws -> any LogLock {
         let lockPath = full("LOCK")
-        let fd = Glibc.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw LogError.io(operation: "open", path: lockPath, errno: errno) }
         let deadline = Date().addingTimeInterval(timeout)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let error = errno
-            guard error == EWOULDBLOCK || error == EINTR else {
-                Glibc.close(fd)
-                throw LogError.io(operation: "flock", path: lockPath, errno: error)
+        for _ in 0..<100 {
+            let fd = Glibc.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { throw Self.failure("open", lockPath, errno) }
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                let error = errno
+                guard error == EWOULDBLOCK || error == EINTR else {
+                    Glibc.close(fd)
+                    throw LogError.io(operation: "flock", path: lockPath, errno: error)
+                }
+                if error == EWOULDBLOCK && Date() >= deadline {
+                    Glibc.close(fd)
+                    throw LogError.ledgerLocked(path: path)
+                }
+                usleep(10_000)
             }
-            if error == EWOULDBLOCK && Date() >= deadline {
-                Glibc.close(fd)
-                throw LogError.ledgerLocked(path: path)
+            // W1: the lock counts only if the locked file is still the one at the
+            // path. If LOCK was removed (or replaced) between our open and flock, a
+            // second writer could lock a new LOCK: retry on the file now there.
+            var held = stat(), named = stat()
+            if fstat(fd, &held) == 0, lstat(lockPath, &named) == 0, held.st_dev == named.st_dev, held.st_ino == named.st_ino {
+                return PosixLock(fd: fd)
             }
-            usleep(10_000)
+            Glibc.close(fd)
         }
-        return PosixLock(fd: fd)
+        // LOCK kept changing under us: someone is replacing it; do not write.
+        throw LogError.exclusiveAccessLost(path: lockPath, reason: "LOCK was replaced 100 times while locking it")
     }
 }
 
@@ -158,14 +203,14 @@ final class PosixFile: LogFile, @unchecked Sendable {
             let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
             if n < 0 {
                 if errno == EINTR { continue }
-                throw LogError.io(operation: "pwrite", path: path, errno: errno)
+                throw PosixFileSystem.failure("pwrite", path, errno)
             }
             done += n
         }
     }
 
     func sync() throws {
-        guard fdatasync(fd) == 0 else { throw LogError.io(operation: "fdatasync", path: path, errno: errno) }
+        guard fdatasync(fd) == 0 else { throw PosixFileSystem.failure("fdatasync", path, errno) }
     }
 
     func truncate(to length: UInt64) throws {
@@ -176,12 +221,22 @@ final class PosixFile: LogFile, @unchecked Sendable {
         let current = try size()
         guard length > current else { return }
         let error = hl_allocate(fd, Int64(current), Int64(length - current))
-        guard error == 0 else { throw LogError.io(operation: "fallocate", path: path, errno: error) }
+        guard error == 0 else { throw PosixFileSystem.failure("fallocate", path, error) }
     }
 
     func beginWriteback(offset: UInt64, length: UInt64) {
         _ = hl_begin_writeback(fd, Int64(offset), Int64(length))
     }
+
+    func lockExclusive() throws {
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            if errno == EWOULDBLOCK { throw LogError.ledgerLocked(path: path) }
+            throw LogError.io(operation: "flock", path: path, errno: errno)
+        }
+    }
+
+    func unlock() { _ = flock(fd, LOCK_UN) }
 
     func close() {}
 }
