@@ -119,6 +119,48 @@ struct ZipArchiveTests {
         #expect(zip64.entries[0].uncompressedSize == 91_240)
     }
 
+    /// A ZIP64 end record whose 64-bit offsets are forged: each is a named error,
+    /// never an arithmetic trap (the sums used to overflow UInt64).
+    @Test(arguments: [
+        (UInt64(0xFFFF_FFFF_FFFF_FFF0), UInt64(0x20)),   // offset + size overflows
+        (UInt64(0x10), UInt64(0xFFFF_FFFF_FFFF_FFF8)),   // size alone is absurd
+        (UInt64(0xFFFF_FFFF_FFFF_FFFF), UInt64(0)),
+    ])
+    func forgedZip64OffsetsAreNamedNotTrapped(offset: UInt64, size: UInt64) throws {
+        func le(_ value: UInt64, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+        var bytes: [UInt8] = []
+        bytes += le(0x0606_4B50, 4) + le(44, 8) + le(45, 2) + le(45, 2) + le(0, 4) + le(0, 4)   // ZIP64 record
+        bytes += le(1, 8) + le(1, 8) + le(size, 8) + le(offset, 8)
+        bytes += le(0x0706_4B50, 4) + le(0, 4) + le(0, 8) + le(1, 4)                            // locator → 0
+        bytes += le(0x0605_4B50, 4) + le(0, 4) + le(0xFFFF, 2) + le(0xFFFF, 2)                  // end record
+        bytes += le(0xFFFF_FFFF, 4) + le(0xFFFF_FFFF, 4) + le(0, 2)
+        let dir = TemporaryFolder()
+        let path = dir.path + "/forged.zip"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        #expect {
+            _ = try ZipArchive(path: path)
+        } throws: { error in
+            guard case ArchiveError.corruptDirectory(_, let reason) = error else { return false }
+            return reason == "central directory outside the file"
+        }
+    }
+
+    /// An end record at the very start of the file that asks for ZIP64 has no room
+    /// for the locator before it: named, not an underflow.
+    @Test func aZip64EndRecordAtOffsetZeroIsNamed() throws {
+        let bytes: [UInt8] = [0x50, 0x4B, 0x05, 0x06, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF,
+                              0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0]
+        let dir = TemporaryFolder()
+        let path = dir.path + "/short.zip"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        #expect {
+            _ = try ZipArchive(path: path)
+        } throws: { error in
+            guard case ArchiveError.corruptDirectory(0, let reason) = error else { return false }
+            return reason == "no room for a ZIP64 locator"
+        }
+    }
+
     @Test func aDamagedEntryFailsItsChecksum() throws {
         var bytes = try Fixtures.bytes("two-entries.zip")
         let archive = try ZipArchive(path: Fixtures.folder.appendingPathComponent("two-entries.zip").path)

@@ -52,10 +52,10 @@ public struct ZipArchive: Sendable {
         var directoryOffset = UInt64(le32(tail, eocd + 16))
         if entryCount == 0xFFFF || directorySize == 0xFFFF_FFFF || directoryOffset == 0xFFFF_FFFF {
             // ZIP64: a locator sits just before the record and points at the ZIP64 record.
-            let locatorAt = tailStart + UInt64(eocd) - 20
             guard UInt64(eocd) + tailStart >= 20 else {
                 throw ArchiveError.corruptDirectory(offset: tailStart + UInt64(eocd), reason: "no room for a ZIP64 locator")
             }
+            let locatorAt = tailStart + UInt64(eocd) - 20
             let locator = try file.bytes(at: locatorAt, count: 20)
             guard le32(locator, 0) == 0x0706_4B50 else {
                 throw ArchiveError.corruptDirectory(offset: locatorAt, reason: "ZIP64 end-of-central-directory locator missing")
@@ -69,7 +69,8 @@ public struct ZipArchive: Sendable {
             directorySize = le64(record, 40)
             directoryOffset = le64(record, 48)
         }
-        guard directoryOffset + directorySize <= size, directorySize <= 1 << 30 else {
+        // Both come from the file: compare without adding, so ZIP64's 64-bit values cannot overflow.
+        guard directorySize <= 1 << 30, directoryOffset <= size, directorySize <= size - directoryOffset else {
             throw ArchiveError.corruptDirectory(offset: directoryOffset, reason: "central directory outside the file")
         }
         let directory = try file.bytes(at: directoryOffset, count: Int(directorySize))
@@ -134,12 +135,17 @@ public struct ZipArchive: Sendable {
     /// when the stream reaches its end.
     public func open(_ entry: Entry) throws(ArchiveError) -> ByteStream {
         guard entry.flags & 1 == 0 else { throw ArchiveError.encrypted(entry: entry.name) }
+        // Offsets and sizes come from the file (ZIP64: any 64-bit value): range-check
+        // before adding, so a forged directory is an error, never an overflow trap.
+        guard entry.localHeaderOffset <= file.size, file.size - entry.localHeaderOffset >= 30 else {
+            throw ArchiveError.truncated(entry: entry.name)
+        }
         let header = try file.bytes(at: entry.localHeaderOffset, count: 30)
         guard le32(header, 0) == 0x0403_4B50 else {
             throw ArchiveError.corruptDirectory(offset: entry.localHeaderOffset, reason: "local file header expected for \(entry.name)")
         }
         let dataAt = entry.localHeaderOffset + 30 + UInt64(le16(header, 26)) + UInt64(le16(header, 28))
-        guard dataAt + entry.compressedSize <= file.size else {
+        guard dataAt <= file.size, entry.compressedSize <= file.size - dataAt else {
             throw ArchiveError.truncated(entry: entry.name)
         }
         let region = FileRegionStream(file, offset: dataAt, length: entry.compressedSize)

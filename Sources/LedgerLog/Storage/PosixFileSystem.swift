@@ -241,7 +241,10 @@ final class PosixFile: LogFile, @unchecked Sendable {
     func close() {}
 }
 
-/// A held `flock`; closing the descriptor releases it.
+/// A held `flock`, released explicitly (`LOCK_UN`) before the descriptor is closed:
+/// a child process forked in between (before its `exec` closes the `O_CLOEXEC`
+/// descriptor) shares the open file description, and closing ours alone would leave
+/// the lock held by the child for that moment.
 final class PosixLock: LogLock, @unchecked Sendable {
     // Sendable: `fd` is guarded by `lock`.
     private let lock = NSLock()
@@ -253,6 +256,7 @@ final class PosixLock: LogLock, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if fd >= 0 {
+            _ = flock(fd, LOCK_UN)
             Glibc.close(fd)
             fd = -1
         }
