@@ -89,7 +89,12 @@ public struct SampleReader {
 
     /// A reader of the ledger in `fs` (opens the log read-only).
     public init(_ fs: any LogFileSystem, chunkSize: Int = 4096) throws {
-        reads = try RecordReads(fs: fs)
+        try self.init(fs, chunkSize: chunkSize, tableBudget: 4 << 20)
+    }
+
+    /// `tableBudget`: cap on the sample-table entries kept (`RecordReads`); tests make it tiny.
+    init(_ fs: any LogFileSystem, chunkSize: Int, tableBudget: Int) throws {
+        reads = try RecordReads(fs: fs, tableBudget: tableBudget)
         self.chunkSize = max(1, chunkSize)
     }
 
