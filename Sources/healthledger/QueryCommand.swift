@@ -37,13 +37,38 @@ enum QueryCommand {
 
     static func print(_ samples: [Sample], json: Bool) {
         for s in samples { print(s, json: json) }
+        flush()
     }
 
+    nonisolated(unsafe) private static var lines: [UInt8] = []
+
+    /// Buffers a sample's line (JSON written straight to bytes); `flush()` writes them.
     static func print(_ sample: Sample, json: Bool) {
-        guard json else { return Output.line(describe(sample)) }
-        var o = SampleJSON.object(sample)
-        if case .unrecognized(let u) = sample { o.set("reason", u.reason) }
-        Output.line(o.string)
+        if !json {
+            lines.append(contentsOf: describe(sample).utf8)
+        } else if case .unrecognized(let u) = sample {
+            var o = SampleJSON.object(sample)
+            o.set("reason", u.reason)
+            lines.append(contentsOf: o.string.utf8)
+        } else {
+            SampleJSONWriter.append(sample, to: &lines)
+        }
+        lines.append(0x0A)
+        if lines.count >= 1 << 16 { flush() }
+    }
+
+    /// Writes the buffered lines to stdout (after anything `Output` buffered).
+    static func flush() {
+        Output.flush()
+        lines.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(1, raw.baseAddress! + offset, raw.count - offset)
+                if n <= 0 { break }
+                offset += n
+            }
+        }
+        lines.removeAll(keepingCapacity: true)
     }
 
     static let command = Command(name: "query", abstract: "Samples of a type (HKSampleQuery)", help: help) { args, global in
@@ -74,6 +99,7 @@ enum QueryCommand {
         let sort = [SampleSortDescriptor(key, ascending: ascending)]
         var view = try LedgerView.open(global)
         let reader = try SampleReader(view.fs)
+        defer { flush() }
         let next: UUID?
         var type: ObjectType?
         if !raw {
@@ -111,6 +137,7 @@ enum QueryCommand {
         } catch QueryError.invalidCursor(let text) {
             throw CLIError.usage("--after \(text) names no sample this query can see")
         }
+        flush()
         if let next { Output.error("next: \(next.uuidString)") }
     }
 }

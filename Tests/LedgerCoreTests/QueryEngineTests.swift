@@ -214,6 +214,29 @@ struct QueryEngineTests {
     }
 }
 
+/// `query --json` writes samples with `SampleJSONWriter`: byte for byte `SampleJSON`.
+struct SampleJSONWriterTests {
+    @Test func writesExactlyWhatSampleJSONWrites() throws {
+        var samples = try CodecTests.richSamples()
+        let t = date("2026-03-01T10:00:00.25Z")
+        let odd = try SampleCommon(uuid: fixedUUID(7), startDate: t, endDate: t.addingTimeInterval(0.5),
+                                   metadata: ["quote\"d": .string("tab\there \\ \u{1}"), "é": .string("ünïcode")],
+                                   source: Source(bundleIdentifier: "com.example.\"odd\"", name: "Odd"))
+        samples.append(.quantity(try QuantitySample(type: .bodyMass, quantity: try Quantity(70.125, unit: "kg"), common: odd)))
+        samples.append(.quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(1e16, unit: "count"),
+                                                    start: date("0001-01-01T00:00:00Z"), end: date("9999-12-31T23:59:59Z"))))
+        samples.append(.category(try CategorySample(type: .sleepAnalysis, value: 0, start: t, end: t)))
+        samples.append(.unrecognized(UnrecognizedSample(typeIdentifier: "HKX", value: nil, unit: nil, reason: "r",
+                                                        common: try SampleCommon(startDate: date("1969-12-31T23:59:59Z"),
+                                                                                 endDate: date("1970-01-01T00:00:00Z")))))
+        for sample in samples {
+            var bytes: [UInt8] = []
+            SampleJSONWriter.append(sample, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == SampleJSON.object(sample).string)
+        }
+    }
+}
+
 /// xorshift64*: a seeded generator for reproducible test data.
 struct SeededGenerator: RandomNumberGenerator {
     var state: UInt64

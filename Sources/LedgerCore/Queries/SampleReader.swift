@@ -147,6 +147,7 @@ public struct SampleReader {
             cursorSlot = slot
         }
         let limit = rawLimit > 0 ? rawLimit : Int.max
+        let sourceList = (0...registry.apps.count).map { registry.source(AppOrdinal($0)) }
         return try index.slots.withUnsafeBufferPointer { s throws -> UUID? in
             func admits(_ slot: UInt32) -> Bool {
                 let e = s[Int(slot)]
@@ -225,7 +226,7 @@ public struct SampleReader {
                                                   app: e.app))
                 }
                 if wants.isEmpty { return nil }
-                let samples = try reads.samples(wants, source: registry.source)
+                let samples = try reads.samples(wants) { $0 < UInt32(sourceList.count) ? sourceList[Int($0)] : nil }
                 for (w, sample) in zip(wants, samples) {
                     if let filter, !filter(sample) { continue }
                     if emitted == limit { return last.map { s[Int($0)].uuid } }
