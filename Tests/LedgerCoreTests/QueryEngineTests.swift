@@ -194,6 +194,45 @@ struct QueryEngineTests {
         try await ledger.close()
     }
 
+    /// An app sees a correlation through the member types it may read, holding
+    /// exactly those members; its own correlations whole; none without a readable member.
+    @Test func correlationsAreVisibleThroughReadableMemberTypes() async throws {
+        let fs = SimulatedFileSystem()
+        let ledger = try makeLedger(fs)
+        let sys = ObjectType.quantity(.bloodPressureSystolic), dia = ObjectType.quantity(.bloodPressureDiastolic)
+        let appC = AppRegistration(bundleIdentifier: "com.example.c", name: "C", readPurpose: "read", sharePurpose: "share")
+        try await ledger.grant(appA, share: [sys, dia])
+        try await ledger.grant(appB, share: [sys, dia], read: [sys])
+        try await ledger.grant(appC, share: [], read: [.quantity(.bodyMass)])
+        func bp(_ n: Int, at: String) throws -> Sample {
+            let t = date(at)
+            return .correlation(try Correlation(type: .bloodPressure, start: t, end: t, objects: [
+                try QuantitySample(type: .bloodPressureSystolic, quantity: try Quantity(120, unit: "mmHg"), start: t, end: t,
+                                   uuid: fixedUUID(n + 1)),
+                try QuantitySample(type: .bloodPressureDiastolic, quantity: try Quantity(80, unit: "mmHg"), start: t, end: t,
+                                   uuid: fixedUUID(n + 2))], uuid: fixedUUID(n)))
+        }
+        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try bp(10, at: "2026-03-01T08:00:00Z")]))
+        try await ledger.execute(.save(bundleIdentifier: appB.bundleIdentifier, samples: [try bp(20, at: "2026-03-02T08:00:00Z")]))
+        let q = SampleQuery(type: .correlation(.bloodPressure), sort: [SampleSortDescriptor(.startDate, ascending: true)])
+        func seen(_ app: AppRegistration) async throws -> [[UUID]] {
+            let state = await ledger.state
+            let visibility = state.visibility(app: state.registry.ordinal(of: app.bundleIdentifier)!, type: q.type)
+            return try await ledger.samples(q, visibility: visibility).map { s in
+                guard case .correlation(let c) = s else { return [] }
+                return [c.uuid] + c.objects.map(\.uuid)
+            }
+        }
+        // B reads systolic only: A's correlation with its systolic member; its own whole
+        #expect(try await seen(appB) == [[fixedUUID(10), fixedUUID(11)], [fixedUUID(20), fixedUUID(21), fixedUUID(22)]])
+        // A reads nothing: only its own
+        #expect(try await seen(appA) == [[fixedUUID(10), fixedUUID(11), fixedUUID(12)]])
+        // C reads no member type: nothing
+        #expect(try await seen(appC).isEmpty)
+        // the owner: everything, whole
+        #expect(try await ledger.samples(q, visibility: .everything).count == 2)
+    }
+
     /// A cursor naming no sample the query may see is refused.
     @Test func aCursorMustNameAVisibleSampleOfTheType() async throws {
         let fs = SimulatedFileSystem()

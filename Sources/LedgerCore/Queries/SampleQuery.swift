@@ -85,12 +85,21 @@ public enum QueryVisibility: Sendable, Hashable {
     case everything
     /// An app without read permission: only the samples it saved itself.
     case ownSamplesOnly(AppOrdinal)
+    /// An app reading a correlation type (which no one can be granted): as in
+    /// HealthKit, it sees its own correlations whole, and others' through the member
+    /// types it may read — a correlation with at least one readable member, holding
+    /// exactly its readable members.
+    case correlationMembers(app: AppOrdinal, readable: Set<UInt16>)
 }
 
 extension LedgerState {
     /// The visibility an app has for a type (the owner: `nil` app).
     public func visibility(app: AppOrdinal?, type: ObjectType) -> QueryVisibility {
         guard let app else { return .everything }
+        if case .correlation(let c) = type {
+            let readable = QuantityType.allTypes.filter { c.admits($0) && authorization.permission(app: app, type: .quantity($0)).canRead }
+            return .correlationMembers(app: app, readable: Set(readable.map { ObjectType.quantity($0).code }))
+        }
         return authorization.permission(app: app, type: type).canRead ? .everything : .ownSamplesOnly(app)
     }
 
@@ -104,7 +113,7 @@ extension LedgerState {
         func admits(_ slot: UInt32) -> Bool {
             let e = index.entry(slot)
             if e.isDeleted { return false }
-            if case .ownSamplesOnly(let app) = visibility, e.app != app { return false }
+            if !index.visible(slot, to: visibility) { return false }
             if let sourceOrdinals, !sourceOrdinals.contains(e.app) { return false }
             return query.predicate?.matches(start: e.start, end: e.end) ?? true
         }

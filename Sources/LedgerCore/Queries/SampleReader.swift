@@ -50,6 +50,19 @@ public struct ResultOrder: Sendable, Hashable {
     }
 }
 
+extension SampleIndex {
+    /// Whether a slot is visible under a visibility (deleted or not).
+    func visible(_ slot: UInt32, to visibility: QueryVisibility) -> Bool {
+        switch visibility {
+        case .everything: return true
+        case .ownSamplesOnly(let app): return slots[Int(slot)].app == app
+        case .correlationMembers(let app, let readable):
+            if slots[Int(slot)].app == app { return true }
+            return memberSlots(of: slot).contains { readable.contains(slots[Int($0)].typeCode) }
+        }
+    }
+}
+
 /// One page of a paged read: the samples and, when more match, the cursor to
 /// resume after (the UUID of the page's last sample).
 public struct SamplePage: Sendable, Hashable {
@@ -143,7 +156,7 @@ public struct SampleReader {
             guard let slot = index.slot(of: after) else { throw QueryError.invalidCursor(after.uuidString) }
             let e = index.slots[Int(slot)]
             if e.typeCode != typeCode { throw QueryError.invalidCursor(after.uuidString) }
-            if case .ownSamplesOnly(let app) = visibility, e.app != app { throw QueryError.invalidCursor(after.uuidString) }
+            if !index.visible(slot, to: visibility) { throw QueryError.invalidCursor(after.uuidString) }
             cursorSlot = slot
         }
         let limit = rawLimit > 0 ? rawLimit : Int.max
@@ -152,7 +165,7 @@ public struct SampleReader {
             func admits(_ slot: UInt32) -> Bool {
                 let e = s[Int(slot)]
                 if e.state & SampleIndex.deletedBit != 0 { return false }
-                if case .ownSamplesOnly(let app) = visibility, e.app != app { return false }
+                if !index.visible(slot, to: visibility) { return false }
                 if let sources, !sources.contains(e.app) { return false }
                 return predicate?.matches(start: e.start, end: e.end) ?? true
             }
@@ -227,7 +240,14 @@ public struct SampleReader {
                 }
                 if wants.isEmpty { return nil }
                 let samples = try reads.samples(wants) { $0 < UInt32(sourceList.count) ? sourceList[Int($0)] : nil }
-                for (w, sample) in zip(wants, samples) {
+                for (w, found) in zip(wants, samples) {
+                    var sample = found
+                    if case .correlationMembers(let app, let readable) = visibility, w.app != app, case .correlation(let c) = found {
+                        // others' correlations show exactly the members the app may read
+                        sample = .correlation(try Correlation(type: c.type, objects: c.objects.filter {
+                            readable.contains(ObjectType.quantity($0.type).code)
+                        }, common: c.common))
+                    }
                     if let filter, !filter(sample) { continue }
                     if emitted == limit { return last.map { s[Int($0)].uuid } }
                     try body(sample)
