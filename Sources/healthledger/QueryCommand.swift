@@ -8,7 +8,7 @@ enum QueryCommand {
     static let help = """
         USAGE: healthledger [--ledger PATH] query (--app ID | --owner) TYPE [--from T] [--to T]
                                         [--strict-start] [--strict-end] [--limit N] [--after UUID]
-                                        [--sort start|end] [--ascending] [--source BUNDLE]... [--json]
+                                        [--sort start|end] [--ascending] [--source BUNDLE]... [--where EXPR] [--json]
                healthledger [--ledger PATH] query --owner --raw [IDENTIFIER] [same options]
 
         HKSampleQuery: samples of TYPE whose interval matches [--from, --to) — overlapping
@@ -31,6 +31,8 @@ enum QueryCommand {
         owner's only: `--owner --raw` lists them all, `--owner --raw IDENTIFIER` (or
         `--owner IDENTIFIER` for an identifier this version does not know) those with
         that identifier as written, each with its raw value, unit and reason.
+
+        \(WhereExpression.grammar)
 
         \(ExitStatus.table)
         """
@@ -83,6 +85,7 @@ enum QueryCommand {
         let ascending = args.flag("--ascending")
         let sources = try args.options("--source")
         let raw = args.flag("--raw")
+        let whereText = try args.option("--where")
         let typeText = raw ? args.positional() : try args.required("TYPE")
         try args.finish()
         guard let limit = Int(limitText ?? "0"), limit >= 0 else { throw CLIError.usage("--limit takes a whole number ≥ 0") }
@@ -112,13 +115,14 @@ enum QueryCommand {
         }
         do {
             if let type {
+                let filter = try whereText.map { try WhereExpression.parse($0, type: type) }
                 let query = SampleQuery(type: type, predicate: predicate, limit: limit, sort: sort,
-                                        sources: sources.isEmpty ? nil : Set(sources))
+                                        sources: sources.isEmpty ? nil : Set(sources), filter: filter)
                 let visibility = try view.visibility(identity, type)
                 next = try reader.forEach(query, visibility: visibility, after: after, in: &view.state) { print($0, json: global.json) }
             } else {
                 guard case .owner = identity else { throw CLIError.usage("--raw is for the owner: apps never see raw records") }
-                guard sources.isEmpty else { throw CLIError.usage("--source does not apply to raw records") }
+                guard sources.isEmpty, whereText == nil else { throw CLIError.usage("--source and --where do not apply to raw records") }
                 let query = SampleQuery(type: .workout, predicate: predicate, limit: limit, sort: sort)
                 let identifier = typeText
                 let known = identifier.flatMap { try? Parse.type($0) }.map(TypeIdentifier.known)

@@ -61,14 +61,20 @@ public struct SampleQuery: Sendable, Hashable {
     public var sort: [SampleSortDescriptor]
     /// Only samples from these bundle identifiers (HKSourceQuery-style source filter).
     public var sources: Set<String>?
+    /// HealthKit's other predicates (UUIDs, devices, metadata, values, workouts,
+    /// AND/OR/NOT), applied to decoded samples after the index selected by type,
+    /// dates, visibility and source. (`slots(matching:)` reads the index only and
+    /// does not apply it.)
+    public var filter: SamplePredicate?
 
     public init(type: ObjectType, predicate: DatePredicate? = nil, limit: Int = 0, sort: [SampleSortDescriptor] = [],
-                sources: Set<String>? = nil) {
+                sources: Set<String>? = nil, filter: SamplePredicate? = nil) {
         self.type = type
         self.predicate = predicate
         self.limit = limit
         self.sort = sort
         self.sources = sources
+        self.filter = filter
     }
 
     /// The tutorial's "most recent sample": distant past → now, strictEndDate,

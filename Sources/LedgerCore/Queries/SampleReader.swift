@@ -120,7 +120,7 @@ public struct SampleReader {
         let sourceOrdinals: Set<UInt32>? = query.sources.map { Set($0.compactMap { state.registry.ordinal(of: $0) }) }
         return try run(typeCode: query.type.code, predicate: query.predicate, order: ResultOrder(query.sort),
                        limit: query.limit, after: after, visibility: visibility, sources: sourceOrdinals,
-                       filter: nil, in: &state, body)
+                       filter: query.filter.map { p in { p.matches($0) } }, in: &state, body)
     }
 
     /// One page: at most `query.limit` samples (0: all) after `after`.
