@@ -40,6 +40,20 @@ struct QueryCommandTests {
         #expect(second.stderr == "")
         let exact = try Self.run(dir, ["query", "--owner", "stepCount", "--limit", "4"])
         #expect(exact.stderr == "")
+        // --where: a predicate, in any compatible unit; a bad expression names its column
+        #expect(try order(["--where", "value >= 2 and not (uuid = \(Self.uuid(3)) or value > 3.5 count)"]) == [Self.uuid(2)])
+        #expect(try order(["--where", "source = com.a and value < 2"]) == [Self.uuid(1)])
+        for (expression, message) in [
+            ("value >> 2", "column 8: expected a value after '>', found '>'"),
+            ("value > 2 kg", "column 11: unit 'kg' does not fit stepCount (count)"),
+            ("value > 2 and (source = com.a", "column 30: expected ')', found 'end of expression'"),
+            ("colour = red", "column 1: unknown field 'colour'"),
+        ] {
+            let r = try Self.run(dir, ["query", "--owner", "stepCount", "--where", expression])
+            #expect(r.status == 2)
+            #expect(r.stderr == "healthledger: usage: --where: \(message)\n")
+        }
+        #expect(try Self.run(dir, ["query", "--help"]).stdout.contains("factor  := \"not\" factor | \"(\" expr \")\""))
         let bad = try Self.run(dir, ["query", "--owner", "stepCount", "--after", Self.uuid(9)])
         #expect(bad.status == 2)
         #expect(bad.stderr == "healthledger: usage: --after \(Self.uuid(9)) names no sample this query can see\n")
