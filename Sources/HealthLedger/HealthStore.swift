@@ -172,9 +172,28 @@ public actor HealthStore {
     /// HKSampleQuery: samples of a type, with HealthKit's visibility rule (without
     /// read permission, only this app's own samples).
     public func execute(_ query: SampleQuery) async throws -> [Sample] {
-        let ordinal = try await ordinal
-        let visibility = await ledger.state.visibility(app: ordinal, type: query.type)
-        return try await ledger.samples(query, visibility: visibility)
+        try await samples(query).samples
+    }
+
+    /// One page of an HKSampleQuery: at most `query.limit` samples (0: all) after the
+    /// sample `after`, in the query's order (`ResultOrder`), as this app may see them,
+    /// read in one step of the ledger. `next` resumes after the page's last sample.
+    public func samples(_ query: SampleQuery, after: UUID? = nil) async throws -> SamplePage {
+        let bundle = app.bundleIdentifier
+        let fs = ledger.fs
+        return try await ledger.read { state throws -> SamplePage in
+            guard let ordinal = state.registry.ordinal(of: bundle) else {
+                throw HealthStoreError.invalidArgument("\(bundle) is not registered")
+            }
+            return try SampleReader(fs).page(query, visibility: state.visibility(app: ordinal, type: query.type), after: after,
+                                             in: &state)
+        }
+    }
+
+    /// Every sample of `query` (up to its limit) as an `AsyncSequence`, read
+    /// `pageSize` at a time: memory stays one page, whatever the answer's size.
+    public nonisolated func stream(_ query: SampleQuery, pageSize: Int = 4096) -> SampleStream {
+        SampleStream(query: query, pageSize: pageSize) { q, after in try await self.samples(q, after: after) }
     }
 
     /// The tutorial's most recent sample: distant past → `now`, strictEndDate, newest

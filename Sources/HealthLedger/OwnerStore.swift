@@ -57,7 +57,35 @@ public actor OwnerStore {
 
     /// Every source's samples.
     public func execute(_ query: SampleQuery) async throws -> [Sample] {
-        try await ledger.samples(query, visibility: .everything)
+        try await samples(query).samples
+    }
+
+    /// One page: at most `query.limit` samples (0: all) of every source after the
+    /// sample `after`, in the query's order, read in one step of the ledger.
+    public func samples(_ query: SampleQuery, after: UUID? = nil) async throws -> SamplePage {
+        let fs = ledger.fs
+        return try await ledger.read { state in
+            try SampleReader(fs).page(query, visibility: .everything, after: after, in: &state)
+        }
+    }
+
+    /// Every sample of `query` as an `AsyncSequence`, `pageSize` at a time.
+    public nonisolated func stream(_ query: SampleQuery, pageSize: Int = 4096) -> SampleStream {
+        SampleStream(query: query, pageSize: pageSize) { q, after in try await self.samples(q, after: after) }
+    }
+
+    /// Records kept raw (types this version does not know, records HealthKit would
+    /// refuse), the owner's only: those with `identifier` as written (all for nil),
+    /// newest first, each with its raw value, unit and reason.
+    public func rawSamples(identifier: String? = nil) async throws -> [UnrecognizedSample] {
+        let fs = ledger.fs
+        return try await ledger.read { state throws -> [UnrecognizedSample] in
+            var out: [UnrecognizedSample] = []
+            let newestFirst = SampleQuery(type: .workout, sort: [SampleSortDescriptor(.startDate, ascending: false)])
+            try SampleReader(fs).forEachRaw(matching: { identifier == nil || $0.typeIdentifier == identifier }, newestFirst,
+                                            in: &state) { if case .unrecognized(let u) = $0 { out.append(u) } }
+            return out
+        }
     }
 
     /// The most recent sample of a type (every source), as the tutorial defines it.

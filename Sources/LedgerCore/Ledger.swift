@@ -263,10 +263,16 @@ public actor Ledger {
         }
     }
 
-    /// Runs a sample query and reads the matching samples from the log.
+    /// Runs a sample query and reads the matching samples from the log (the
+    /// streaming read engine, `SampleReader`).
     public func samples(_ query: SampleQuery, visibility: QueryVisibility) throws -> [Sample] {
-        let slots = state.slots(matching: query, visibility: visibility)
-        return try slots.map { try fetcher.sample($0, in: state) }
+        try read { state in try SampleReader(fs).page(query, visibility: visibility, in: &state).samples }
+    }
+
+    /// Runs `body` on the projections in one step of the actor: one atomic read.
+    /// (`inout` only so that a query can sort a type's timeline the first time.)
+    public func read<T>(_ body: (inout LedgerState) throws -> T) rethrows -> T {
+        try body(&state)
     }
 
     /// Reads the sample in a slot from the log.

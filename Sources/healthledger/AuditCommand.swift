@@ -5,11 +5,14 @@ import LedgerCore
 /// `healthledger audit TYPE|UUID`.
 enum AuditCommand {
     static let help = """
-        USAGE: healthledger [--ledger PATH] audit TYPE|UUID [--json]
+        USAGE: healthledger [--ledger PATH] audit TYPE|UUID|raw:IDENTIFIER [--json]
 
         The history of a type or of one object: every event that touched it — requests
         and decisions about the type, saves, replacements, deletions — with who did it,
-        when, and the acting app's authorization in force at that moment.
+        when, and the acting app's authorization in force at that moment. Records kept
+        raw (an identifier this version does not know, such as
+        HKDataTypeSleepDurationGoal, or `raw:IDENTIFIER` for raw records of a known
+        type) are traced by their identifier as written, with value, unit and reason.
 
         \(ExitStatus.table)
         """
@@ -18,10 +21,26 @@ enum AuditCommand {
         if handledHelp(&args, help) { return }
         let text = try args.required("TYPE or UUID")
         try args.finish()
-        let subject: LedgerAudit.Subject = try UUID(uuidString: text).map { .object($0) } ?? .type(try Parse.type(text))
+        let subject: LedgerAudit.Subject
+        if let uuid = UUID(uuidString: text) {
+            subject = .object(uuid)
+        } else if text.hasPrefix("raw:") {
+            subject = .raw(String(text.dropFirst(4)))
+        } else {
+            do {
+                subject = .type(try Parse.type(text))
+            } catch let error as HealthModelError {
+                // an identifier this version does not know: records kept raw may carry it
+                guard case .dataTypeNotAvailable = error else { throw error }
+                subject = .raw(text)
+            }
+        }
         let (_, reader) = try LedgerAccess.reader(global)
         let entries = try LedgerAudit.history(reader, of: subject)
         if entries.isEmpty, case .object = subject { throw CLIError.notFound("objectNotFound: no event touched \(text)") }
+        if entries.isEmpty, case .raw(let identifier) = subject, !text.hasPrefix("raw:") {
+            throw HealthModelError.dataTypeNotAvailable(identifier: identifier)
+        }
         for e in entries {
             if global.json {
                 var o = JSONObject()
@@ -44,8 +63,8 @@ enum StatsCommand {
     static let help = """
         USAGE: healthledger [--ledger PATH] stats [--json]
 
-        Events by kind, live samples by type and source, deleted objects, log size and
-        the chain head (the SHA-256 link of the last batch: it fingerprints the log).
+        Events by kind, live samples by type and source, records kept raw by identifier
+        (as written) and source, deleted objects, log size and the chain head (the SHA-256 link of the last batch: it fingerprints the log).
 
         \(ExitStatus.table)
         """
@@ -58,11 +77,18 @@ enum StatsCommand {
         Progress.finish()
         let state = loaded.state
         var bySource: [String: [String: Int]] = [:]  // type → source → live count
-        for code in state.samples.typeCodesPresent {
+        for code in state.samples.typeCodesPresent where code != 0 {
             let type = ObjectType(code: code)?.identifier ?? "unrecognized"
             for slot in state.samples.orderedSlotsIfNeeded(code) where !state.samples.entry(slot).isDeleted {
                 bySource[type, default: [:]][state.registry.label(state.samples.entry(slot).app), default: 0] += 1
             }
+        }
+        // records kept raw, by identifier as written (read from the log)
+        var raw: [String: [String: Int]] = [:]
+        var mutableState = state
+        try SampleReader(fs).forEachRaw(matching: { _ in true }, SampleQuery(type: .workout), in: &mutableState) { sample in
+            guard case .unrecognized(let u) = sample else { return }
+            raw[u.typeIdentifier, default: [:]][u.common.source?.bundleIdentifier ?? "?", default: 0] += 1
         }
         let logBytes = try reader.size()
         let head = loaded.position?.link.hex ?? "(inside a batch)"
@@ -79,6 +105,13 @@ enum StatsCommand {
                 samples.set(type, sources)
             }
             o.set("samples", samples)
+            var rawObject = JSONObject()
+            for identifier in raw.keys.sorted() {
+                var sources = JSONObject()
+                for source in raw[identifier]!.keys.sorted() { sources.set(source, raw[identifier]![source]!) }
+                rawObject.set(identifier, sources)
+            }
+            o.set("raw", rawObject)
             o.set("deleted", state.samples.deletedCount)
             o.set("logBytes", logBytes)
             o.set("chainHead", head)
@@ -92,6 +125,12 @@ enum StatsCommand {
         Output.line("live samples by type and source (\(state.samples.count - state.samples.deletedCount) live, \(state.samples.deletedCount) deleted):")
         for type in bySource.keys.sorted() {
             for source in bySource[type]!.keys.sorted() { Output.line("  \(type)  \(source)  \(bySource[type]![source]!)") }
+        }
+        if !raw.isEmpty {
+            Output.line("records kept raw by identifier and source (query --owner --raw IDENTIFIER):")
+            for identifier in raw.keys.sorted() {
+                for source in raw[identifier]!.keys.sorted() { Output.line("  \(identifier)  \(source)  \(raw[identifier]![source]!)") }
+            }
         }
         Output.line("apps: \(state.registry.apps.map(\.bundleIdentifier).joined(separator: ", "))")
     }

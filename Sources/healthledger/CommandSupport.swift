@@ -81,6 +81,7 @@ enum Parse {
 /// plus the log's tail. Read commands use it so that they work while a writer runs.
 struct LedgerView {
     var state: LedgerState
+    let fs: PosixFileSystem
     let reader: LogReader
     var fetcher: SampleFetcher
 
@@ -89,7 +90,7 @@ struct LedgerView {
         let loaded = try StateLoader.load(fs, reader: reader, progress: Progress.replay())
         Progress.finish()
         for warning in loaded.warnings { Output.error("healthledger: warning: \(warning)") }
-        return LedgerView(state: loaded.state, reader: reader, fetcher: SampleFetcher(reader: reader))
+        return LedgerView(state: loaded.state, fs: fs, reader: reader, fetcher: SampleFetcher(reader: reader))
     }
 
     /// The ordinal of a registered app, or a not-found error telling how to register.
@@ -109,8 +110,7 @@ struct LedgerView {
     }
 
     mutating func samples(_ query: SampleQuery, _ visibility: QueryVisibility) throws -> [Sample] {
-        let slots = state.slots(matching: query, visibility: visibility)
-        return try slots.map { try fetcher.sample($0, in: state) }
+        try SampleReader(fs).page(query, visibility: visibility, in: &state).samples
     }
 }
 
@@ -149,7 +149,7 @@ func describe(_ s: Sample) -> String {
         value = "\(w.activityType.shortName) \(Int(w.duration)) s"
             + (w.totalEnergyBurned.map { ", \(JSONObject.number($0.value)) \($0.unit)" } ?? "")
     case .correlation(let c): value = "\(c.objects.count) objects"
-    case .unrecognized(let u): value = "\(u.value ?? "") \(u.unit ?? "")"
+    case .unrecognized(let u): value = "\(u.value ?? "") \(u.unit ?? "")" + (u.reason.map { "  (raw: \($0))" } ?? "  (raw)")
     }
     let range = s.startDate == s.endDate ? ISO8601.string(s.startDate) : "\(ISO8601.string(s.startDate)) – \(ISO8601.string(s.endDate))"
     return "\(s.uuid.uuidString)  \(s.type.rawValue)  \(value)  \(range)  \(s.common.source?.bundleIdentifier ?? "?")"

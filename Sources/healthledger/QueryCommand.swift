@@ -7,21 +7,70 @@ import LedgerCore
 enum QueryCommand {
     static let help = """
         USAGE: healthledger [--ledger PATH] query (--app ID | --owner) TYPE [--from T] [--to T]
-                                        [--strict-start] [--strict-end] [--limit N]
-                                        [--sort start|end] [--ascending] [--source BUNDLE]... [--json]
+                                        [--strict-start] [--strict-end] [--limit N] [--after UUID]
+                                        [--sort start|end] [--ascending] [--source BUNDLE]... [--where EXPR] [--json]
+               healthledger [--ledger PATH] query --owner --raw [IDENTIFIER] [same options]
 
         HKSampleQuery: samples of TYPE whose interval matches [--from, --to) — overlapping
         it, or with --strict-start its start inside, with --strict-end its end inside.
         No --limit (or 0) means all, as in HealthKit. Sorted by start date, newest first
-        (--sort end, --ascending to change). An app without read permission sees only
-        its own samples. --json prints one sample per line (uuid, type, value, unit,
-        start, end, source, …).
+        (--sort end, --ascending to change); ties go by the other date, then by log
+        order (where the sample was saved), all in the same direction, so --ascending
+        prints exactly the reverse. An app without read permission sees only its own
+        samples. --json prints one sample per line (uuid, type, value, unit, start, end,
+        source, …). Results are written as they are read (memory does not grow with
+        the answer).
+
+        Paging: when --limit cut the answer short, the last line on stderr is
+        `next: UUID` (the page's last sample); pass --after UUID with the same query
+        for the next page. No such line: that was the last page. Pages see every
+        sample exactly once, even while a writer appends.
+
+        Records kept raw (a type this version does not know, such as
+        HKDataTypeSleepDurationGoal, or a record HealthKit would refuse) are the
+        owner's only: `--owner --raw` lists them all, `--owner --raw IDENTIFIER` (or
+        `--owner IDENTIFIER` for an identifier this version does not know) those with
+        that identifier as written, each with its raw value, unit and reason.
+
+        \(WhereExpression.grammar)
 
         \(ExitStatus.table)
         """
 
     static func print(_ samples: [Sample], json: Bool) {
-        for s in samples { Output.line(json ? SampleJSON.object(s).string : describe(s)) }
+        for s in samples { print(s, json: json) }
+        flush()
+    }
+
+    nonisolated(unsafe) private static var lines: [UInt8] = []
+
+    /// Buffers a sample's line (JSON written straight to bytes); `flush()` writes them.
+    static func print(_ sample: Sample, json: Bool) {
+        if !json {
+            lines.append(contentsOf: describe(sample).utf8)
+        } else if case .unrecognized(let u) = sample {
+            var o = SampleJSON.object(sample)
+            o.set("reason", u.reason)
+            lines.append(contentsOf: o.string.utf8)
+        } else {
+            SampleJSONWriter.append(sample, to: &lines)
+        }
+        lines.append(0x0A)
+        if lines.count >= 1 << 16 { flush() }
+    }
+
+    /// Writes the buffered lines to stdout (after anything `Output` buffered).
+    static func flush() {
+        Output.flush()
+        lines.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(1, raw.baseAddress! + offset, raw.count - offset)
+                if n <= 0 { break }
+                offset += n
+            }
+        }
+        lines.removeAll(keepingCapacity: true)
     }
 
     static let command = Command(name: "query", abstract: "Samples of a type (HKSampleQuery)", help: help) { args, global in
@@ -31,21 +80,69 @@ enum QueryCommand {
         let to = try args.option("--to").map { try Parse.date($0, "--to") }
         let strictStart = args.flag("--strict-start"), strictEnd = args.flag("--strict-end")
         let limitText = try args.option("--limit")
+        let afterText = try args.option("--after")
         let sortText = try args.option("--sort") ?? "start"
         let ascending = args.flag("--ascending")
         let sources = try args.options("--source")
-        let type = try Parse.type(try args.required("TYPE"))
+        let raw = args.flag("--raw")
+        let whereText = try args.option("--where")
+        let typeText = raw ? args.positional() : try args.required("TYPE")
         try args.finish()
         guard let limit = Int(limitText ?? "0"), limit >= 0 else { throw CLIError.usage("--limit takes a whole number ≥ 0") }
         guard let key = sortText == "start" ? SampleSortKey.startDate : sortText == "end" ? .endDate : nil else {
             throw CLIError.usage("--sort takes start or end")
         }
+        var after: UUID?
+        if let afterText {
+            guard let u = UUID(uuidString: afterText) else { throw CLIError.usage("--after takes the UUID printed as `next:`") }
+            after = u
+        }
         let predicate = from == nil && to == nil && !strictStart && !strictEnd ? nil
             : DatePredicate(start: from, end: to, strictStartDate: strictStart, strictEndDate: strictEnd)
-        let query = SampleQuery(type: type, predicate: predicate, limit: limit, sort: [SampleSortDescriptor(key, ascending: ascending)],
-                                sources: sources.isEmpty ? nil : Set(sources))
+        let sort = [SampleSortDescriptor(key, ascending: ascending)]
         var view = try LedgerView.open(global)
-        print(try view.samples(query, try view.visibility(identity, type)), json: global.json)
+        let reader = try SampleReader(view.fs)
+        defer { flush() }
+        let next: UUID?
+        var type: ObjectType?
+        if !raw {
+            do {
+                type = try Parse.type(typeText!)
+            } catch let error as HealthModelError {
+                // An identifier this version does not know: the owner may have raw records of it.
+                guard case .owner = identity else { throw error }
+            }
+        }
+        do {
+            if let type {
+                let filter = try whereText.map { try WhereExpression.parse($0, type: type) }
+                let query = SampleQuery(type: type, predicate: predicate, limit: limit, sort: sort,
+                                        sources: sources.isEmpty ? nil : Set(sources), filter: filter)
+                let visibility = try view.visibility(identity, type)
+                next = try reader.forEach(query, visibility: visibility, after: after, in: &view.state) { print($0, json: global.json) }
+            } else {
+                guard case .owner = identity else { throw CLIError.usage("--raw is for the owner: apps never see raw records") }
+                guard sources.isEmpty, whereText == nil else { throw CLIError.usage("--source and --where do not apply to raw records") }
+                let query = SampleQuery(type: .workout, predicate: predicate, limit: limit, sort: sort)
+                let identifier = typeText
+                let known = identifier.flatMap { try? Parse.type($0) }.map(TypeIdentifier.known)
+                var found = false
+                next = try reader.forEachRaw(matching: { u in
+                    guard let identifier else { return true }
+                    return u.typeIdentifier == identifier || (known != nil && TypeIdentifier(parsing: u.typeIdentifier) == known)
+                }, query, after: after, in: &view.state) { sample in
+                    found = true
+                    print(sample, json: global.json)
+                }
+                if !found, next == nil, after == nil, let identifier, known == nil {
+                    throw HealthModelError.dataTypeNotAvailable(identifier: identifier)
+                }
+            }
+        } catch QueryError.invalidCursor(let text) {
+            throw CLIError.usage("--after \(text) names no sample this query can see")
+        }
+        flush()
+        if let next { Output.error("next: \(next.uuidString)") }
     }
 }
 

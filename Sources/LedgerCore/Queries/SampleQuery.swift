@@ -56,18 +56,25 @@ public struct SampleQuery: Sendable, Hashable {
     public var predicate: DatePredicate?
     /// 0 means no limit, as in HealthKit.
     public var limit: Int
-    /// Applied in order; ties fall back to start, end, then log order.
+    /// Applied in order; ties fall back to start, end, then log order, in the
+    /// direction of the last descriptor (`ResultOrder`): a total order.
     public var sort: [SampleSortDescriptor]
     /// Only samples from these bundle identifiers (HKSourceQuery-style source filter).
     public var sources: Set<String>?
+    /// HealthKit's other predicates (UUIDs, devices, metadata, values, workouts,
+    /// AND/OR/NOT), applied to decoded samples after the index selected by type,
+    /// dates, visibility and source. (`slots(matching:)` reads the index only and
+    /// does not apply it.)
+    public var filter: SamplePredicate?
 
     public init(type: ObjectType, predicate: DatePredicate? = nil, limit: Int = 0, sort: [SampleSortDescriptor] = [],
-                sources: Set<String>? = nil) {
+                sources: Set<String>? = nil, filter: SamplePredicate? = nil) {
         self.type = type
         self.predicate = predicate
         self.limit = limit
         self.sort = sort
         self.sources = sources
+        self.filter = filter
     }
 
     /// The tutorial's "most recent sample": distant past → now, strictEndDate,
@@ -84,72 +91,41 @@ public enum QueryVisibility: Sendable, Hashable {
     case everything
     /// An app without read permission: only the samples it saved itself.
     case ownSamplesOnly(AppOrdinal)
+    /// An app reading a correlation type (which no one can be granted): as in
+    /// HealthKit, it sees its own correlations whole, and others' through the member
+    /// types it may read — a correlation with at least one readable member, holding
+    /// exactly its readable members.
+    case correlationMembers(app: AppOrdinal, readable: Set<UInt16>)
 }
 
 extension LedgerState {
     /// The visibility an app has for a type (the owner: `nil` app).
     public func visibility(app: AppOrdinal?, type: ObjectType) -> QueryVisibility {
         guard let app else { return .everything }
+        if case .correlation(let c) = type {
+            let readable = QuantityType.allTypes.filter { c.admits($0) && authorization.permission(app: app, type: .quantity($0)).canRead }
+            return .correlationMembers(app: app, readable: Set(readable.map { ObjectType.quantity($0).code }))
+        }
         return authorization.permission(app: app, type: type).canRead ? .everything : .ownSamplesOnly(app)
     }
 
-    /// Runs a query against the sample index: the matching live slots, sorted and
-    /// limited. Sorts the type's timeline first if samples arrived out of order.
+    /// The query's matching live slots in its order (`ResultOrder`), limited: the
+    /// sample index alone, nothing read from the log. (`SampleReader` streams the
+    /// samples themselves in the same order.)
     public mutating func slots(matching query: SampleQuery, visibility: QueryVisibility) -> [UInt32] {
-        let code = query.type.code
-        let ordered = samples.orderedSlots(typeCode: code)
+        let ordered = samples.orderedSlots(typeCode: query.type.code)
         let sourceOrdinals: Set<UInt32>? = query.sources.map { Set($0.compactMap { registry.ordinal(of: $0) }) }
         let index = samples
         func admits(_ slot: UInt32) -> Bool {
             let e = index.entry(slot)
             if e.isDeleted { return false }
-            if case .ownSamplesOnly(let app) = visibility, e.app != app { return false }
+            if !index.visible(slot, to: visibility) { return false }
             if let sourceOrdinals, !sourceOrdinals.contains(e.app) { return false }
             return query.predicate?.matches(start: e.start, end: e.end) ?? true
         }
-        let primary = query.sort.first ?? SampleSortDescriptor(.startDate, ascending: true)
-        let limit = query.limit > 0 ? query.limit : Int.max
-        // The timeline is in (start, end, slot) order: a start-date sort with a limit
-        // walks it from the right end and stops early.
-        if primary.key == .startDate, query.sort.count <= 1 {
-            var out: [UInt32] = []
-            if primary.ascending {
-                for slot in ordered where admits(slot) {
-                    out.append(slot)
-                    if out.count == limit { break }
-                }
-            } else {
-                let bound = query.predicate?.end?.timeIntervalSinceReferenceDate ?? .infinity
-                var i = upperBound(ordered, start: bound, index: index)
-                while i > 0 && out.count < limit {
-                    i -= 1
-                    if admits(ordered[i]) { out.append(ordered[i]) }
-                }
-            }
-            return out
-        }
+        let order = ResultOrder(query.sort)
         var matches = ordered.filter(admits)
-        matches.sort { a, b in
-            let ea = index.entry(a), eb = index.entry(b)
-            for d in query.sort {
-                let (x, y) = d.key == .startDate ? (ea.start, eb.start) : (ea.end, eb.end)
-                if x != y { return d.ascending ? x < y : x > y }
-            }
-            if ea.start != eb.start { return ea.start < eb.start }
-            if ea.end != eb.end { return ea.end < eb.end }
-            return a < b
-        }
-        return Array(matches.prefix(limit))
-    }
-
-    /// First index in `ordered` whose start is ≥ `start` (samples starting at or after
-    /// the predicate's end can never match).
-    private func upperBound(_ ordered: [UInt32], start: Double, index: SampleIndex) -> Int {
-        var low = 0, high = ordered.count
-        while low < high {
-            let mid = (low + high) / 2
-            if index.entry(ordered[mid]).start < start { low = mid + 1 } else { high = mid }
-        }
-        return low
+        index.slots.withUnsafeBufferPointer { s in matches.sort { order.before($0, $1, s) } }
+        return Array(matches.prefix(query.limit > 0 ? query.limit : Int.max))
     }
 }

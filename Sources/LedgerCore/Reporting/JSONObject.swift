@@ -38,6 +38,8 @@ public struct JSONObject: Sendable {
 
     /// A JSON string literal.
     public static func quote(_ s: String) -> String {
+        // Most strings (UUIDs, identifiers, dates) need no escape: copy them whole.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) { return "\"" + s + "\"" }
         var out = "\""
         out.reserveCapacity(s.utf8.count + 2)
         for scalar in s.unicodeScalars {

@@ -9,6 +9,8 @@ public enum LedgerAudit {
     public enum Subject: Sendable, Equatable {
         case type(ObjectType)
         case object(UUID)
+        /// Records kept raw with this identifier as written (the owner's view).
+        case raw(String)
     }
 
     /// One event in the history.
@@ -48,6 +50,7 @@ public enum LedgerAudit {
                     case .object(let uuid) where h.uuid == uuid: what = "saved"
                     case .object(let uuid) where h.replaces == uuid: what = "replaced by \(h.uuid.uuidString) (higher sync version)"
                     case .type(let type) where type.code == h.typeCode: what = "saved \(h.uuid.uuidString)"
+                    case .raw where h.typeCode == 0: what = "saved \(h.uuid.uuidString)"
                     default: continue
                     }
                     entries.append(Entry(sequence: point.sequence, recordedAt: point.recordedAt, kind: kind,
@@ -64,6 +67,7 @@ public enum LedgerAudit {
                         switch subject {
                         case .object(let uuid): matches = uuid == o.uuid
                         case .type(let type): matches = type.code == entry.typeCode
+                        case .raw: matches = entry.typeCode == 0
                         }
                         if matches {
                             entries.append(Entry(sequence: point.sequence, recordedAt: point.recordedAt, kind: .samplesDeleted,
@@ -84,6 +88,18 @@ public enum LedgerAudit {
                                          authorization: nil))
                 default: break
                 }
+            }
+        }
+        // A raw subject: keep the raw records whose identifier is the one asked for.
+        if case .raw(let identifier) = subject {
+            var keep: [UUID: Bool] = [:]
+            entries = try entries.filter { e in
+                guard let text = e.what.split(separator: " ").dropFirst().first.map(String.init),
+                      let uuid = UUID(uuidString: text), let slot = state.samples.slot(of: uuid) else { return false }
+                if let known = keep[uuid] { return known }
+                guard case .unrecognized(let u) = try fetcher.sample(slot, in: state) else { return false }
+                keep[uuid] = u.typeIdentifier == identifier
+                return u.typeIdentifier == identifier
             }
         }
         // Add the values of saved objects (read from the log by their slots).
@@ -113,7 +129,8 @@ public enum LedgerAudit {
         case .category(let c): return "\(c.type.shortName) \(c.type.values.first { $0.value == c.value }?.shortName ?? String(c.value)) at \(at)"
         case .workout(let w): return "workout \(w.activityType.shortName), \(w.duration < 1e15 ? String(Int(w.duration)) : String(w.duration)) s at \(at)"
         case .correlation(let c): return "\(c.type.shortName) of \(c.objects.count) at \(at)"
-        case .unrecognized(let u): return "\(u.typeIdentifier) \(u.value ?? "") at \(at)"
+        case .unrecognized(let u):
+            return "raw \(u.typeIdentifier) \(u.value ?? "")\(u.unit.map { " " + $0 } ?? "") at \(at)" + (u.reason.map { " (\($0))" } ?? "")
         }
     }
 }

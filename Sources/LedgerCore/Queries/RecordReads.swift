@@ -1,0 +1,238 @@
+import Foundation
+import HealthModel
+import LedgerLog
+
+/// Reads samples out of the log by slot, many at a time: the fetch half of the
+/// streaming read engine (`SampleReader`).
+///
+/// A chunk of slots is grouped by record. The first time a query touches a record it
+/// reads the whole record, checks its CRC32C, and notes where each of its samples
+/// starts (a *sample table*: one `UInt32` per sample); it decodes only the samples
+/// the chunk needs. Later chunks that need samples of the same record read just
+/// those samples' bytes (one read of the span covering them, or one read per sample
+/// when they are far apart), bytes this query already checked. Memory: the chunk's
+/// samples plus the sample tables, capped at `tableBudget` entries (16 MiB); past
+/// the cap the tables are dropped and records are read whole again.
+final class RecordReads {
+    private let file: any LogFile
+    private var tables: [UInt64: Table] = [:]
+    private var tableEntries = 0
+    /// Cap on the total entries of the sample tables kept.
+    let tableBudget: Int
+    private var scratch: [UInt8] = []
+    private var headers: [SampleCodec.Header] = []
+    private var strings: [String] = []
+
+    /// Where each sample of a record starts.
+    struct Table {
+        /// `samplesSaved` version of the record.
+        let version: UInt16
+        /// Payload offsets of each top-level sample's length prefix, then the payload length.
+        let starts: [UInt32]
+        /// For records holding correlations: flattened position → (top-level index,
+        /// member index or −1). `nil` when flattened positions are top-level indices.
+        let flat: [(top: UInt32, member: Int32)]?
+
+        func locate(_ position: UInt32) -> (top: Int, member: Int)? {
+            if let flat {
+                guard Int(position) < flat.count else { return nil }
+                return (Int(flat[Int(position)].top), Int(flat[Int(position)].member))
+            }
+            guard Int(position) < starts.count - 1 else { return nil }
+            return (Int(position), -1)
+        }
+    }
+
+    init(fs: any LogFileSystem, tableBudget: Int = 4 << 20) throws {
+        file = try fs.open(LogWriter.logFileName, .readOnly)
+        self.tableBudget = tableBudget
+    }
+
+    deinit { file.close() }
+
+    /// One slot to fetch.
+    struct Want {
+        let slot: UInt32
+        let recordOffset: UInt64
+        let position: UInt32
+        let uuid: UUID
+        let app: UInt32
+    }
+
+    /// The samples of `wants`, in the same order.
+    func samples(_ wants: [Want], source: (AppOrdinal) -> Source?) throws -> [Sample] {
+        var out = [Sample?](repeating: nil, count: wants.count)
+        let order = wants.indices.sorted {
+            let a = wants[$0], b = wants[$1]
+            return a.recordOffset != b.recordOffset ? a.recordOffset < b.recordOffset : a.position < b.position
+        }
+        var i = 0
+        while i < order.count {
+            var j = i + 1
+            let offset = wants[order[i]].recordOffset
+            while j < order.count, wants[order[j]].recordOffset == offset { j += 1 }
+            try fetchGroup(order[i..<j], wants, offset: offset, source: source, into: &out)
+            i = j
+        }
+        return try out.enumerated().map { i, s in
+            guard let s else { throw QueryError.indexDisagrees(slot: wants[i].slot, reason: "no sample read") }
+            return s
+        }
+    }
+
+    private func fetchGroup(_ group: ArraySlice<Int>, _ wants: [Want], offset: UInt64, source: (AppOrdinal) -> Source?,
+                            into out: inout [Sample?]) throws {
+        let payloadBase = offset + UInt64(LogFormat.recordHeaderLength)
+        if let table = tables[offset] {
+            // Bytes already checked by this query: read only what the chunk needs.
+            var tops: [Int] = []
+            for w in group {
+                guard let at = table.locate(wants[w].position) else {
+                    throw QueryError.indexDisagrees(slot: wants[w].slot, reason: "no position \(wants[w].position) in its record")
+                }
+                if tops.last != at.top { tops.append(at.top) }
+            }
+            let span = Int(table.starts[tops.last! + 1] - table.starts[tops[0]])
+            let total = tops.reduce(0) { $0 + Int(table.starts[$1 + 1] - table.starts[$1]) }
+            // A read costs about as much as copying 8 KiB: one span read or one per sample.
+            if 1 + span / 8192 <= tops.count + total / 8192 {
+                let from = Int(table.starts[tops[0]])
+                try readExactly(count: span, at: payloadBase + UInt64(from))
+                try decode(group, wants, table: table, buffer: scratch, bufferStart: from, source: source, into: &out)
+            } else {
+                for w in group {
+                    let top = table.locate(wants[w].position)!.top
+                    let from = Int(table.starts[top])
+                    try readExactly(count: Int(table.starts[top + 1]) - from, at: payloadBase + UInt64(from))
+                    try decode([w][...], wants, table: table, buffer: scratch, bufferStart: from, source: source, into: &out)
+                }
+            }
+            return
+        }
+        let (version, payloadLength) = try readRecord(at: offset)
+        let payload = Array(scratch[LogFormat.recordHeaderLength..<LogFormat.recordHeaderLength + payloadLength])
+        let table = try makeTable(payload, version: version, offset: offset)
+        if tableEntries + table.starts.count > tableBudget {
+            tables.removeAll(keepingCapacity: true)
+            tableEntries = 0
+        }
+        tables[offset] = table
+        tableEntries += table.starts.count + (table.flat?.count ?? 0)
+        try decode(group, wants, table: table, buffer: payload, bufferStart: 0, source: source, into: &out)
+    }
+
+    /// Decodes the wanted samples from `buffer`, which holds payload bytes from `bufferStart`.
+    private func decode(_ group: ArraySlice<Int>, _ wants: [Want], table: Table, buffer: [UInt8], bufferStart: Int,
+                        source: (AppOrdinal) -> Source?, into out: inout [Sample?]) throws {
+        var last: (top: Int, sample: Sample)?
+        for w in group {
+            let want = wants[w]
+            guard let at = table.locate(want.position) else {
+                throw QueryError.indexDisagrees(slot: want.slot, reason: "no position \(want.position) in its record")
+            }
+            let top: Sample
+            if let last, last.top == at.top {
+                top = last.sample
+            } else {
+                let from = Int(table.starts[at.top]) - bufferStart, to = Int(table.starts[at.top + 1]) - bufferStart
+                top = try buffer.withUnsafeBytes { b throws -> Sample in
+                    var r = ByteReader(UnsafeRawBufferPointer(rebasing: b[from..<to]))
+                    r.base = Int(table.starts[at.top])
+                    var sub = try r.lengthPrefixed()
+                    let saved = try SampleCodec.decode(&sub, source: source(want.app), version: table.version)
+                    try sub.finish()
+                    return saved.sample
+                }
+                last = (at.top, top)
+            }
+            var sample = top
+            if at.member >= 0 {
+                guard case .correlation(let c) = top, at.member < c.objects.count else {
+                    throw QueryError.indexDisagrees(slot: want.slot, reason: "member \(at.member) is not in its correlation")
+                }
+                sample = .quantity(c.objects[at.member])
+            }
+            guard sample.uuid == want.uuid else {
+                throw QueryError.indexDisagrees(slot: want.slot, reason: "the log holds \(sample.uuid) there, the index \(want.uuid)")
+            }
+            out[w] = sample
+        }
+    }
+
+    /// Reads the whole record at `offset` into `scratch` and checks its CRC32C.
+    private func readRecord(at offset: UInt64) throws -> (version: UInt16, payloadLength: Int) {
+        let damage = LogError.damaged(LogDamage(kind: .recordChecksum, offset: offset, length: nil, sequence: nil,
+                                                inDurablePrefix: true))
+        try readExactly(count: LogFormat.recordHeaderLength, at: offset, or: damage)
+        let (length, kind, version) = scratch.withUnsafeBytes { b in
+            (Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 4, as: UInt32.self))),
+             UInt16(littleEndian: b.loadUnaligned(fromByteOffset: 24, as: UInt16.self)),
+             UInt16(littleEndian: b.loadUnaligned(fromByteOffset: 26, as: UInt16.self)))
+        }
+        guard length <= LogFormat.payloadLengthMax else { throw damage }
+        try readExactly(count: LogFormat.recordHeaderLength + length, at: offset, or: damage)
+        let ok = scratch.withUnsafeBytes { b in
+            UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+                == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: b[4..<LogFormat.recordHeaderLength + length]))
+        }
+        guard ok else { throw damage }
+        guard kind == EventKind.samplesSaved.rawValue else {
+            throw QueryError.indexDisagrees(slot: nil, reason: "the record at \(offset) is not a save")
+        }
+        return (version, length)
+    }
+
+    private func readExactly(count: Int, at offset: UInt64, or error: Error? = nil) throws {
+        if scratch.count < count { scratch = [UInt8](repeating: 0, count: max(count, scratch.count * 2)) }
+        let got = try scratch.withUnsafeMutableBytes { try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<count]), at: offset) }
+        guard got == count else {
+            throw error ?? QueryError.indexDisagrees(slot: nil, reason: "the log ends before byte \(offset + UInt64(count))")
+        }
+    }
+
+    /// Notes where each sample of a save's payload starts.
+    private func makeTable(_ payload: [UInt8], version: UInt16, offset: UInt64) throws -> Table {
+        try payload.withUnsafeBytes { p throws -> Table in
+            var r = ByteReader(p)
+            _ = try r.varint()
+            let n = try r.count(limit: r.remaining)
+            var starts: [UInt32] = []
+            starts.reserveCapacity(n + 1)
+            var flat: [(top: UInt32, member: Int32)]?
+            for t in 0..<n {
+                starts.append(UInt32(r.absolutePosition))
+                var sub = try r.lengthPrefixed()
+                var peek = sub
+                if try peek.u8() == SampleCodec.Kind.correlation.rawValue {
+                    if flat == nil { flat = (0..<t).map { (UInt32($0), -1) } }
+                    headers.removeAll(keepingCapacity: true)
+                    strings.removeAll(keepingCapacity: true)
+                    try SampleCodec.headers(&sub, into: &headers, strings: &strings)
+                    flat!.append((UInt32(t), -1))
+                    for m in 0..<(headers.count - 1) { flat!.append((UInt32(t), Int32(m))) }
+                } else {
+                    flat?.append((UInt32(t), -1))
+                }
+            }
+            starts.append(UInt32(r.absolutePosition))
+            try r.finish()
+            return Table(version: version, starts: starts, flat: flat)
+        }
+    }
+}
+
+/// Why a read failed (beyond the log's own errors).
+public enum QueryError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A resume cursor that names no sample of this ledger.
+    case invalidCursor(String)
+    /// The sample index and the log disagree (a slot, when known).
+    case indexDisagrees(slot: UInt32?, reason: String)
+
+    public var description: String {
+        switch self {
+        case .invalidCursor(let text): "invalidCursor: '\(text)' names no sample of this ledger"
+        case .indexDisagrees(let slot, let reason):
+            "indexDisagrees: the sample index and the log disagree" + (slot.map { " at slot \($0)" } ?? "") + ": \(reason)"
+        }
+    }
+}

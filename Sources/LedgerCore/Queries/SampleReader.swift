@@ -1,0 +1,260 @@
+import Foundation
+import HealthModel
+import LedgerLog
+
+/// The order of a query's results: total, so every order is deterministic and
+/// descending is exactly ascending reversed.
+///
+/// Keys, compared in turn: the sort descriptors; then whichever of start and end
+/// date they did not name (start before end); then the **slot number** — log
+/// order: the saving record's place in the log, then the sample's position in its
+/// record. The added keys take the direction of the last descriptor (ascending
+/// when there is none). So `[start ↓]` is (start ↓, end ↓, slot ↓) and `[end ↑]` is
+/// (end ↑, start ↑, slot ↑); three samples with equal start and end come in the
+/// order they were saved, or its reverse.
+public struct ResultOrder: Sendable, Hashable {
+    struct Key: Sendable, Hashable {
+        let byEnd: Bool
+        let ascending: Bool
+    }
+    let keys: [Key]
+    let slotAscending: Bool
+
+    public init(_ sort: [SampleSortDescriptor]) {
+        var keys: [Key] = []
+        for d in sort where !keys.contains(where: { $0.byEnd == (d.key == .endDate) }) {
+            keys.append(Key(byEnd: d.key == .endDate, ascending: d.ascending))
+        }
+        let direction = keys.last?.ascending ?? true
+        if !keys.contains(where: { !$0.byEnd }) { keys.append(Key(byEnd: false, ascending: direction)) }
+        if !keys.contains(where: { $0.byEnd }) { keys.append(Key(byEnd: true, ascending: direction)) }
+        self.keys = keys
+        slotAscending = direction
+    }
+
+    /// When the order is the timeline's (start, end, slot) in one direction: that direction.
+    var timelineDirection: Bool? {
+        let d = keys[0].ascending
+        return !keys[0].byEnd && keys[1].ascending == d ? d : nil
+    }
+
+    /// Whether slot `a` comes before slot `b`.
+    @inline(__always)
+    func before(_ a: UInt32, _ b: UInt32, _ s: UnsafeBufferPointer<SampleIndex.Slot>) -> Bool {
+        let x = s[Int(a)], y = s[Int(b)]
+        for k in keys {
+            let (p, q) = k.byEnd ? (x.end, y.end) : (x.start, y.start)
+            if p != q { return k.ascending ? p < q : p > q }
+        }
+        return slotAscending ? a < b : a > b
+    }
+}
+
+extension SampleIndex {
+    /// Whether a slot is visible under a visibility (deleted or not).
+    func visible(_ slot: UInt32, to visibility: QueryVisibility) -> Bool {
+        switch visibility {
+        case .everything: return true
+        case .ownSamplesOnly(let app): return slots[Int(slot)].app == app
+        case .correlationMembers(let app, let readable):
+            if slots[Int(slot)].app == app { return true }
+            return memberSlots(of: slot).contains { readable.contains(slots[Int($0)].typeCode) }
+        }
+    }
+}
+
+/// One page of a paged read: the samples and, when more match, the cursor to
+/// resume after (the UUID of the page's last sample).
+public struct SamplePage: Sendable, Hashable {
+    public let samples: [Sample]
+    /// Pass as `after` to read the next page; `nil` on the last page.
+    public let next: UUID?
+
+    public init(samples: [Sample], next: UUID?) {
+        self.samples = samples
+        self.next = next
+    }
+}
+
+/// The streaming read engine: every sample read (`query`, `latest`, the stores,
+/// the profile) goes through it.
+///
+/// 1. **Select** from the sample index only: the type's timeline (slots in
+///    (start, end, slot) order) walked forwards or backwards, bounded by binary
+///    search on the date predicate's start and end, skipping deleted, invisible
+///    and other-source slots. An order other than the timeline's (an end-date sort)
+///    sorts the matching slots first (4 bytes each).
+/// 2. **Fetch** the next `chunkSize` selected slots, grouped by record, each record
+///    decoded once and only at the positions wanted (`RecordReads`).
+/// 3. **Emit** them in order to the caller as they are decoded: memory is bounded
+///    by the chunk, not by the answer.
+///
+/// Paging: `after` names the last sample of the previous page (any sample of the
+/// type the caller may see, even one deleted since); the read resumes strictly after
+/// it in the order. Slots are never reused and a sample's dates never change, so a
+/// page sequence sees every sample that existed when it started exactly once, even
+/// while a writer appends; samples added meanwhile show up iff they sort after the
+/// cursor.
+public struct SampleReader {
+    let reads: RecordReads
+    /// Slots fetched per step.
+    public let chunkSize: Int
+
+    /// A reader of the ledger in `fs` (opens the log read-only).
+    public init(_ fs: any LogFileSystem, chunkSize: Int = 4096) throws {
+        try self.init(fs, chunkSize: chunkSize, tableBudget: 4 << 20)
+    }
+
+    /// `tableBudget`: cap on the sample-table entries kept (`RecordReads`); tests make it tiny.
+    init(_ fs: any LogFileSystem, chunkSize: Int, tableBudget: Int) throws {
+        reads = try RecordReads(fs: fs, tableBudget: tableBudget)
+        self.chunkSize = max(1, chunkSize)
+    }
+
+    /// Streams the samples of `query` as `visibility` allows, in the query's order
+    /// (`ResultOrder`), to `body`, starting after the sample `after`. Returns the
+    /// cursor of the next page when the query's limit cut the answer short, else nil.
+    @discardableResult
+    public func forEach(_ query: SampleQuery, visibility: QueryVisibility, after: UUID? = nil, in state: inout LedgerState,
+                        _ body: (Sample) throws -> Void) throws -> UUID? {
+        let sourceOrdinals: Set<UInt32>? = query.sources.map { Set($0.compactMap { state.registry.ordinal(of: $0) }) }
+        return try run(typeCode: query.type.code, predicate: query.predicate, order: ResultOrder(query.sort),
+                       limit: query.limit, after: after, visibility: visibility, sources: sourceOrdinals,
+                       filter: query.filter.map { p in { p.matches($0) } }, in: &state, body)
+    }
+
+    /// One page: at most `query.limit` samples (0: all) after `after`.
+    public func page(_ query: SampleQuery, visibility: QueryVisibility, after: UUID? = nil,
+                     in state: inout LedgerState) throws -> SamplePage {
+        var out: [Sample] = []
+        let next = try forEach(query, visibility: visibility, after: after, in: &state) { out.append($0) }
+        return SamplePage(samples: out, next: next)
+    }
+
+    /// Records kept raw (`UnrecognizedSample`: a type this version does not know, or a
+    /// record HealthKit would refuse, with the reason), for the owner only: those
+    /// `matching` admits (by identifier as written, say), ordered and limited as
+    /// `query` says (its type is ignored).
+    @discardableResult
+    public func forEachRaw(matching: @escaping (UnrecognizedSample) -> Bool, _ query: SampleQuery, after: UUID? = nil,
+                           in state: inout LedgerState, _ body: (Sample) throws -> Void) throws -> UUID? {
+        try run(typeCode: 0, predicate: query.predicate, order: ResultOrder(query.sort), limit: query.limit, after: after,
+                visibility: .everything, sources: nil, filter: { sample in
+                    guard case .unrecognized(let u) = sample else { return false }
+                    return matching(u)
+                }, in: &state, body)
+    }
+
+    private func run(typeCode: UInt16, predicate: DatePredicate?, order: ResultOrder, limit rawLimit: Int, after: UUID?,
+                     visibility: QueryVisibility, sources: Set<UInt32>?, filter: ((Sample) -> Bool)?,
+                     in state: inout LedgerState, _ body: (Sample) throws -> Void) throws -> UUID? {
+        let timeline = state.samples.orderedSlots(typeCode: typeCode)
+        let index = state.samples
+        let registry = state.registry
+        var cursorSlot: UInt32?
+        if let after {
+            guard let slot = index.slot(of: after) else { throw QueryError.invalidCursor(after.uuidString) }
+            let e = index.slots[Int(slot)]
+            if e.typeCode != typeCode { throw QueryError.invalidCursor(after.uuidString) }
+            if !index.visible(slot, to: visibility) { throw QueryError.invalidCursor(after.uuidString) }
+            cursorSlot = slot
+        }
+        let limit = rawLimit > 0 ? rawLimit : Int.max
+        let sourceList = (0...registry.apps.count).map { registry.source(AppOrdinal($0)) }
+        return try index.slots.withUnsafeBufferPointer { s throws -> UUID? in
+            func admits(_ slot: UInt32) -> Bool {
+                let e = s[Int(slot)]
+                if e.state & SampleIndex.deletedBit != 0 { return false }
+                if !index.visible(slot, to: visibility) { return false }
+                if let sources, !sources.contains(e.app) { return false }
+                return predicate?.matches(start: e.start, end: e.end) ?? true
+            }
+            // Timeline positions whose start can match: start < predicate end; with a strict
+            // start date also start ≥ predicate start.
+            func lowerBound(_ below: (UInt32) -> Bool) -> Int {
+                var low = 0, high = timeline.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if below(timeline[mid]) { low = mid + 1 } else { high = mid }
+                }
+                return low
+            }
+            var lo = 0, hi = timeline.count
+            if let end = predicate?.end?.timeIntervalSinceReferenceDate { hi = lowerBound { s[Int($0)].start < end } }
+            if predicate?.strictStartDate == true, let start = predicate?.start?.timeIntervalSinceReferenceDate {
+                lo = min(hi, lowerBound { s[Int($0)].start < start })
+            }
+            var list: [UInt32]
+            var i: Int, stop: Int, step: Int
+            if let ascending = order.timelineDirection {
+                list = timeline
+                let timelineOrder = ResultOrder([])
+                if ascending {
+                    i = lo
+                    if let c = cursorSlot { i = max(lo, lowerBound { !timelineOrder.before(c, $0, s) }) }
+                    stop = max(i, hi)
+                    step = 1
+                } else {
+                    i = hi - 1
+                    if let c = cursorSlot { i = min(hi, lowerBound { timelineOrder.before($0, c, s) }) - 1 }
+                    stop = min(i, lo - 1)
+                    step = -1
+                }
+            } else {
+                list = timeline[lo..<hi].filter(admits)
+                list.sort { order.before($0, $1, s) }
+                i = 0
+                if let c = cursorSlot {
+                    var low = 0, high = list.count
+                    while low < high {
+                        let mid = (low + high) / 2
+                        if !order.before(c, list[mid], s) { low = mid + 1 } else { high = mid }
+                    }
+                    i = low
+                }
+                stop = list.count
+                step = 1
+            }
+            var emitted = 0
+            var last: UInt32?
+            var wants: [RecordReads.Want] = []
+            while true {
+                let remaining = limit - emitted
+                if remaining == 0 && filter == nil {
+                    // Is there one more? Then the limit cut the answer: hand out a cursor.
+                    while i != stop {
+                        defer { i += step }
+                        if admits(list[i]) { return last.map { s[Int($0)].uuid } }
+                    }
+                    return nil
+                }
+                wants.removeAll(keepingCapacity: true)
+                let want = filter == nil ? min(chunkSize, remaining) : chunkSize
+                while wants.count < want && i != stop {
+                    let slot = list[i]
+                    i += step
+                    guard admits(slot) else { continue }
+                    let e = s[Int(slot)]
+                    wants.append(RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: e.position, uuid: e.uuid,
+                                                  app: e.app))
+                }
+                if wants.isEmpty { return nil }
+                let samples = try reads.samples(wants) { $0 < UInt32(sourceList.count) ? sourceList[Int($0)] : nil }
+                for (w, found) in zip(wants, samples) {
+                    var sample = found
+                    if case .correlationMembers(let app, let readable) = visibility, w.app != app, case .correlation(let c) = found {
+                        // others' correlations show exactly the members the app may read
+                        sample = .correlation(try Correlation(type: c.type, objects: c.objects.filter {
+                            readable.contains(ObjectType.quantity($0.type).code)
+                        }, common: c.common))
+                    }
+                    if let filter, !filter(sample) { continue }
+                    if emitted == limit { return last.map { s[Int($0)].uuid } }
+                    try body(sample)
+                    emitted += 1
+                    last = w.slot
+                }
+            }
+        }
+    }
+}
