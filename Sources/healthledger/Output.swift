@@ -50,6 +50,15 @@ enum Output {
         if buffer.count >= 1 << 16 { flush() }
     }
 
+    /// Appends a line built in place as bytes (the hot path of `query --json`: no
+    /// `String` per sample).
+    static func line(building body: (inout [UInt8]) -> Void) {
+        guard failure == nil else { return }
+        body(&buffer)
+        buffer.append(0x0A)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
     /// Writes buffered stdout; a failure is remembered for `commit()`.
     static func flush() {
         defer { buffer.removeAll(keepingCapacity: true) }

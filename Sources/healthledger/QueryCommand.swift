@@ -42,35 +42,25 @@ enum QueryCommand {
         flush()
     }
 
-    nonisolated(unsafe) private static var lines: [UInt8] = []
-
-    /// Buffers a sample's line (JSON written straight to bytes); `flush()` writes them.
+    /// Writes a sample's line into stdout's buffer (JSON written straight to bytes),
+    /// through `Output`, the one place where stdout's failures are checked.
     static func print(_ sample: Sample, json: Bool) {
-        if !json {
-            lines.append(contentsOf: describe(sample).utf8)
-        } else if case .unrecognized(let u) = sample {
-            var o = SampleJSON.object(sample)
-            o.set("reason", u.reason)
-            lines.append(contentsOf: o.string.utf8)
-        } else {
-            SampleJSONWriter.append(sample, to: &lines)
-        }
-        lines.append(0x0A)
-        if lines.count >= 1 << 16 { flush() }
-    }
-
-    /// Writes the buffered lines to stdout (after anything `Output` buffered).
-    static func flush() {
-        Output.flush()
-        lines.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(1, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { break }
-                offset += n
+        Output.line { bytes in
+            if !json {
+                bytes.append(contentsOf: describe(sample).utf8)
+            } else if case .unrecognized(let u) = sample {
+                var o = SampleJSON.object(sample)
+                o.set("reason", u.reason)
+                bytes.append(contentsOf: o.string.utf8)
+            } else {
+                SampleJSONWriter.append(sample, to: &bytes)
             }
         }
-        lines.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes what is buffered to stdout (a page's lines before its `next:` cursor).
+    static func flush() {
+        Output.flush()
     }
 
     static let command = Command(name: "query", abstract: "Samples of a type (HKSampleQuery)", help: help) { args, global in
