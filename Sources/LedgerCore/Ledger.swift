@@ -6,7 +6,10 @@ import LedgerLog
 public struct LedgerOptions: Sendable {
     /// The log writer's options (lock timeout, clock, space reservation).
     public var log: LogWriterOptions
-    /// Write a snapshot on close when at least this many events came since the last one.
+    /// Write a snapshot on close when at least this much replay work came since the
+    /// last one, counted as events plus samples saved (a save of 1,000 samples costs a
+    /// replay about what 1,000 one-sample saves cost, so counting events alone left
+    /// 2,000 large saves, two million samples, to be replayed at every open).
     public var snapshotEvery: UInt64
     /// Snapshots kept (older ones are removed after a new one is written).
     public var snapshotsKept: Int
@@ -59,7 +62,9 @@ public actor Ledger {
     /// What opening found: torn tail cut, snapshot used, events replayed, warnings.
     public nonisolated let openReport: OpenReport
     private var failure: String?
-    private var eventsSinceSnapshot: UInt64
+    /// Events plus samples saved since the last snapshot (or the start): what a
+    /// reopen would replay, measured as `snapshotEvery` counts it.
+    private var replayWorkSinceSnapshot: UInt64
     private var fetcher: SampleFetcher
 
     /// What opening a ledger found and did.
@@ -71,14 +76,14 @@ public actor Ledger {
     }
 
     private init(fs: any LogFileSystem, writer: LogWriter, reader: LogReader, state: LedgerState, options: LedgerOptions,
-                 report: OpenReport, eventsSinceSnapshot: UInt64) {
+                 report: OpenReport, replayWorkSinceSnapshot: UInt64) {
         self.fs = fs
         self.writer = writer
         self.reader = reader
         self.state = state
         self.options = options
         self.openReport = report
-        self.eventsSinceSnapshot = eventsSinceSnapshot
+        self.replayWorkSinceSnapshot = replayWorkSinceSnapshot
         self.fetcher = SampleFetcher(reader: reader)
     }
 
@@ -87,7 +92,7 @@ public actor Ledger {
         let writer = try LogWriter.create(fs, ledgerId: ledgerId, options: options.log)
         let reader = try LogReader(fs)
         return Ledger(fs: fs, writer: writer, reader: reader, state: LedgerState(), options: options,
-                      report: OpenReport(recovery: nil, snapshot: nil, replayed: 0, warnings: []), eventsSinceSnapshot: 0)
+                      report: OpenReport(recovery: nil, snapshot: nil, replayed: 0, warnings: []), replayWorkSinceSnapshot: 0)
     }
 
     /// Opens an existing ledger for writing: recovery of the log's tail, then the
@@ -109,7 +114,10 @@ public actor Ledger {
             return Ledger(fs: fs, writer: writer, reader: reader, state: loaded.state, options: options,
                           report: OpenReport(recovery: writer.recovery, snapshot: loaded.snapshot, replayed: loaded.replayed,
                                              warnings: loaded.warnings),
-                          eventsSinceSnapshot: loaded.snapshot == nil ? loaded.state.lastSequence : loaded.replayed)
+                          // Without a snapshot every event and sample was replayed; after one,
+                          // the tail's samples are not counted (a later close errs late, not early).
+                          replayWorkSinceSnapshot: loaded.snapshot == nil
+                              ? loaded.state.lastSequence + UInt64(loaded.state.samples.count) : loaded.replayed)
         } catch {
             writer.abandon()
             throw error
@@ -128,12 +136,13 @@ public actor Ledger {
         for event in events { EventCodec.append(event, to: &batch) }
         let ticket = try enqueue(batch)
         var stored: [StoredEvent] = []
+        let slotsBefore = state.samples.count
         for (i, event) in events.enumerated() {
             let sequence = ticket.sequences.lowerBound + UInt64(i)
             state.apply(event, sequence: sequence, recordedAt: ticket.recordedAt, offset: ticket.recordOffsets[i])
             stored.append(StoredEvent(sequence: sequence, recordedAt: ticket.recordedAt, offset: ticket.recordOffsets[i], event: event))
         }
-        eventsSinceSnapshot += UInt64(events.count)
+        replayWorkSinceSnapshot += UInt64(events.count + state.samples.count - slotsBefore)
         do {
             try await writer.wait(for: ticket, durability: durability)
         } catch {
@@ -199,6 +208,7 @@ public actor Ledger {
         let firstSequence = writer.nextSequence
         let batchOffset = writer.encodedLength
         let provisionalTime = state.lastRecordedAt
+        let slotsBefore = state.samples.count
         for command in commands {
             do throws(RuleViolation) {
                 let decided = try LedgerDecider.decideWithFacts(command, state)
@@ -237,7 +247,7 @@ public actor Ledger {
                 }
             }
         }
-        eventsSinceSnapshot += UInt64(pending.count)
+        replayWorkSinceSnapshot += UInt64(pending.count + state.samples.count - slotsBefore)
         do {
             try await writer.wait(for: ticket, durability: durability)
         } catch {
@@ -291,7 +301,7 @@ public actor Ledger {
         try await sync()
         let position = LogReader.Position(offset: writer.encodedLength, nextSequence: writer.nextSequence, link: writer.chainHead)
         let name = try SnapshotFile.write(state, at: position, ledgerId: writer.header.ledgerId, to: fs)
-        eventsSinceSnapshot = 0
+        replayWorkSinceSnapshot = 0
         for old in SnapshotFile.list(fs).dropFirst(options.snapshotsKept) { try? fs.remove(old) }
         return name
     }
@@ -303,7 +313,7 @@ public actor Ledger {
             writer.abandon()
             return
         }
-        if eventsSinceSnapshot >= options.snapshotEvery && state.lastSequence > 0 {
+        if replayWorkSinceSnapshot >= options.snapshotEvery && state.lastSequence > 0 {
             try await snapshot()
         }
         try await writer.close()
