@@ -16,6 +16,8 @@
 #   query   `healthledger query --owner stepCount --json` (all of them, newest first)
 #           vs `SELECT … ORDER BY start DESC, end DESC, rowid DESC` written as the
 #           same JSON Lines (the two outputs are compared byte for byte);
+#   metadata `query … --where 'metadata.HKWasUserEntered = true'` (one sample in ten)
+#           vs the same SELECT with json_extract over the stored metadata;
 #   limit1  `query … --limit 1`: the cost of opening the ledger, as a baseline RSS;
 #   latest  `healthledger latest --owner stepCount` vs the peer's LIMIT 1 query.
 # Needs a release build (`swift build -c release --product healthledger`, done here).
@@ -61,7 +63,8 @@ measure() {
 printf '%-9s %-8s %-18s %8s %8s %8s\n' samples what tool wall_s cpu_s rss_MB
 for n in "${sizes[@]}"; do
     ledger="$scratch/query-$n.ledger" db="$scratch/query-$n.sqlite" input="$scratch/query-$n.jsonl"
-    if [ ! -f "$ledger/ledger.log" ] || [ ! -f "$db" ]; then
+    # (re)made when absent or older than the generator (its data format changed)
+    if [ ! -f "$ledger/ledger.log" ] || [ ! -f "$db" ] || [ "$peer" -nt "$db" ]; then
         echo "== preparing $n samples (once)" >&2
         rm -rf "$ledger"
         python3 "$peer" gen "$n" 7 "$input"
@@ -77,6 +80,12 @@ for n in "${sizes[@]}"; do
     printf '%-9s %-8s %-18s %8s %8s %8s\n' "$n" query healthledger "$s" "$c" "$r"
     printf '%-9s %-8s %-18s %8s %8s %8s   wall %sx, cpu %sx ours; %s, %s lines\n' "$n" query "sqlite3 (python)" "$ps" "$pc" "$pr" \
         "$(awk "BEGIN{printf \"%.1f\", $ps / $s}")" "$(awk "BEGIN{printf \"%.1f\", $pc / $c}")" "$same" "$(wc -l < "$scratch/ours.jsonl")"
+    read -r s c r <<< "$(measure "$scratch/ours-meta.jsonl" "$bin" --ledger "$ledger" query --owner stepCount --json --where 'metadata.HKWasUserEntered = true')"
+    read -r ps pc pr <<< "$(measure "$scratch/peer-meta.jsonl" python3 "$peer" where-user-entered "$db" stepCount)"
+    same=$(cmp -s "$scratch/ours-meta.jsonl" "$scratch/peer-meta.jsonl" && echo "identical output" || echo "OUTPUTS DIFFER")
+    printf '%-9s %-8s %-18s %8s %8s %8s\n' "$n" metadata healthledger "$s" "$c" "$r"
+    printf '%-9s %-8s %-18s %8s %8s %8s   wall %sx, cpu %sx ours; %s, %s lines\n' "$n" metadata "sqlite3 (python)" "$ps" "$pc" "$pr" \
+        "$(awk "BEGIN{printf \"%.1f\", $ps / $s}")" "$(awk "BEGIN{printf \"%.1f\", $pc / $c}")" "$same" "$(wc -l < "$scratch/ours-meta.jsonl")"
     read -r s c r <<< "$(measure /dev/null "$bin" --ledger "$ledger" query --owner stepCount --json --limit 1 2>/dev/null)"
     printf '%-9s %-8s %-18s %8s %8s %8s   (opening the ledger: the RSS baseline)\n' "$n" limit1 healthledger "$s" "$c" "$r"
     now=2031-01-01T00:00:00Z

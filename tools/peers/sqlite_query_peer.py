@@ -3,7 +3,8 @@
 
   sqlite_query_peer.py gen N SEED OUT.jsonl
       N step-count samples as `healthledger ingest` JSON Lines, start dates shuffled
-      (random minutes over ~4 years, so some starts tie), deterministic for SEED.
+      (random minutes over ~4 years, so some starts tie), deterministic for SEED; one
+      sample in ten carries metadata {"HKWasUserEntered": true} (for the predicate run).
   sqlite_query_peer.py load IN.jsonl DB
       The same samples into SQLite (table `samples`, rows in input order, so rowid is
       the log order), with an index on (type, start, end): not timed.
@@ -11,6 +12,9 @@
       `SELECT … ORDER BY start DESC, end DESC, rowid DESC` written as the same JSON
       Lines `healthledger query --owner TYPE --json` prints (same keys, same order:
       the outputs are byte for byte equal).
+  sqlite_query_peer.py where-user-entered DB TYPE
+      The same query restricted to metadata HKWasUserEntered = true (json_extract over
+      the stored metadata, as `query --where 'metadata.HKWasUserEntered = true'`).
   sqlite_query_peer.py latest DB TYPE NOW
       The most recent sample before NOW (end < NOW, newest start first), one line.
 
@@ -37,8 +41,11 @@ def gen(n, seed, out):
             start = BASE + rng.randrange(0, 4 * 365 * 24 * 60) * 60
             end = start + 60 * rng.randrange(1, 30)
             u = "%08X-%04X-4%03X-8%03X-%012X" % (seed, (i >> 48) & 0xFFFF, (i >> 36) & 0xFFF, (i >> 24) & 0xFFF, i & 0xFFFFFFFFFFFF)
-            f.write(json.dumps({"type": "stepCount", "value": rng.randrange(1, 5000), "unit": "count",
-                                "start": iso(start), "end": iso(end), "uuid": u}, separators=(",", ":")) + "\n")
+            o = {"type": "stepCount", "value": rng.randrange(1, 5000), "unit": "count",
+                 "start": iso(start), "end": iso(end), "uuid": u}
+            if i % 10 == 3:
+                o["metadata"] = {"HKWasUserEntered": True}
+            f.write(json.dumps(o, separators=(",", ":")) + "\n")
 
 
 def load(src, path):
@@ -47,14 +54,15 @@ def load(src, path):
             os.remove(path + suffix)
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE samples (uuid TEXT PRIMARY KEY, type TEXT, kind TEXT, value REAL, unit TEXT,"
-               " start TEXT, end TEXT, source TEXT)")
+               " start TEXT, end TEXT, source TEXT, metadata TEXT)")
     with open(src) as f:
         rows = []
         for line in f:
             o = json.loads(line)
+            meta = o.get("metadata")
             rows.append((o["uuid"], "HKQuantityTypeIdentifierStepCount", "quantity", o["value"], o["unit"],
-                         o["start"], o["end"], APP))
-        db.executemany("INSERT INTO samples VALUES (?,?,?,?,?,?,?,?)", rows)
+                         o["start"], o["end"], APP, json.dumps(meta, separators=(",", ":")) if meta else None))
+        db.executemany("INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?)", rows)
     db.execute("CREATE INDEX by_type_start ON samples (type, start, end)")
     db.commit()
     db.close()
@@ -69,16 +77,18 @@ def number(v):
     return int(v) if float(v).is_integer() and abs(v) < 1e15 else v
 
 
-def query(path, type_name):
+def query(path, type_name, where=""):
     db = sqlite3.connect(path)
     out = sys.stdout
     write = out.write
     dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-    cur = db.execute("SELECT uuid, type, kind, value, unit, start, end, source FROM samples WHERE type = ?"
-                     " ORDER BY start DESC, end DESC, rowid DESC", (TYPES.get(type_name, type_name),))
+    cur = db.execute("SELECT uuid, type, kind, value, unit, start, end, source, metadata FROM samples WHERE type = ?"
+                     + where + " ORDER BY start DESC, end DESC, rowid DESC", (TYPES.get(type_name, type_name),))
     for row in cur:
         o = dict(zip(COLUMNS, row))
         o["value"] = number(o["value"])
+        if row[8] is not None:
+            o["metadata"] = json.loads(row[8])
         write(dumps(o) + "\n")
     out.flush()
 
@@ -101,6 +111,8 @@ def main():
         load(sys.argv[2], sys.argv[3])
     elif cmd == "query":
         query(sys.argv[2], sys.argv[3])
+    elif cmd == "where-user-entered":
+        query(sys.argv[2], sys.argv[3], " AND json_extract(metadata, '$.HKWasUserEntered') = 1")
     elif cmd == "latest":
         latest(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
