@@ -195,3 +195,111 @@ struct MerkleVectorTests {
         #expect(MerkleTreeFile.nodeCount(size: 100, level: 0) == seen.count)
     }
 }
+
+/// The derived tree file over a real log.
+struct MerkleTreeFileTests {
+    /// A log of `batches` batches of 1…9 records of random lengths.
+    static func makeLog(_ fs: SimulatedFileSystem, batches: Int, seed: UInt64) async throws {
+        let writer = fs.exists(LogWriter.logFileName) ? try LogWriter.open(fs) : try LogWriter.create(fs)
+        var rng = SeededRandom(seed: seed)
+        for b in 0..<batches {
+            let count = Int.random(in: 1...9, using: &rng)
+            let records = (0..<count).map { i in
+                LogRecord(kind: 1, kindVersion: 1, payload: payload(seed: seed &* 1000 &+ UInt64(b * 10 + i), length: Int.random(in: 0...200, using: &rng)))
+            }
+            _ = try await writer.append(records, durability: .deferred)
+        }
+        try await writer.close()
+    }
+
+    /// Leaf hashes straight from the log, by the definition in FORMAT.md.
+    static func leafHashes(_ fs: any LogFileSystem) throws -> [SHA256Digest] {
+        var out: [SHA256Digest] = []
+        try LogReader(fs).forEachRecord { r in
+            var framed = [UInt8](repeating: 0, count: 0)
+            // header fields re-encoded independently of the tree code
+            let stored = r.stored()
+            var head = [UInt8]()
+            func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { head.append(contentsOf: $0) } }
+            put(UInt32(stored.payload.count)); put(stored.sequence); put(stored.recordedAt); put(stored.kind); put(stored.kindVersion); put(UInt32(0))
+            let crc = CRC32C.checksum(head + stored.payload)
+            withUnsafeBytes(of: crc.littleEndian) { framed.append(contentsOf: $0) }
+            framed += head + stored.payload
+            out.append(Merkle.leafHash(framed))
+            return true
+        }
+        return out
+    }
+
+    @Test func treeMatchesTheDefinitionAndProofsVerify() async throws {
+        let fs = SimulatedFileSystem()
+        try await Self.makeLog(fs, batches: 40, seed: 3)
+        let leaves = try Self.leafHashes(fs)
+        let (tree, found) = try MerkleTreeFile.open(fs, reader: try LogReader(fs), level: 2)
+        #expect(found == .missing)
+        #expect(tree.size == UInt64(leaves.count))
+        #expect(tree.root == MerkleVectorTests.mth(leaves[...]))
+        let n = tree.size
+        for s in [1, n / 3, n - 1, n] where s >= 1 {
+            #expect(try tree.root(size: s) == MerkleVectorTests.mth(leaves.prefix(Int(s))))
+            for i in stride(from: 0, to: s, by: 5) {
+                try Merkle.verifyInclusion(index: i, size: s, leaf: leaves[Int(i)], proof: try tree.inclusionProof(index: i, size: s),
+                                           root: try tree.root(size: s))
+            }
+            try Merkle.verifyConsistency(size1: s, size2: n, proof: try tree.consistencyProof(size1: s, size2: n),
+                                         root1: try tree.root(size: s), root2: tree.root)
+        }
+        #expect(try tree.leafInput(sequence: 7).count >= 32)
+        #expect(Merkle.leafHash(try tree.leafInput(sequence: 7)) == leaves[6])
+    }
+
+    @Test func extendsFromItsStoredSize() async throws {
+        let fs = SimulatedFileSystem()
+        try await Self.makeLog(fs, batches: 10, seed: 4)
+        let first = try MerkleTreeFile.open(fs, reader: try LogReader(fs), level: 2)
+        let again = try MerkleTreeFile.open(fs, reader: try LogReader(fs), level: 2)
+        #expect(again.found == .current(added: 0))
+        #expect(again.tree.root == first.tree.root)
+        try await Self.makeLog(fs, batches: 13, seed: 5)
+        let extended = try MerkleTreeFile.open(fs, reader: try LogReader(fs), level: 2)
+        let fresh = try MerkleTreeFile.build(reader: try LogReader(fs), level: 2)
+        #expect(extended.found == .current(added: fresh.size - first.tree.size))
+        #expect(extended.tree.root == fresh.root)
+        #expect(extended.tree.nodes == fresh.nodes)
+        #expect(MerkleTreeFile.check(fs, reader: try LogReader(fs), against: fresh) == nil)
+    }
+
+    @Test func deletedFileIsRebuiltAndDamageIsNamed() async throws {
+        let fs = SimulatedFileSystem()
+        try await Self.makeLog(fs, batches: 30, seed: 6)
+        let built = try MerkleTreeFile.open(fs, reader: try LogReader(fs), level: 2).tree
+        let good = fs.currentBytes(MerkleTreeFile.fileName)
+        try fs.remove(MerkleTreeFile.fileName)
+        let rebuilt = try MerkleTreeFile.open(fs, reader: try LogReader(fs), level: 2)
+        #expect(rebuilt.found == .missing)
+        #expect(fs.currentBytes(MerkleTreeFile.fileName) == good)
+        let fresh = try MerkleTreeFile.build(reader: try LogReader(fs), level: 2)
+
+        // A flipped bit in a stored node: named by check, rebuilt by open.
+        var bad = good
+        bad[MerkleTreeFile.headerSpace + 40] ^= 1
+        fs.setBytes(MerkleTreeFile.fileName, bad)
+        #expect(MerkleTreeFile.check(fs, reader: try LogReader(fs), against: fresh)
+                == "index/merkle.bin is damaged: node checksum mismatch")
+        let reopened = try MerkleTreeFile.open(fs, reader: try LogReader(fs), level: 2)
+        #expect(reopened.found == .rebuilt("node checksum mismatch"))
+        #expect(reopened.tree.root == built.root)
+        #expect(fs.currentBytes(MerkleTreeFile.fileName) == good)
+
+        // Truncated, or garbage: rebuilt, never a trap.
+        fs.setBytes(MerkleTreeFile.fileName, Array(good.prefix(100)))
+        #expect(try MerkleTreeFile.open(fs, reader: try LogReader(fs), level: 2).found == .rebuilt("too short for its header"))
+        var rng = SeededRandom(seed: 9)
+        for _ in 0..<200 {
+            var junk = good
+            for _ in 0..<3 { junk[Int.random(in: 0..<junk.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
+            fs.setBytes(MerkleTreeFile.fileName, junk)
+            #expect(try MerkleTreeFile.open(fs, reader: try LogReader(fs), level: 2).tree.root == built.root)
+        }
+    }
+}
