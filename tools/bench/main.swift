@@ -4,7 +4,7 @@ import Foundation
 /// See tools/README.md; `tools/import_bench.sh` runs the import against its peers.
 let usage = """
     USAGE: healthledger-bench [--json] SUITE...
-    SUITES: units | log | replay | inflate | xmlscan
+    SUITES: units | log | replay | inflate | xmlscan | merkle
     OPTIONS: --scratch DIR (default tools/scratch), --records N (default 1000000), --durable N (default 20000),
              --sizes 100,1024 (log payload sizes), --no-peers (skip the SQLite/Python peers),
              --events N (replay suite, default 10000000),
@@ -43,6 +43,7 @@ for suite in arguments {
     case "replay": try await ReplayBench.run(report: report, scratch: scratch, events: events, peers: peers)
     case "log": try await LogBench.run(report: report, scratch: scratch, records: records, durableCount: durableCount,
                                        sizes: sizes, peers: peers)
+    case "merkle": try await MerkleBench.run(report: report, scratch: scratch, records: records, durableCount: durableCount)
     default:
         FileHandle.standardError.write(Data("unknown suite \(suite)\n\(usage)\n".utf8))
         exit(2)
