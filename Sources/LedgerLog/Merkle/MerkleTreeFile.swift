@@ -233,6 +233,8 @@ public final class MerkleTreeFile {
         let id = head.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(fromByteOffset: 16, as: uuid_t.self)) }
         guard id == ledgerId else { return "belongs to another ledger" }
         let treeSize = u64(32), offset = u64(40)
+        // Bounds before any arithmetic on them: a crafted file must not overflow a count.
+        guard treeSize <= 1 << 40, offset <= 1 << 56 else { return "implausible size" }
         let link = SHA256Digest(Array(head[48..<80]))
         let nodeCount = u64(80)
         guard nodeCount == UInt64(Self.nodeCount(size: treeSize, level: level)) else { return "node count disagrees with its size" }
