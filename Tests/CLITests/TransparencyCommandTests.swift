@@ -105,8 +105,20 @@ struct TransparencyCommandTests {
         #expect(before.contains("checkpoint signature by healthledger/"))
         #expect(before.contains("OK: the ledger is intact"))
 
-        // Rewrite from event 6 on and re-chain: a valid log, different history.
-        try await LogRewriter.rechain(dir.fs, from: 6)
+        // Rewrite from event 6 on and re-chain: a valid log, different history — the
+        // 63 kg reading becomes 99 kg.
+        let (from, to) = (withUnsafeBytes(of: Double(63).bitPattern.littleEndian, Array.init),
+                          withUnsafeBytes(of: Double(99).bitPattern.littleEndian, Array.init))
+        var changed = 0
+        try await LogRewriter.rechain(dir.fs, from: 6) { record in
+            var p = record.payload
+            guard p.count >= 8, let i = (0...(p.count - 8)).first(where: { Array(p[$0..<$0 + 8]) == from }) else { return record }
+            p.replaceSubrange(i..<i + 8, with: to)
+            changed += 1
+            return LogRecord(kind: record.kind, kindVersion: record.kindVersion, payload: p)
+        }
+        #expect(changed == 1)
+        #expect(try Self.ok(dir, ["--json", "query", "--owner", "bodyMass"]).contains("\"value\":99,"))
         // The stale tree file gives it away…
         let stale = try Self.run(dir, ["verify"])
         #expect(stale.status == 6)
