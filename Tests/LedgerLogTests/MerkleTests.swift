@@ -303,3 +303,20 @@ struct MerkleTreeFileTests {
         }
     }
 }
+
+struct MerkleHasherTests {
+    /// The fast path hashes exactly as the streaming hasher, for every length around the
+    /// block boundaries.
+    @Test func fastPathEqualsTheStreamingHasher() {
+        var hasher = MerkleHasher()
+        for n in 0..<300 {
+            let input = payload(seed: UInt64(n), length: n)
+            let bytes = Array(input.prefix(n))
+            #expect(bytes.withUnsafeBytes { hasher.leaf($0) } == Merkle.leafHash(bytes), "length \(n)")
+        }
+        let big = payload(seed: 99, length: 10_000)
+        #expect(big.withUnsafeBytes { hasher.leaf($0) } == Merkle.leafHash(big))
+        let a = Merkle.leafHash([1]), b = Merkle.leafHash([2])
+        #expect(hasher.node(a, b) == Merkle.nodeHash(a, b))
+    }
+}

@@ -214,6 +214,21 @@ public struct CompactRange: Sendable, Equatable {
         size += 1
     }
 
+    /// `append`, hashing with `hasher` (the fast path used when building the tree file).
+    mutating func append(_ leaf: SHA256Digest, hasher: inout MerkleHasher,
+                         completed: (_ level: Int, _ hash: SHA256Digest) -> Void) {
+        var h = leaf
+        var level = 0
+        completed(0, h)
+        while (size >> UInt64(level)) & 1 == 1 {
+            h = hasher.node(hashes.removeLast(), h)
+            level += 1
+            completed(level, h)
+        }
+        hashes.append(h)
+        size += 1
+    }
+
     /// The tree's root hash (RFC 9162 MTH); the empty root for size 0.
     public func root() -> SHA256Digest {
         guard var h = hashes.last else { return Merkle.emptyRoot }

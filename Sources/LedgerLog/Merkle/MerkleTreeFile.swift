@@ -114,11 +114,12 @@ public final class MerkleTreeFile {
     private func catchUp() throws {
         var missing = false
         let level = self.level
+        var hasher = MerkleHasher()
         try reader.forEachBatch(position: position) { batch in
             var records = batch.records()
             while let record = records.next() {
                 guard let input = Self.leafInput(record) else { missing = true; return false }
-                range.append(Merkle.leafHash(input)) { l, _, h in if l >= level { nodes.append(h) } }
+                range.append(hasher.leaf(input), hasher: &hasher) { l, h in if l >= level { nodes.append(h) } }
             }
             position = batch.endPosition
             return true
