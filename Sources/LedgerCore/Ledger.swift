@@ -317,6 +317,8 @@ public actor Ledger {
             try await snapshot()
         }
         try await writer.close()
+        // Bring an existing Merkle tree file up to date (derived; a failure here is harmless).
+        if fs.exists(MerkleTreeFile.fileName), let reader = try? LogReader(fs) { _ = try? MerkleTreeFile.open(fs, reader: reader) }
     }
 
     /// Gives the ledger up without syncing, snapshotting or sealing, as a crashed

@@ -5,13 +5,17 @@ import LedgerLog
 /// `healthledger verify`: is the ledger intact, from its bytes to its snapshots?
 enum VerifyCommand {
     static let help = """
-        USAGE: healthledger [--ledger PATH] verify [--json]
+        USAGE: healthledger [--ledger PATH] verify [--checkpoint OLD.txt [--verifier-key KEY]] [--json]
 
         Check everything:
           1. the log: framing, checksums and the SHA-256 hash chain over every byte;
           2. the events: each decodes and obeys the rules at its point in the log
              (dense sequence numbers, unique UUIDs, permissions, deleters, sync versions);
-          3. every stored snapshot equals a fresh replay to its position.
+          3. every stored snapshot equals a fresh replay to its position;
+          4. index/merkle.bin (if present) agrees with the log; with --checkpoint, the
+             ledger still extends that checkpoint (same root over its first N events: a
+             history rewritten and re-chained is caught here) and, given the verifier key
+             (--verifier-key, else keys/checkpoint.pub), its signature verifies.
         Exit 0 when all holds; otherwise exit 6, naming the first bad sequence number,
         byte offset and what is wrong (for a snapshot: the projection and key that differ).
 
@@ -20,7 +24,10 @@ enum VerifyCommand {
 
     static let command = Command(name: "verify", abstract: "Check log, events, rules and snapshots", help: help) { args, global in
         if handledHelp(&args, help) { return }
+        let checkpointPath = try args.option("--checkpoint")
+        let verifierKey = try args.option("--verifier-key")
         try args.finish()
+        let merkle = try Transparency.verifyProblems(global, checkpointPath: checkpointPath, verifierKey: verifierKey)
         let fs = LedgerAccess.fileSystem(global)
         let report = try LedgerVerifier.verify(fs, progress: Progress.replay())
         Progress.finish()
@@ -43,6 +50,7 @@ enum VerifyCommand {
         }
         if let e = report.readProblem, report.log.damage == nil { problems.append(("log", nil, nil, e.description)) }
         for f in report.snapshots { problems.append(("snapshot", f.sequence, nil, f.description)) }
+        problems += merkle.problems
 
         if global.json {
             var o = JSONObject()
@@ -66,6 +74,7 @@ enum VerifyCommand {
             Output.line("log: \(report.log.bytes) bytes, \(report.log.batches) batches, \(report.log.records) events; chain head \(report.log.chainHead.hex)")
             Output.line("events checked: \(report.events); projection digest \(report.digest.hex)")
             Output.line("snapshots checked: \(report.snapshotsChecked)")
+            for note in merkle.notes { Output.line(note) }
             for p in problems {
                 let at = [p.1.map { "sequence \($0)" }, p.2.map { "byte \($0)" }].compactMap { $0 }
                 Output.line("FAILED \(p.0)\(at.isEmpty ? "" : " at " + at.joined(separator: ", ")): \(p.3)")

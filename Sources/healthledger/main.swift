@@ -24,6 +24,9 @@ let commands: [Command] = [
     LogCommand.command,
     ReplayCommand.command,
     VerifyCommand.command,
+    CheckpointCommand.command,
+    ProveCommand.command,
+    KeyCommand.command,
     UnitCommand.command,
 ]
 

@@ -4,7 +4,7 @@ import Foundation
 /// See tools/README.md; `tools/import_bench.sh` runs the import against its peers.
 let usage = """
     USAGE: healthledger-bench [--json] SUITE...
-    SUITES: units | log | replay | inflate | xmlscan | fuzz-events | fuzz-inputs
+    SUITES: units | log | replay | inflate | xmlscan | fuzz-events | fuzz-inputs | merkle
       fuzz-events: mutated event payloads, re-framed and re-chained; open, replay and verify must agree
       fuzz-inputs: unit strings and ISO 8601 dates must parse and round-trip or be refused with a typed error
       (--cases N, default 100000; --seed S, default 17; exits 1 on any disagreement or finding)
@@ -50,6 +50,7 @@ for suite in arguments {
     case "replay": try await ReplayBench.run(report: report, scratch: scratch, events: events, peers: peers)
     case "log": try await LogBench.run(report: report, scratch: scratch, records: records, durableCount: durableCount,
                                        sizes: sizes, peers: peers)
+    case "merkle": try await MerkleBench.run(report: report, scratch: scratch, records: records, durableCount: durableCount)
     default:
         FileHandle.standardError.write(Data("unknown suite \(suite)\n\(usage)\n".utf8))
         exit(2)
