@@ -65,17 +65,22 @@ enum Output {
         guard failure == nil, !buffer.isEmpty else { return }
         wroteAny = true
         if stdoutWasClosed { failure = EBADF; return }
-        buffer.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            var offset = 0
-            while offset < raw.count {
-                let n = write(1, base + offset, raw.count - offset)
-                if n < 0, errno == EINTR { continue }
-                if n < 0 { failure = errno; return }
-                if n == 0 { failure = EIO; return }
-                offset += n
-            }
+        failure = buffer.withUnsafeBytes { writeAll($0, to: 1) }
+    }
+
+    /// Writes all of `bytes` to `fd` (resuming after EINTR and short writes); the errno
+    /// of a failed write, EIO for one that wrote nothing, or nil when all were written.
+    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Int32? {
+        guard let base = bytes.baseAddress else { return nil }
+        var offset = 0
+        while offset < bytes.count {
+            let n = write(fd, base + offset, bytes.count - offset)
+            if n < 0, errno == EINTR { continue }
+            if n < 0 { return errno }
+            if n == 0 { return EIO }
+            offset += n
         }
+        return nil
     }
 
     /// Flushes stdout and throws if any write to it failed since the process began.
@@ -100,16 +105,7 @@ enum Output {
     static func error(_ text: String) {
         flush()
         let bytes = Array((text + "\n").utf8)
-        bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            var offset = 0
-            while offset < raw.count {
-                let n = write(2, base + offset, raw.count - offset)
-                if n < 0, errno == EINTR { continue }
-                if n <= 0 { return }
-                offset += n
-            }
-        }
+        _ = bytes.withUnsafeBytes { writeAll($0, to: 2) }
     }
 
     /// Whether stderr is a terminal (progress is shown only then).
