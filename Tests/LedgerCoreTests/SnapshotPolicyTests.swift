@@ -20,7 +20,7 @@ struct SnapshotPolicyTests {
         for batch in 0..<3 {
             var samples: [Sample] = []
             for i in 0..<400 {
-                let at = base.addingTimeInterval(Double(batch * 400 + i) * 60)
+                let at = base.addingTimeInterval(Double(batch * 400 + 399 - i) * 60)   // out of order
                 samples.append(.quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(10, unit: "count"),
                                                             start: at, end: at)))
             }
@@ -33,6 +33,11 @@ struct SnapshotPolicyTests {
         #expect(reopened.openReport.snapshot != nil)
         #expect(reopened.openReport.replayed == 0)
         #expect(await reopened.state.samples.count == 1_200)
+        // Stored sorted, so no open pays for sorting (the timeline arrived out of order).
+        let code = ObjectType.quantity(.stepCount).code
+        let timeline = await reopened.state.samples.columns.timelines[code]
+        #expect(timeline?.sorted == true)
+        #expect(timeline?.slots.count == 1_200)
         try await reopened.close()
     }
 }
