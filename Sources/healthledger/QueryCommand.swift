@@ -8,7 +8,7 @@ enum QueryCommand {
     static let help = """
         USAGE: healthledger [--ledger PATH] query (--app ID | --owner) TYPE [--from T] [--to T]
                                         [--strict-start] [--strict-end] [--limit N] [--after UUID]
-                                        [--sort start|end] [--ascending] [--source BUNDLE]... [--where EXPR] [--json]
+                                        [--sort start|end|duration|energy|distance] [--ascending] [--source BUNDLE]... [--where EXPR] [--json]
                healthledger [--ledger PATH] query --owner --raw [IDENTIFIER] [same options]
 
         HKSampleQuery: samples of TYPE whose interval matches [--from, --to) — overlapping
@@ -16,7 +16,10 @@ enum QueryCommand {
         No --limit (or 0) means all, as in HealthKit. Sorted by start date, newest first
         (--sort end, --ascending to change); ties go by the other date, then by log
         order (where the sample was saved), all in the same direction, so --ascending
-        prints exactly the reverse. An app without read permission sees only its own
+        prints exactly the reverse. Workouts also sort by duration, energy (total
+        energy burned) or distance (total distance): a workout without that total
+        sorts as the smallest (first with --ascending, last without), ties then by
+        start, end and log order in the same direction. An app without read permission sees only its own
         samples. --json prints one sample per line (uuid, type, value, unit, start, end,
         source, …). Results are written as they are read (memory does not grow with
         the answer).
@@ -79,9 +82,9 @@ enum QueryCommand {
         let typeText = raw ? args.positional() : try args.required("TYPE")
         try args.finish()
         guard let limit = Int(limitText ?? "0"), limit >= 0 else { throw CLIError.usage("--limit takes a whole number ≥ 0") }
-        guard let key = sortText == "start" ? SampleSortKey.startDate : sortText == "end" ? .endDate : nil else {
-            throw CLIError.usage("--sort takes start or end")
-        }
+        let sortKeys: [String: SampleSortKey] = ["start": .startDate, "end": .endDate, "duration": .workoutDuration,
+                                                 "energy": .workoutEnergy, "distance": .workoutDistance]
+        guard let key = sortKeys[sortText] else { throw CLIError.usage("--sort takes start, end, duration, energy or distance") }
         var after: UUID?
         if let afterText {
             guard let u = UUID(uuidString: afterText) else { throw CLIError.usage("--after takes the UUID printed as `next:`") }
@@ -105,6 +108,9 @@ enum QueryCommand {
         }
         do {
             if let type {
+                if key.isWorkoutField && type != .workout {
+                    throw CLIError.usage("--sort \(sortText) applies to workouts only")
+                }
                 let filter = try whereText.map { try WhereExpression.parse($0, type: type) }
                 let query = SampleQuery(type: type, predicate: predicate, limit: limit, sort: sort,
                                         sources: sources.isEmpty ? nil : Set(sources), filter: filter)
@@ -112,6 +118,7 @@ enum QueryCommand {
                 next = try reader.forEach(query, visibility: visibility, after: after, in: &view.state) { print($0, json: global.json) }
             } else {
                 guard case .owner = identity else { throw CLIError.usage("--raw is for the owner: apps never see raw records") }
+                guard !key.isWorkoutField else { throw CLIError.usage("--sort \(sortText) applies to workouts only") }
                 guard sources.isEmpty, whereText == nil else { throw CLIError.usage("--source and --where do not apply to raw records") }
                 let query = SampleQuery(type: .workout, predicate: predicate, limit: limit, sort: sort)
                 let identifier = typeText

@@ -33,10 +33,34 @@ public struct DatePredicate: Sendable, Hashable {
     }
 }
 
-/// What to sort samples by (HKSampleSortIdentifierStartDate / EndDate).
-public enum SampleSortKey: String, Sendable, Hashable {
+/// What to sort samples by: HKSampleSortIdentifierStartDate / EndDate, and the
+/// workout keys (HKWorkoutSortIdentifierDuration / TotalEnergyBurned /
+/// TotalDistance). A workout key compares the workout's duration (seconds), total
+/// energy (in kcal) or total distance (in m); a missing total — or a sample that is
+/// not a workout — is **smallest**, as NSSortDescriptor orders nil: first ascending,
+/// last descending. Workout keys are not in the sample index: the engine reads the
+/// selected workouts once to sort them (`ResultOrder`).
+public enum SampleSortKey: String, Sendable, Hashable, CaseIterable {
     case startDate
     case endDate
+    case workoutDuration
+    case workoutEnergy
+    case workoutDistance
+
+    /// Whether the key is a workout field (not in the sample index).
+    public var isWorkoutField: Bool { self != .startDate && self != .endDate }
+
+    /// The sample's value for a workout key (nil: none, which sorts smallest); nil for
+    /// the date keys.
+    public func workoutValue(_ sample: Sample) -> Double? {
+        guard case .workout(let w) = sample else { return nil }
+        switch self {
+        case .startDate, .endDate: return nil
+        case .workoutDuration: return w.duration
+        case .workoutEnergy: return w.totalEnergyBurned.flatMap { try? $0.doubleValue(for: .kilocalorie) }
+        case .workoutDistance: return w.totalDistance.flatMap { try? $0.doubleValue(for: .meter) }
+        }
+    }
 }
 
 /// A sort descriptor: key and direction.
@@ -57,7 +81,8 @@ public struct SampleQuery: Sendable, Hashable {
     /// 0 means no limit, as in HealthKit.
     public var limit: Int
     /// Applied in order; ties fall back to start, end, then log order, in the
-    /// direction of the last descriptor (`ResultOrder`): a total order.
+    /// direction of the last descriptor (`ResultOrder`): a total order. Workout keys
+    /// (`SampleSortKey.workoutDuration`, …) apply to workout queries.
     public var sort: [SampleSortDescriptor]
     /// Only samples from these bundle identifiers (HKSourceQuery-style source filter).
     public var sources: Set<String>?
@@ -110,7 +135,8 @@ extension LedgerState {
     }
 
     /// The query's matching live slots in its order (`ResultOrder`), limited: the
-    /// sample index alone, nothing read from the log. (`SampleReader` streams the
+    /// sample index alone, nothing read from the log (so workout sort keys, which
+    /// are not in the index, are skipped here). (`SampleReader` streams the
     /// samples themselves in the same order.)
     public mutating func slots(matching query: SampleQuery, visibility: QueryVisibility) -> [UInt32] {
         let ordered = samples.orderedSlots(typeCode: query.type.code)
