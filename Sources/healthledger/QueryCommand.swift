@@ -9,6 +9,7 @@ enum QueryCommand {
         USAGE: healthledger [--ledger PATH] query (--app ID | --owner) TYPE [--from T] [--to T]
                                         [--strict-start] [--strict-end] [--limit N] [--after UUID]
                                         [--sort start|end|duration|energy|distance] [--ascending] [--source BUNDLE]... [--where EXPR] [--json]
+                                        [--member 'MEMBERTYPE: EXPR']...   (food, bloodPressure)
                healthledger [--ledger PATH] query --owner --raw [IDENTIFIER] [same options]
 
         HKSampleQuery: samples of TYPE whose interval matches [--from, --to) — overlapping
@@ -34,6 +35,15 @@ enum QueryCommand {
         owner's only: `--owner --raw` lists them all, `--owner --raw IDENTIFIER` (or
         `--owner IDENTIFIER` for an identifier this version does not know) those with
         that identifier as written, each with its raw value, unit and reason.
+
+        HKCorrelationQuery: for a correlation type (food, bloodPressure), each
+        --member 'MEMBERTYPE: EXPR' (repeatable; EXPR in the --where language) keeps
+        the correlations holding at least one MEMBERTYPE member that matches EXPR —
+        all of them must hold, as must --where on the correlation itself. An app
+        sees others' correlations through the member types it may read, holding
+        only those members, and its member predicates see only those members. A bad
+        EXPR is exit 2 with its column counted from just after the colon.
+        e.g. query --owner food --member 'dietaryEnergyConsumed: value > 500 kcal'
 
         \(WhereExpression.grammar)
 
@@ -79,6 +89,7 @@ enum QueryCommand {
         let sources = try args.options("--source")
         let raw = args.flag("--raw")
         let whereText = try args.option("--where")
+        let memberTexts = try args.options("--member")
         let typeText = raw ? args.positional() : try args.required("TYPE")
         try args.finish()
         guard let limit = Int(limitText ?? "0"), limit >= 0 else { throw CLIError.usage("--limit takes a whole number ≥ 0") }
@@ -112,6 +123,38 @@ enum QueryCommand {
                     throw CLIError.usage("--sort \(sortText) applies to workouts only")
                 }
                 let filter = try whereText.map { try WhereExpression.parse($0, type: type) }
+                if !memberTexts.isEmpty {
+                    guard case .correlation(let correlationType) = type else {
+                        throw CLIError.usage("--member applies to correlation types (food, bloodPressure)")
+                    }
+                    var members: [QuantityType: SamplePredicate] = [:]
+                    for text in memberTexts {
+                        guard let colon = text.firstIndex(of: ":") else {
+                            throw CLIError.usage("--member takes 'MEMBERTYPE: EXPR', e.g. 'dietaryEnergyConsumed: value > 500 kcal'")
+                        }
+                        let name = text[..<colon].trimmingCharacters(in: .whitespaces)
+                        guard case .quantity(let memberType) = try Parse.type(name), correlationType.admits(memberType) else {
+                            throw CLIError.usage("--member: \(name) is not a member type of \(correlationType.shortName)")
+                        }
+                        let predicate: SamplePredicate
+                        do {
+                            predicate = try WhereExpression.parse(String(text[text.index(after: colon)...]), type: .quantity(memberType))
+                        } catch let error as CLIError {
+                            // columns count from just after the colon
+                            throw CLIError(status: error.status,
+                                           message: error.message.replacingOccurrences(of: "--where: ", with: "--member \(name): "))
+                        }
+                        // two predicates on one member type: one member must satisfy both
+                        members[memberType] = members[memberType].map { .and([$0, predicate]) } ?? predicate
+                    }
+                    let query = CorrelationQuery(type: correlationType, predicate: predicate, filter: filter, memberPredicates: members,
+                                                 limit: limit, sort: sort, sources: sources.isEmpty ? nil : Set(sources))
+                    let visibility = try view.visibility(identity, type)
+                    next = try reader.forEach(query, visibility: visibility, after: after, in: &view.state) { print($0, json: global.json) }
+                    flush()
+                    if let next { Output.error("next: \(next.uuidString)") }
+                    return
+                }
                 let query = SampleQuery(type: type, predicate: predicate, limit: limit, sort: sort,
                                         sources: sources.isEmpty ? nil : Set(sources), filter: filter)
                 let visibility = try view.visibility(identity, type)
@@ -119,7 +162,7 @@ enum QueryCommand {
             } else {
                 guard case .owner = identity else { throw CLIError.usage("--raw is for the owner: apps never see raw records") }
                 guard !key.isWorkoutField else { throw CLIError.usage("--sort \(sortText) applies to workouts only") }
-                guard sources.isEmpty, whereText == nil else { throw CLIError.usage("--source and --where do not apply to raw records") }
+                guard sources.isEmpty, whereText == nil, memberTexts.isEmpty else { throw CLIError.usage("--source, --where and --member do not apply to raw records") }
                 let query = SampleQuery(type: .workout, predicate: predicate, limit: limit, sort: sort)
                 let identifier = typeText
                 let known = identifier.flatMap { try? Parse.type($0) }.map(TypeIdentifier.known)

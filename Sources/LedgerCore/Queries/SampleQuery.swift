@@ -110,6 +110,55 @@ public struct SampleQuery: Sendable, Hashable {
     }
 }
 
+/// HKCorrelationQuery's parameters: a correlation type, a date predicate and a
+/// predicate on the correlation itself (as `SampleQuery`), and a predicate per member
+/// type (`samplePredicates`).
+///
+/// As in HealthKit, a correlation is returned only if its own predicates and all the
+/// member predicates match; a member predicate matches when **at least one** member of
+/// its type satisfies it (so a correlation with no member of that type does not
+/// match). For an app, the members are the ones it may see (`QueryVisibility`): a
+/// member predicate on a type the app may not read matches only its own correlations.
+public struct CorrelationQuery: Sendable, Hashable {
+    public var type: CorrelationType
+    public var predicate: DatePredicate?
+    /// A predicate on the correlation sample itself (UUID, source, metadata, …).
+    public var filter: SamplePredicate?
+    /// Per member type, a predicate at least one member of that type must satisfy.
+    public var memberPredicates: [QuantityType: SamplePredicate]
+    /// 0 means no limit.
+    public var limit: Int
+    public var sort: [SampleSortDescriptor]
+    public var sources: Set<String>?
+
+    public init(type: CorrelationType, predicate: DatePredicate? = nil, filter: SamplePredicate? = nil,
+                memberPredicates: [QuantityType: SamplePredicate] = [:], limit: Int = 0,
+                sort: [SampleSortDescriptor] = [], sources: Set<String>? = nil) {
+        self.type = type
+        self.predicate = predicate
+        self.filter = filter
+        self.memberPredicates = memberPredicates
+        self.limit = limit
+        self.sort = sort
+        self.sources = sources
+    }
+
+    /// The sample query over the correlation type, without the member predicates.
+    public var sampleQuery: SampleQuery {
+        SampleQuery(type: .correlation(type), predicate: predicate, limit: limit, sort: sort, sources: sources, filter: filter)
+    }
+
+    /// Whether a correlation (with the members the caller may see) matches the filter
+    /// and every member predicate.
+    public func matches(_ sample: Sample) -> Bool {
+        guard case .correlation(let c) = sample, c.type == type else { return false }
+        if let filter, !filter.matches(sample) { return false }
+        return memberPredicates.allSatisfy { memberType, p in
+            c.objects.contains { $0.type == memberType && p.matches(.quantity($0)) }
+        }
+    }
+}
+
 /// Who is asking: HealthKit's visibility rule.
 public enum QueryVisibility: Sendable, Hashable {
     /// The owner, or an app with read permission for the type: every source.

@@ -150,6 +150,28 @@ public struct SampleReader {
                        filter: query.filter.map { p in { p.matches($0) } }, in: &state, body)
     }
 
+    /// HKCorrelationQuery: streams the correlations of `query` as `visibility` allows
+    /// (an app: through the member types it may read, holding only those members), in
+    /// the query's order, keeping those whose member predicates match
+    /// (`CorrelationQuery.matches`). Returns the next page's cursor as `forEach` does.
+    @discardableResult
+    public func forEach(_ query: CorrelationQuery, visibility: QueryVisibility, after: UUID? = nil,
+                        in state: inout LedgerState, _ body: (Sample) throws -> Void) throws -> UUID? {
+        let base = query.sampleQuery
+        let sourceOrdinals: Set<UInt32>? = base.sources.map { Set($0.compactMap { state.registry.ordinal(of: $0) }) }
+        return try run(typeCode: base.type.code, predicate: base.predicate, order: ResultOrder(base.sort), limit: base.limit,
+                       after: after, visibility: visibility, sources: sourceOrdinals, filter: { query.matches($0) },
+                       in: &state, body)
+    }
+
+    /// One page of a correlation query.
+    public func page(_ query: CorrelationQuery, visibility: QueryVisibility, after: UUID? = nil,
+                     in state: inout LedgerState) throws -> SamplePage {
+        var out: [Sample] = []
+        let next = try forEach(query, visibility: visibility, after: after, in: &state) { out.append($0) }
+        return SamplePage(samples: out, next: next)
+    }
+
     /// One page: at most `query.limit` samples (0: all) after `after`.
     public func page(_ query: SampleQuery, visibility: QueryVisibility, after: UUID? = nil,
                      in state: inout LedgerState) throws -> SamplePage {
