@@ -8,7 +8,8 @@ enum QueryCommand {
     static let help = """
         USAGE: healthledger [--ledger PATH] query (--app ID | --owner) TYPE [--from T] [--to T]
                                         [--strict-start] [--strict-end] [--limit N] [--after UUID]
-                                        [--sort start|end] [--ascending] [--source BUNDLE]... [--where EXPR] [--json]
+                                        [--sort start|end|duration|energy|distance] [--ascending] [--source BUNDLE]... [--where EXPR] [--json]
+                                        [--member 'MEMBERTYPE: EXPR']...   (food, bloodPressure)
                healthledger [--ledger PATH] query --owner --raw [IDENTIFIER] [same options]
 
         HKSampleQuery: samples of TYPE whose interval matches [--from, --to) — overlapping
@@ -16,7 +17,10 @@ enum QueryCommand {
         No --limit (or 0) means all, as in HealthKit. Sorted by start date, newest first
         (--sort end, --ascending to change); ties go by the other date, then by log
         order (where the sample was saved), all in the same direction, so --ascending
-        prints exactly the reverse. An app without read permission sees only its own
+        prints exactly the reverse. Workouts also sort by duration, energy (total
+        energy burned) or distance (total distance): a workout without that total
+        sorts as the smallest (first with --ascending, last without), ties then by
+        start, end and log order in the same direction. An app without read permission sees only its own
         samples. --json prints one sample per line (uuid, type, value, unit, start, end,
         source, …). Results are written as they are read (memory does not grow with
         the answer).
@@ -31,6 +35,15 @@ enum QueryCommand {
         owner's only: `--owner --raw` lists them all, `--owner --raw IDENTIFIER` (or
         `--owner IDENTIFIER` for an identifier this version does not know) those with
         that identifier as written, each with its raw value, unit and reason.
+
+        HKCorrelationQuery: for a correlation type (food, bloodPressure), each
+        --member 'MEMBERTYPE: EXPR' (repeatable; EXPR in the --where language) keeps
+        the correlations holding at least one MEMBERTYPE member that matches EXPR —
+        all of them must hold, as must --where on the correlation itself. An app
+        sees others' correlations through the member types it may read, holding
+        only those members, and its member predicates see only those members. A bad
+        EXPR is exit 2 with its column counted from just after the colon.
+        e.g. query --owner food --member 'dietaryEnergyConsumed: value > 500 kcal'
 
         \(WhereExpression.grammar)
 
@@ -76,12 +89,13 @@ enum QueryCommand {
         let sources = try args.options("--source")
         let raw = args.flag("--raw")
         let whereText = try args.option("--where")
+        let memberTexts = try args.options("--member")
         let typeText = raw ? args.positional() : try args.required("TYPE")
         try args.finish()
         guard let limit = Int(limitText ?? "0"), limit >= 0 else { throw CLIError.usage("--limit takes a whole number ≥ 0") }
-        guard let key = sortText == "start" ? SampleSortKey.startDate : sortText == "end" ? .endDate : nil else {
-            throw CLIError.usage("--sort takes start or end")
-        }
+        let sortKeys: [String: SampleSortKey] = ["start": .startDate, "end": .endDate, "duration": .workoutDuration,
+                                                 "energy": .workoutEnergy, "distance": .workoutDistance]
+        guard let key = sortKeys[sortText] else { throw CLIError.usage("--sort takes start, end, duration, energy or distance") }
         var after: UUID?
         if let afterText {
             guard let u = UUID(uuidString: afterText) else { throw CLIError.usage("--after takes the UUID printed as `next:`") }
@@ -105,14 +119,50 @@ enum QueryCommand {
         }
         do {
             if let type {
+                if key.isWorkoutField && type != .workout {
+                    throw CLIError.usage("--sort \(sortText) applies to workouts only")
+                }
                 let filter = try whereText.map { try WhereExpression.parse($0, type: type) }
+                if !memberTexts.isEmpty {
+                    guard case .correlation(let correlationType) = type else {
+                        throw CLIError.usage("--member applies to correlation types (food, bloodPressure)")
+                    }
+                    var members: [QuantityType: SamplePredicate] = [:]
+                    for text in memberTexts {
+                        guard let colon = text.firstIndex(of: ":") else {
+                            throw CLIError.usage("--member takes 'MEMBERTYPE: EXPR', e.g. 'dietaryEnergyConsumed: value > 500 kcal'")
+                        }
+                        let name = text[..<colon].trimmingCharacters(in: .whitespaces)
+                        guard case .quantity(let memberType) = try Parse.type(name), correlationType.admits(memberType) else {
+                            throw CLIError.usage("--member: \(name) is not a member type of \(correlationType.shortName)")
+                        }
+                        let predicate: SamplePredicate
+                        do {
+                            predicate = try WhereExpression.parse(String(text[text.index(after: colon)...]), type: .quantity(memberType))
+                        } catch let error as CLIError {
+                            // columns count from just after the colon
+                            throw CLIError(status: error.status,
+                                           message: error.message.replacingOccurrences(of: "--where: ", with: "--member \(name): "))
+                        }
+                        // two predicates on one member type: one member must satisfy both
+                        members[memberType] = members[memberType].map { .and([$0, predicate]) } ?? predicate
+                    }
+                    let query = CorrelationQuery(type: correlationType, predicate: predicate, filter: filter, memberPredicates: members,
+                                                 limit: limit, sort: sort, sources: sources.isEmpty ? nil : Set(sources))
+                    let visibility = try view.visibility(identity, type)
+                    next = try reader.forEach(query, visibility: visibility, after: after, in: &view.state) { print($0, json: global.json) }
+                    flush()
+                    if let next { Output.error("next: \(next.uuidString)") }
+                    return
+                }
                 let query = SampleQuery(type: type, predicate: predicate, limit: limit, sort: sort,
                                         sources: sources.isEmpty ? nil : Set(sources), filter: filter)
                 let visibility = try view.visibility(identity, type)
                 next = try reader.forEach(query, visibility: visibility, after: after, in: &view.state) { print($0, json: global.json) }
             } else {
                 guard case .owner = identity else { throw CLIError.usage("--raw is for the owner: apps never see raw records") }
-                guard sources.isEmpty, whereText == nil else { throw CLIError.usage("--source and --where do not apply to raw records") }
+                guard !key.isWorkoutField else { throw CLIError.usage("--sort \(sortText) applies to workouts only") }
+                guard sources.isEmpty, whereText == nil, memberTexts.isEmpty else { throw CLIError.usage("--source, --where and --member do not apply to raw records") }
                 let query = SampleQuery(type: .workout, predicate: predicate, limit: limit, sort: sort)
                 let identifier = typeText
                 let known = identifier.flatMap { try? Parse.type($0) }.map(TypeIdentifier.known)

@@ -69,7 +69,8 @@ struct PredicateTests {
     }
 
     /// Seeded random predicate trees over seeded samples: the engine's answer (small
-    /// chunks, both directions) equals filtering every sample of the type by brute force.
+    /// chunks, both directions) equals filtering every saved sample with `Naive`, an
+    /// evaluator written apart from `matches`, so a wrong `matches` fails here.
     @Test func anyCombinationAgainstBruteForce() async throws {
         let fs = SimulatedFileSystem()
         let ledger = try makeLedger(fs)
@@ -80,6 +81,8 @@ struct PredicateTests {
         func pick<T>(_ xs: [T]) -> T { xs[Int(rng.next() % UInt64(xs.count))] }
         let keys = ["note", "n", "x", "HKWasUserEntered"]
         var uuids: [UUID] = []
+        // what was saved, in save order, with its saving app: the naive evaluator's input
+        var saved: [(sample: Sample, source: String)] = []
         for r in 0..<12 {
             var batch: [Sample] = []
             for _ in 0..<25 {
@@ -100,7 +103,9 @@ struct PredicateTests {
                 batch.append(.quantity(try QuantitySample(type: .bodyMass, quantity: try Quantity(Double(40 + rng.next() % 80), unit: pick(["kg", "lb"])),
                                                           start: t, end: t, uuid: uuid, metadata: m, device: device)))
             }
-            try await ledger.execute(.save(bundleIdentifier: (r % 2 == 0 ? appA : appB).bundleIdentifier, samples: batch))
+            let app = (r % 2 == 0 ? appA : appB).bundleIdentifier
+            saved += batch.map { ($0, app) }
+            try await ledger.execute(.save(bundleIdentifier: app, samples: batch))
         }
         func leaf() throws -> SamplePredicate {
             let op = pick(Comparison.allCases)
@@ -113,7 +118,7 @@ struct PredicateTests {
                 let operand: MetadataValue = pick([.string("b"), .integer(Int64(rng.next() % 10)), .number(4.5), .bool(true),
                                                    .quantity(try Quantity(Double(rng.next() % 100), unit: "degF"))])
                 return .metadata(pick(keys), op, operand)
-            default: return .quantity(op, try Quantity(Double(rng.next() % 250), unit: pick(["kg", "lb", "g"])))
+            default: return .quantity(op, try Quantity(Double(rng.next() % 250), unit: pick(["kg", "lb", "g", "kg", "lb", "g", "count"])))
             }
         }
         func tree(_ depth: Int) throws -> SamplePredicate {
@@ -124,15 +129,18 @@ struct PredicateTests {
             default: return .not(try tree(depth - 1))
             }
         }
-        // every sample of the type, decoded once, in the index's ascending order
-        let all = try await ledger.samples(SampleQuery(type: mass), visibility: .everything)
+        // what was saved in ascending order: start (= end), then save order
+        let all = saved.indices.sorted { a, b in
+            let x = saved[a].sample.startDate, y = saved[b].sample.startDate
+            return x != y ? x < y : a < b
+        }.map { saved[$0] }
         #expect(all.count == 300)
         var nonEmpty = 0
         for _ in 0..<300 {
             let predicate = try tree(3)
             let ascending = rng.next() % 2 == 0
             let limit = pick([0, 0, 5])
-            var expected = all.filter(predicate.matches).map(\.uuid)
+            var expected = all.filter { Naive.holds(predicate, $0.sample, source: $0.source) }.map(\.sample.uuid)
             if !ascending { expected.reverse() }
             if limit > 0 { expected = Array(expected.prefix(limit)) }
             let q = SampleQuery(type: mass, limit: limit, sort: [SampleSortDescriptor(.startDate, ascending: ascending)], filter: predicate)
@@ -143,5 +151,97 @@ struct PredicateTests {
             if !expected.isEmpty { nonEmpty += 1 }
         }
         #expect(nonEmpty > 100)  // the generator makes predicates that select something
+    }
+}
+
+/// An evaluator written apart from `SamplePredicate.matches`, straight over the saved
+/// model values, for the property test: masses in exact integer micrograms,
+/// temperatures in exact fifths of a °F, numbers compared as fractions, so that it
+/// cannot share a mistake (or a rounding) with the engine's.
+enum Naive {
+    /// An exact value with its dimension; nil: a unit the test does not use.
+    enum Exact: Equatable { case mass(Int64), temperature(Int64), count(Int64) }
+
+    static func exact(_ value: Double, _ unit: String) -> Exact? {
+        guard value == value.rounded(), abs(value) < 1e6 else { return nil }
+        let v = Int64(value)
+        switch unit {
+        case "kg": return .mass(v * 1_000_000_000)
+        case "g": return .mass(v * 1_000_000)
+        case "lb": return .mass(v * 453_592_370)          // 1 lb = 0.45359237 kg exactly
+        case "degF": return .temperature(v * 5)           // 5 °F units
+        case "degC": return .temperature(v * 9 + 160)     // F = 9C/5 + 32 → 5F = 9C + 160
+        case "count": return .count(v)
+        default: return nil
+        }
+    }
+
+    /// −1, 0, 1, or nil when the two do not compare.
+    static func order(_ a: Exact?, _ b: Exact?) -> Int? {
+        func sign(_ x: Int64, _ y: Int64) -> Int { x < y ? -1 : (x == y ? 0 : 1) }
+        switch (a, b) {
+        case (.mass(let x)?, .mass(let y)?), (.temperature(let x)?, .temperature(let y)?), (.count(let x)?, .count(let y)?):
+            return sign(x, y)
+        default: return nil
+        }
+    }
+
+    static func apply(_ op: Comparison, _ order: Int) -> Bool {
+        switch op.rawValue {
+        case "=": return order == 0
+        case "!=": return order != 0
+        case "<": return order < 0
+        case "<=": return order <= 0
+        case ">": return order > 0
+        default: return order >= 0
+        }
+    }
+
+    static func metadataOrder(_ value: MetadataValue, _ operand: MetadataValue) -> Int? {
+        switch (value, operand) {
+        case (.string(let x), .string(let y)): return x == y ? 0 : (Array(x.unicodeScalars.map(\.value)).lexicographicallyPrecedes(y.unicodeScalars.map(\.value)) ? -1 : 1)
+        case (.integer(let x), .integer(let y)): return x == y ? 0 : (x < y ? -1 : 1)
+        case (.integer(let x), .number(let y)):
+            // y is a multiple of 0.5 in this test: compare 2x with 2y
+            let twice = Int64(y * 2)
+            return 2 * x == twice ? 0 : (2 * x < twice ? -1 : 1)
+        case (.bool(let x), .bool(let y)): return x == y ? 0 : (y ? -1 : 1)
+        case (.quantity(let x), .quantity(let y)):
+            return order(exact(x.value, x.unit.canonicalString), exact(y.value, y.unit.canonicalString))
+        default: return nil
+        }
+    }
+
+    static func holds(_ p: SamplePredicate, _ sample: Sample, source: String) -> Bool {
+        guard case .quantity(let q) = sample else { return false }
+        switch p {
+        case .uuids(let set): return set.contains(q.common.uuid)
+        case .sources(let set): return set.contains(source)
+        case .device(let property, let value):
+            guard let d = q.common.device else { return false }
+            let field: String? = switch property {
+            case .name: d.name
+            case .manufacturer: d.manufacturer
+            case .model: d.model
+            case .localIdentifier: d.localIdentifier
+            }
+            return field == value
+        case .metadataExists(let key): return q.common.metadata[key] != nil
+        case .metadata(let key, let op, let operand):
+            guard let value = q.common.metadata[key], let o = metadataOrder(value, operand) else { return op == .notEqual }
+            return apply(op, o)
+        case .quantity(let op, let operand):
+            guard let o = order(exact(q.quantity.value, q.quantity.unit.canonicalString),
+                                exact(operand.value, operand.unit.canonicalString)) else { return false }
+            return apply(op, o)
+        case .and(let all):
+            for x in all where !holds(x, sample, source: source) { return false }
+            return true
+        case .or(let any):
+            for x in any where holds(x, sample, source: source) { return true }
+            return false
+        case .not(let x): return !holds(x, sample, source: source)
+        case .categoryValue, .workoutActivity, .workoutDuration, .workoutEnergy, .workoutDistance: return false
+        }
     }
 }

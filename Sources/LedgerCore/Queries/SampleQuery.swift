@@ -33,10 +33,34 @@ public struct DatePredicate: Sendable, Hashable {
     }
 }
 
-/// What to sort samples by (HKSampleSortIdentifierStartDate / EndDate).
-public enum SampleSortKey: String, Sendable, Hashable {
+/// What to sort samples by: HKSampleSortIdentifierStartDate / EndDate, and the
+/// workout keys (HKWorkoutSortIdentifierDuration / TotalEnergyBurned /
+/// TotalDistance). A workout key compares the workout's duration (seconds), total
+/// energy (in kcal) or total distance (in m); a missing total — or a sample that is
+/// not a workout — is **smallest**, as NSSortDescriptor orders nil: first ascending,
+/// last descending. Workout keys are not in the sample index: the engine reads the
+/// selected workouts once to sort them (`ResultOrder`).
+public enum SampleSortKey: String, Sendable, Hashable, CaseIterable {
     case startDate
     case endDate
+    case workoutDuration
+    case workoutEnergy
+    case workoutDistance
+
+    /// Whether the key is a workout field (not in the sample index).
+    public var isWorkoutField: Bool { self != .startDate && self != .endDate }
+
+    /// The sample's value for a workout key (nil: none, which sorts smallest); nil for
+    /// the date keys.
+    public func workoutValue(_ sample: Sample) -> Double? {
+        guard case .workout(let w) = sample else { return nil }
+        switch self {
+        case .startDate, .endDate: return nil
+        case .workoutDuration: return w.duration
+        case .workoutEnergy: return w.totalEnergyBurned.flatMap { try? $0.doubleValue(for: .kilocalorie) }
+        case .workoutDistance: return w.totalDistance.flatMap { try? $0.doubleValue(for: .meter) }
+        }
+    }
 }
 
 /// A sort descriptor: key and direction.
@@ -57,7 +81,8 @@ public struct SampleQuery: Sendable, Hashable {
     /// 0 means no limit, as in HealthKit.
     public var limit: Int
     /// Applied in order; ties fall back to start, end, then log order, in the
-    /// direction of the last descriptor (`ResultOrder`): a total order.
+    /// direction of the last descriptor (`ResultOrder`): a total order. Workout keys
+    /// (`SampleSortKey.workoutDuration`, …) apply to workout queries.
     public var sort: [SampleSortDescriptor]
     /// Only samples from these bundle identifiers (HKSourceQuery-style source filter).
     public var sources: Set<String>?
@@ -82,6 +107,55 @@ public struct SampleQuery: Sendable, Hashable {
     public static func mostRecent(_ type: ObjectType, now: Date) -> SampleQuery {
         SampleQuery(type: type, predicate: DatePredicate(start: .distantPast, end: now, strictEndDate: true), limit: 1,
                     sort: [SampleSortDescriptor(.startDate, ascending: false)])
+    }
+}
+
+/// HKCorrelationQuery's parameters: a correlation type, a date predicate and a
+/// predicate on the correlation itself (as `SampleQuery`), and a predicate per member
+/// type (`samplePredicates`).
+///
+/// As in HealthKit, a correlation is returned only if its own predicates and all the
+/// member predicates match; a member predicate matches when **at least one** member of
+/// its type satisfies it (so a correlation with no member of that type does not
+/// match). For an app, the members are the ones it may see (`QueryVisibility`): a
+/// member predicate on a type the app may not read matches only its own correlations.
+public struct CorrelationQuery: Sendable, Hashable {
+    public var type: CorrelationType
+    public var predicate: DatePredicate?
+    /// A predicate on the correlation sample itself (UUID, source, metadata, …).
+    public var filter: SamplePredicate?
+    /// Per member type, a predicate at least one member of that type must satisfy.
+    public var memberPredicates: [QuantityType: SamplePredicate]
+    /// 0 means no limit.
+    public var limit: Int
+    public var sort: [SampleSortDescriptor]
+    public var sources: Set<String>?
+
+    public init(type: CorrelationType, predicate: DatePredicate? = nil, filter: SamplePredicate? = nil,
+                memberPredicates: [QuantityType: SamplePredicate] = [:], limit: Int = 0,
+                sort: [SampleSortDescriptor] = [], sources: Set<String>? = nil) {
+        self.type = type
+        self.predicate = predicate
+        self.filter = filter
+        self.memberPredicates = memberPredicates
+        self.limit = limit
+        self.sort = sort
+        self.sources = sources
+    }
+
+    /// The sample query over the correlation type, without the member predicates.
+    public var sampleQuery: SampleQuery {
+        SampleQuery(type: .correlation(type), predicate: predicate, limit: limit, sort: sort, sources: sources, filter: filter)
+    }
+
+    /// Whether a correlation (with the members the caller may see) matches the filter
+    /// and every member predicate.
+    public func matches(_ sample: Sample) -> Bool {
+        guard case .correlation(let c) = sample, c.type == type else { return false }
+        if let filter, !filter.matches(sample) { return false }
+        return memberPredicates.allSatisfy { memberType, p in
+            c.objects.contains { $0.type == memberType && p.matches(.quantity($0)) }
+        }
     }
 }
 
@@ -110,7 +184,8 @@ extension LedgerState {
     }
 
     /// The query's matching live slots in its order (`ResultOrder`), limited: the
-    /// sample index alone, nothing read from the log. (`SampleReader` streams the
+    /// sample index alone, nothing read from the log (so workout sort keys, which
+    /// are not in the index, are skipped here). (`SampleReader` streams the
     /// samples themselves in the same order.)
     public mutating func slots(matching query: SampleQuery, visibility: QueryVisibility) -> [UInt32] {
         let ordered = samples.orderedSlots(typeCode: query.type.code)

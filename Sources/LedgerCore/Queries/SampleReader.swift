@@ -9,42 +9,69 @@ import LedgerLog
 /// date they did not name (start before end); then the **slot number** — log
 /// order: the saving record's place in the log, then the sample's position in its
 /// record. The added keys take the direction of the last descriptor (ascending
-/// when there is none). So `[start ↓]` is (start ↓, end ↓, slot ↓) and `[end ↑]` is
-/// (end ↑, start ↑, slot ↑); three samples with equal start and end come in the
-/// order they were saved, or its reverse.
+/// when there is none). So `[start ↓]` is (start ↓, end ↓, slot ↓), `[end ↑]` is
+/// (end ↑, start ↑, slot ↑) and `[duration ↓]` is (duration ↓, start ↓, end ↓,
+/// slot ↓); three samples with equal start and end come in the order they were
+/// saved, or its reverse. A workout key's missing value is smallest
+/// (`SampleSortKey`).
 public struct ResultOrder: Sendable, Hashable {
     struct Key: Sendable, Hashable {
-        let byEnd: Bool
+        let field: SampleSortKey
         let ascending: Bool
+        var byEnd: Bool { field == .endDate }
     }
     let keys: [Key]
     let slotAscending: Bool
 
     public init(_ sort: [SampleSortDescriptor]) {
         var keys: [Key] = []
-        for d in sort where !keys.contains(where: { $0.byEnd == (d.key == .endDate) }) {
-            keys.append(Key(byEnd: d.key == .endDate, ascending: d.ascending))
+        for d in sort where !keys.contains(where: { $0.field == d.key }) {
+            keys.append(Key(field: d.key, ascending: d.ascending))
         }
         let direction = keys.last?.ascending ?? true
-        if !keys.contains(where: { !$0.byEnd }) { keys.append(Key(byEnd: false, ascending: direction)) }
-        if !keys.contains(where: { $0.byEnd }) { keys.append(Key(byEnd: true, ascending: direction)) }
+        if !keys.contains(where: { $0.field == .startDate }) { keys.append(Key(field: .startDate, ascending: direction)) }
+        if !keys.contains(where: { $0.field == .endDate }) { keys.append(Key(field: .endDate, ascending: direction)) }
         self.keys = keys
         slotAscending = direction
     }
 
+    /// The workout keys, in order (empty: the index alone orders the answer).
+    var workoutKeys: [SampleSortKey] { keys.map(\.field).filter(\.isWorkoutField) }
+
     /// When the order is the timeline's (start, end, slot) in one direction: that direction.
     var timelineDirection: Bool? {
+        guard workoutKeys.isEmpty else { return nil }
         let d = keys[0].ascending
         return !keys[0].byEnd && keys[1].ascending == d ? d : nil
     }
 
-    /// Whether slot `a` comes before slot `b`.
+    /// Whether slot `a` comes before slot `b`. `values(slot)` gives a slot's workout
+    /// values in `workoutKeys` order; without it the workout keys are skipped.
     @inline(__always)
-    func before(_ a: UInt32, _ b: UInt32, _ s: UnsafeBufferPointer<SampleIndex.Slot>) -> Bool {
+    func before(_ a: UInt32, _ b: UInt32, _ s: UnsafeBufferPointer<SampleIndex.Slot>,
+                values: ((UInt32) -> [Double?])? = nil) -> Bool {
         let x = s[Int(a)], y = s[Int(b)]
+        var w = 0
+        var va: [Double?] = [], vb: [Double?] = []
         for k in keys {
-            let (p, q) = k.byEnd ? (x.end, y.end) : (x.start, y.start)
-            if p != q { return k.ascending ? p < q : p > q }
+            switch k.field {
+            case .startDate, .endDate:
+                let (p, q) = k.byEnd ? (x.end, y.end) : (x.start, y.start)
+                if p != q { return k.ascending ? p < q : p > q }
+            default:
+                guard let values else { continue }
+                if w == 0 { va = values(a); vb = values(b) }
+                let p = va[w], q = vb[w]
+                w += 1
+                if p == q { continue }
+                let less: Bool  // nil is smallest
+                switch (p, q) {
+                case (nil, _): less = true
+                case (_, nil): less = false
+                case (let p?, let q?): less = p < q
+                }
+                return k.ascending ? less : !less
+            }
         }
         return slotAscending ? a < b : a > b
     }
@@ -123,6 +150,28 @@ public struct SampleReader {
                        filter: query.filter.map { p in { p.matches($0) } }, in: &state, body)
     }
 
+    /// HKCorrelationQuery: streams the correlations of `query` as `visibility` allows
+    /// (an app: through the member types it may read, holding only those members), in
+    /// the query's order, keeping those whose member predicates match
+    /// (`CorrelationQuery.matches`). Returns the next page's cursor as `forEach` does.
+    @discardableResult
+    public func forEach(_ query: CorrelationQuery, visibility: QueryVisibility, after: UUID? = nil,
+                        in state: inout LedgerState, _ body: (Sample) throws -> Void) throws -> UUID? {
+        let base = query.sampleQuery
+        let sourceOrdinals: Set<UInt32>? = base.sources.map { Set($0.compactMap { state.registry.ordinal(of: $0) }) }
+        return try run(typeCode: base.type.code, predicate: base.predicate, order: ResultOrder(base.sort), limit: base.limit,
+                       after: after, visibility: visibility, sources: sourceOrdinals, filter: { query.matches($0) },
+                       in: &state, body)
+    }
+
+    /// One page of a correlation query.
+    public func page(_ query: CorrelationQuery, visibility: QueryVisibility, after: UUID? = nil,
+                     in state: inout LedgerState) throws -> SamplePage {
+        var out: [Sample] = []
+        let next = try forEach(query, visibility: visibility, after: after, in: &state) { out.append($0) }
+        return SamplePage(samples: out, next: next)
+    }
+
     /// One page: at most `query.limit` samples (0: all) after `after`.
     public func page(_ query: SampleQuery, visibility: QueryVisibility, after: UUID? = nil,
                      in state: inout LedgerState) throws -> SamplePage {
@@ -162,6 +211,23 @@ public struct SampleReader {
         let limit = rawLimit > 0 ? rawLimit : Int.max
         let sourceList = (0...registry.apps.count).map { registry.source(AppOrdinal($0)) }
         return try index.slots.withUnsafeBufferPointer { s throws -> UUID? in
+            func wanted(_ slot: UInt32) -> RecordReads.Want {
+                let e = s[Int(slot)]
+                return RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: e.position, uuid: e.uuid, app: e.app)
+            }
+            func fetch(_ wants: [RecordReads.Want]) throws -> [Sample] {
+                try reads.samples(wants) { $0 < UInt32(sourceList.count) ? sourceList[Int($0)] : nil }
+            }
+            /// The sample as the caller may see it: others' correlations show exactly the
+            /// members the app may read.
+            func present(_ w: RecordReads.Want, _ found: Sample) throws -> Sample {
+                if case .correlationMembers(let app, let readable) = visibility, w.app != app, case .correlation(let c) = found {
+                    return .correlation(try Correlation(type: c.type, objects: c.objects.filter {
+                        readable.contains(ObjectType.quantity($0.type).code)
+                    }, common: c.common))
+                }
+                return found
+            }
             func admits(_ slot: UInt32) -> Bool {
                 let e = s[Int(slot)]
                 if e.state & SampleIndex.deletedBit != 0 { return false }
@@ -202,13 +268,37 @@ public struct SampleReader {
                 }
             } else {
                 list = timeline[lo..<hi].filter(admits)
-                list.sort { order.before($0, $1, s) }
+                var values: [UInt32: [Double?]] = [:]
+                let workoutKeys = order.workoutKeys
+                if !workoutKeys.isEmpty {
+                    // Workout keys are not in the index: read the selected samples once, in
+                    // chunks, keeping only the ones the filter admits and their sort values.
+                    var kept: [UInt32] = []
+                    var from = 0
+                    while from < list.count {
+                        let chunk = list[from..<min(list.count, from + chunkSize)].map { wanted($0) }
+                        from += chunk.count
+                        for (w, found) in zip(chunk, try fetch(chunk)) {
+                            let sample = try present(w, found)
+                            if let filter, !filter(sample) { continue }
+                            kept.append(w.slot)
+                            values[w.slot] = workoutKeys.map { $0.workoutValue(sample) }
+                        }
+                    }
+                    list = kept
+                    if let c = cursorSlot, values[c] == nil {
+                        let w = wanted(c)
+                        values[c] = workoutKeys.map { k in (try? fetch([w]).first.map { k.workoutValue($0) }) ?? nil }
+                    }
+                }
+                let valuesOf: ((UInt32) -> [Double?])? = workoutKeys.isEmpty ? nil : { values[$0] ?? [] }
+                list.sort { order.before($0, $1, s, values: valuesOf) }
                 i = 0
                 if let c = cursorSlot {
                     var low = 0, high = list.count
                     while low < high {
                         let mid = (low + high) / 2
-                        if !order.before(c, list[mid], s) { low = mid + 1 } else { high = mid }
+                        if !order.before(c, list[mid], s, values: valuesOf) { low = mid + 1 } else { high = mid }
                     }
                     i = low
                 }
@@ -234,20 +324,11 @@ public struct SampleReader {
                     let slot = list[i]
                     i += step
                     guard admits(slot) else { continue }
-                    let e = s[Int(slot)]
-                    wants.append(RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: e.position, uuid: e.uuid,
-                                                  app: e.app))
+                    wants.append(wanted(slot))
                 }
                 if wants.isEmpty { return nil }
-                let samples = try reads.samples(wants) { $0 < UInt32(sourceList.count) ? sourceList[Int($0)] : nil }
-                for (w, found) in zip(wants, samples) {
-                    var sample = found
-                    if case .correlationMembers(let app, let readable) = visibility, w.app != app, case .correlation(let c) = found {
-                        // others' correlations show exactly the members the app may read
-                        sample = .correlation(try Correlation(type: c.type, objects: c.objects.filter {
-                            readable.contains(ObjectType.quantity($0.type).code)
-                        }, common: c.common))
-                    }
+                for (w, found) in zip(wants, try fetch(wants)) {
+                    let sample = try present(w, found)
                     if let filter, !filter(sample) { continue }
                     if emitted == limit { return last.map { s[Int($0)].uuid } }
                     try body(sample)
