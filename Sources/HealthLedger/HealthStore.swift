@@ -190,6 +190,23 @@ public actor HealthStore {
         }
     }
 
+    /// HKCorrelationQuery: correlations of a type whose own filter and every member
+    /// predicate match (at least one member of each given type satisfies its
+    /// predicate), one page after `after`. An app sees a correlation through the member
+    /// types it may read, with exactly those members, so member predicates are tested
+    /// against what it may see.
+    public func correlations(_ query: CorrelationQuery, after: UUID? = nil) async throws -> SamplePage {
+        let bundle = app.bundleIdentifier
+        let fs = ledger.fs
+        return try await ledger.read { state throws -> SamplePage in
+            guard let ordinal = state.registry.ordinal(of: bundle) else {
+                throw HealthStoreError.invalidArgument("\(bundle) is not registered")
+            }
+            let visibility = state.visibility(app: ordinal, type: .correlation(query.type))
+            return try SampleReader(fs).page(query, visibility: visibility, after: after, in: &state)
+        }
+    }
+
     /// Every sample of `query` (up to its limit) as an `AsyncSequence`, read
     /// `pageSize` at a time: memory stays one page, whatever the answer's size.
     public nonisolated func stream(_ query: SampleQuery, pageSize: Int = 4096) -> SampleStream {

@@ -69,6 +69,14 @@ public actor OwnerStore {
         }
     }
 
+    /// HKCorrelationQuery over every source: one page after `after`.
+    public func correlations(_ query: CorrelationQuery, after: UUID? = nil) async throws -> SamplePage {
+        let fs = ledger.fs
+        return try await ledger.read { state in
+            try SampleReader(fs).page(query, visibility: .everything, after: after, in: &state)
+        }
+    }
+
     /// Every sample of `query` as an `AsyncSequence`, `pageSize` at a time.
     public nonisolated func stream(_ query: SampleQuery, pageSize: Int = 4096) -> SampleStream {
         SampleStream(query: query, pageSize: pageSize) { q, after in try await self.samples(q, after: after) }
