@@ -21,7 +21,8 @@ public enum HealthStoreError: Error, Hashable, Sendable, CustomStringConvertible
     case invalidArgument(String)
     /// No stored object with this UUID (or it is already deleted).
     case objectNotFound(UUID)
-    /// An app deleting an object another source saved.
+    /// An app deleting an object another source saved: HealthKit's
+    /// errorAuthorizationDenied (its code is `authorizationDenied`; the message says why).
     case notOwner(UUID)
     /// HealthKit's errorNoData for a characteristic: not set, or not readable by this
     /// app (the two look the same, as in HealthKit).
@@ -41,7 +42,7 @@ public enum HealthStoreError: Error, Hashable, Sendable, CustomStringConvertible
         case .authorizationDenied(let type): "authorizationDenied: sharing \(type) is not allowed"
         case .invalidArgument(let why): "invalidArgument: \(why)"
         case .objectNotFound(let uuid): "objectNotFound: no stored object \(uuid.uuidString)"
-        case .notOwner(let uuid): "notOwner: this app did not save \(uuid.uuidString)"
+        case .notOwner(let uuid): "authorizationDenied: this app did not save \(uuid.uuidString); only the app that saved an object may delete it"
         case .noData(let characteristic): "noData: \(characteristic) is not set or not readable"
         case .ownerOnly(let what): "ownerOnly: only the ledger's owner may \(what)"
         case .refused(let rule): rule.description

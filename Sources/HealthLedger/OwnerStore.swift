@@ -34,8 +34,17 @@ public actor OwnerStore {
         if !decisions.isEmpty { try await decide(app: bundleIdentifier, decisions) }
     }
 
-    /// Sets a characteristic.
-    public func setCharacteristic(_ value: CharacteristicValue) async throws {
+    /// Sets a characteristic. A date of birth after today (the calendar day of `now`
+    /// in `timeZone`) is `invalidArgument`: it would give a negative age.
+    public func setCharacteristic(_ value: CharacteristicValue, now: Date = Date(),
+                                  timeZone: TimeZone = TimeZone(identifier: "UTC")!) async throws {
+        if case .dateOfBirth(let birth) = value {
+            let today = CivilDate.day(of: now, in: timeZone)
+            guard (birth.year, birth.month, birth.day) <= (today.year, today.month, today.day) else {
+                let shown = ISO8601.pad(today.year, 4) + "-" + ISO8601.pad(today.month, 2) + "-" + ISO8601.pad(today.day, 2)
+                throw HealthStoreError.invalidArgument("dateOfBirth \(birth) is after today (\(shown) in \(timeZone.identifier))")
+            }
+        }
         try await mappingRules { try await ledger.execute(.setCharacteristic(value)) }
     }
 

@@ -7,7 +7,11 @@ struct GlobalOptions: Sendable {
     /// `--json`: machine output (JSON Lines where the output is a list).
     var json: Bool
 
+    /// The global options that take a value, in either form, before or after the command.
+    static let valueOptions: Set<String> = ["--ledger", "--app", "--tz"]
+
     static func read(_ args: inout ArgumentList) throws -> GlobalOptions {
+        args.joinValues(of: valueOptions)
         let environment = ProcessInfo.processInfo.environment["HEALTHLEDGER_PATH"]
         let path = try args.option("--ledger") ?? environment ?? "./health.ledger"
         return GlobalOptions(ledgerPath: path, json: args.flag("--json"))

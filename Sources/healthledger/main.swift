@@ -28,7 +28,7 @@ let commands: [Command] = [
 ]
 
 let topHelp = """
-    USAGE: healthledger [--ledger PATH] [--json] COMMAND [OPTIONS]
+    USAGE: healthledger [--ledger PATH] [--app ID | --owner] [--tz ZONE] [--json] COMMAND [OPTIONS]
 
     HealthKit's central repository on an append-only, tamper-evident event log.
 
@@ -40,6 +40,8 @@ let topHelp = """
       --json          machine output (JSON Lines where the output is a list)
       --app ID        act as an app (commands that read or write as one)
       --owner         act as the ledger's owner: sees everything, may delete anything
+      --tz ZONE       the owner's time zone for this command (age, "today", day boundaries)
+    Each option takes its value as `--name value` or `--name=value`, before or after COMMAND.
       --help          help for healthledger or for any command
 
     \(ExitStatus.table)

@@ -11,6 +11,7 @@ import HealthModel
 ///   the revoking event on;
 /// - a UUID is stored once, ever (deleted UUIDs are not reused);
 /// - a sync identifier already stored for the app is replaced only by a higher sync
+///   version of the same type, with the permission a delete of the stored object needs,
 ///   version, and the save records which UUID it replaced;
 /// - an app deletes only objects it saved, while it holds share permission for their
 ///   type; the owner deletes anything; deleting needs a live object;
@@ -89,7 +90,20 @@ enum LedgerRules {
                     guard h.syncVersion > stored.version else {
                         throw .syncVersionNotNewer(syncIdentifier: id, stored: stored.version, given: h.syncVersion)
                     }
-                    expected = state.samples.entry(slot).uuid
+                    // A replacement is a delete of the stored object: same type, same
+                    // source (the sync index is per app), and the permission a delete needs.
+                    let replaced = state.samples.entry(slot)
+                    guard replaced.typeCode == h.typeCode else {
+                        throw .syncReplacementTypeMismatch(syncIdentifier: id, stored: typeName(replaced.typeCode), given: typeName(h.typeCode))
+                    }
+                    if case .correlation? = ObjectType(code: replaced.typeCode) {
+                        for member in state.samples.memberSlots(of: slot) {
+                            try requireShare(app: app, code: state.samples.entry(member).typeCode, state: state)
+                        }
+                    } else if h.kind != .unrecognized {
+                        try requireShare(app: app, code: replaced.typeCode, state: state)
+                    }
+                    expected = replaced.uuid
                 }
             }
             guard h.replaces == expected else { throw .replacementMismatch(uuid: h.uuid, expected: expected, recorded: h.replaces) }
