@@ -37,4 +37,15 @@ struct Issue11CommandTests {
         #expect(later.status == 0)
         #expect(later.stdout.contains("\"value\":120,"))
     }
+
+    /// Bug 6 at the command line: a negative body mass is exit 3, the ledger unchanged.
+    @Test func bug6NegativeBodyMassIsExit3() throws {
+        let dir = try StoreCommandTests.prepared()
+        let before = try ledgerBytes(dir)
+        let r = try CLIRunner.run(["--ledger", dir.path, "save", "--app", "com.example.scale", "--type", "bodyMass",
+                                   "--value", "-5", "--unit", "kg", "--start", "2026-02-02T08:00:00Z"])
+        #expect(r.status == 3)
+        #expect(r.stderr == "healthledger: valueOutOfRange: bodyMass value = -5.0 is outside > 0 kg\n")
+        #expect(try ledgerBytes(dir) == before)
+    }
 }

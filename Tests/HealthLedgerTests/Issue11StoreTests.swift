@@ -88,4 +88,41 @@ struct Issue11StoreTests {
         }
         try await ledger.close()
     }
+
+    /// Bug 6: −5 kg, −60 count/min, a negative workout energy or distance were stored,
+    /// and a negative height gave a positive BMI.
+    @Test func bug6OutOfRangeValuesAreRefusedAndBMIIsNilForNonPositiveInputs() throws {
+        let at = date("2026-02-01T08:00:00Z")
+        #expect(throws: HealthModelError.valueOutOfRange(field: "bodyMass value", value: -5, range: "> 0 kg")) {
+            try QuantitySample(type: .bodyMass, quantity: try Quantity(-5, unit: "kg"), start: at, end: at)
+        }
+        #expect(throws: HealthModelError.valueOutOfRange(field: "heartRate value", value: -60, range: "> 0 count/min")) {
+            try QuantitySample(type: .heartRate, quantity: try Quantity(-60, unit: "count/min"), start: at, end: at)
+        }
+        #expect(throws: HealthModelError.valueOutOfRange(field: "height value", value: 0, range: "> 0 m")) {
+            try QuantitySample(type: .height, quantity: try Quantity(0, unit: "m"), start: at, end: at)
+        }
+        #expect(throws: HealthModelError.valueOutOfRange(field: "stepCount value", value: -1, range: "≥ 0 count")) {
+            try QuantitySample(type: .stepCount, quantity: try Quantity(-1, unit: "count"), start: at, end: at)
+        }
+        #expect(throws: HealthModelError.valueOutOfRange(field: "workout totalEnergyBurned", value: -50, range: "≥ 0 kcal")) {
+            try Workout(activityType: .running, start: at, end: at.addingTimeInterval(60), totalEnergyBurned: try Quantity(-50, unit: "kcal"))
+        }
+        #expect(throws: HealthModelError.valueOutOfRange(field: "workout totalDistance", value: -5, range: "≥ 0 km")) {
+            try Workout(activityType: .running, start: at, end: at.addingTimeInterval(60), totalDistance: try Quantity(-5, unit: "km"))
+        }
+        // Temperatures: above absolute zero; a step count of 0 and a fraction of 1 are fine.
+        _ = try QuantitySample(type: .bodyTemperature, quantity: try Quantity(-10, unit: "degC"), start: at, end: at)
+        #expect(throws: HealthModelError.valueOutOfRange(field: "bodyTemperature value", value: -500, range: "> -273.15 degC (absolute zero)")) {
+            try QuantitySample(type: .bodyTemperature, quantity: try Quantity(-500, unit: "degF"), start: at, end: at)
+        }
+        _ = try QuantitySample(type: .stepCount, quantity: try Quantity(0, unit: "count"), start: at, end: at)
+        #expect(QuantityType.bodyMass.validRange == .positive)
+        #expect(QuantityType.bodyFatPercentage.validRange == .fraction)
+        #expect(QuantityType.stepCount.validRange == .nonNegative)
+        // BMI: nil for a non-positive weight or height (two negatives made a positive BMI).
+        #expect(try BodyMassIndex.compute(weight: try Quantity(-70, unit: "kg"), height: try Quantity(-1.75, unit: "m")) == nil)
+        #expect(try BodyMassIndex.compute(weight: try Quantity(-5, unit: "kg"), height: try Quantity(1.75, unit: "m")) == nil)
+        #expect(try BodyMassIndex.compute(weight: try Quantity(70, unit: "kg"), height: try Quantity(0, unit: "m")) == nil)
+    }
 }
