@@ -80,6 +80,23 @@ public actor HealthStore {
         }
     }
 
+    /// HealthKit's getRequestStatusForAuthorization(toShare:read:): `unnecessary` when
+    /// every type has been asked for or answered (asking again would show nothing),
+    /// else `shouldRequest`. Reveals nothing about read permission.
+    public func requestStatus(toShare share: Set<ObjectType>, read: Set<ObjectType>) async throws -> AuthorizationRequestStatus {
+        let state = await ledger.state
+        let ordinal = try await ordinal
+        for t in share {
+            let p = state.authorization.permission(app: ordinal, type: t)
+            if !p.requestedShare && p.share == .notDetermined { return .shouldRequest }
+        }
+        for t in read {
+            let p = state.authorization.permission(app: ordinal, type: t)
+            if !p.requestedRead && p.read == nil { return .shouldRequest }
+        }
+        return .unnecessary
+    }
+
     /// The sharing status only, as HealthKit: read permission is never revealed.
     public func authorizationStatus(for type: ObjectType) async throws -> SharingStatus {
         await ledger.state.authorization.permission(app: try await ordinal, type: type).share
@@ -200,5 +217,22 @@ public actor HealthStore {
     /// start first, limit 1. A sample dated in the future is not "most recent".
     public func mostRecentSample(for type: ObjectType, now: Date = Date()) async throws -> Sample? {
         try await execute(.mostRecent(type, now: now)).first
+    }
+}
+
+/// HKAuthorizationRequestStatus: whether asking for a set of types would show the
+/// person anything new.
+public enum AuthorizationRequestStatus: Int, Sendable, Hashable {
+    case unknown = 0
+    case shouldRequest = 1
+    case unnecessary = 2
+
+    /// HealthKit's case name.
+    public var name: String {
+        switch self {
+        case .unknown: "unknown"
+        case .shouldRequest: "shouldRequest"
+        case .unnecessary: "unnecessary"
+        }
     }
 }

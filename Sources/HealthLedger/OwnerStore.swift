@@ -12,7 +12,27 @@ public actor OwnerStore {
 
     /// Grants or denies per type for an app (nil leaves that permission as it is):
     /// one event per type answered. Revocation takes effect from its event on.
-    public func decide(app bundleIdentifier: String, _ decisions: [(type: ObjectType, share: Answer?, read: Answer?)]) async throws {
+    ///
+    /// `requestedOnly`: as HealthKit's Settings, which lists only the types an app
+    /// asked for, a share or read answer for a type the app never asked to share or
+    /// read is refused (`notRequested`), and nothing is recorded.
+    public func decide(app bundleIdentifier: String, _ decisions: [(type: ObjectType, share: Answer?, read: Answer?)],
+                       requestedOnly: Bool = false) async throws {
+        if requestedOnly {
+            let state = await ledger.state
+            guard let ordinal = state.registry.ordinal(of: bundleIdentifier) else {
+                throw HealthStoreError.refused(.appNotRegistered(bundleIdentifier))
+            }
+            for d in decisions {
+                let p = state.authorization.permission(app: ordinal, type: d.type)
+                if d.share != nil, !p.requestedShare {
+                    throw HealthStoreError.notRequested(app: bundleIdentifier, type: d.type.identifier, permission: "share")
+                }
+                if d.read != nil, !p.requestedRead {
+                    throw HealthStoreError.notRequested(app: bundleIdentifier, type: d.type.identifier, permission: "read")
+                }
+            }
+        }
         try await mappingRules {
             try await ledger.execute(.decideAuthorization(bundleIdentifier: bundleIdentifier, decisions: decisions, basis: .owner))
         }

@@ -8,6 +8,8 @@ let commands: [Command] = [
     DemoCommand.command,
     InitCommand.command,
     AppCommand.command,
+    RequestCommand.command,
+    RequestCommand.statusCommand,
     AuthorizeCommand.command,
     StatusCommand.command,
     CharacteristicCommand.command,

@@ -48,4 +48,46 @@ struct Issue11CommandTests {
         #expect(r.stderr == "healthledger: valueOutOfRange: bodyMass value = -5.0 is outside > 0 kg\n")
         #expect(try ledgerBytes(dir) == before)
     }
+
+    /// Bug 7: the owner could grant a type the app never asked for. Exit 5 naming it,
+    /// nothing recorded.
+    @Test func bug7AuthorizingATypeNeverRequestedIsExit5() throws {
+        let dir = try StoreCommandTests.prepared()
+        let before = try ledgerBytes(dir)
+        let share = try CLIRunner.run(["--ledger", dir.path, "authorize", "--app", "com.example.scale", "--share", "height"])
+        #expect(share.status == 5)
+        #expect(share.stderr == "healthledger: notRequested: com.example.scale never asked to share HKQuantityTypeIdentifierHeight; the owner answers only what an app asked for\n")
+        let read = try CLIRunner.run(["--ledger", dir.path, "authorize", "--app", "com.example.scale", "--deny-read", "heartRate"])
+        #expect(read.status == 5)
+        #expect(read.stderr == "healthledger: notRequested: com.example.scale never asked to read HKQuantityTypeIdentifierHeartRate; the owner answers only what an app asked for\n")
+        #expect(try ledgerBytes(dir) == before)
+        // A requested type is answered (changing an earlier answer too).
+        let again = try CLIRunner.run(["--ledger", dir.path, "authorize", "--app", "com.example.scale", "--deny-share", "bodyMass"])
+        #expect(again.status == 0, "\(again.stderr)")
+    }
+
+    /// Bug 9: an app could not ask from the command line. `request` records
+    /// requestAuthorization(toShare:read:) (purpose strings first), `request-status`
+    /// answers getRequestStatusForAuthorization.
+    @Test func bug9AnAppRequestsAndAsksForTheRequestStatus() throws {
+        let dir = TemporaryDirectory()
+        func run(_ args: [String]) throws -> CLIResult { try CLIRunner.run(["--ledger", dir.path] + args) }
+        #expect(try run(["init"]).status == 0)
+        #expect(try run(["app", "register", "--app", "com.x", "--name", "X", "--read-purpose", "reads"]).status == 0)
+        let noPurpose = try run(["--app", "com.x", "request", "--share", "bodyMass"])
+        #expect(noPurpose.status == 5)
+        #expect(noPurpose.stderr == "healthledger: missingUsageDescription: com.x has no share (NSHealthUpdateUsageDescription) purpose string\n")
+        #expect(try run(["--app", "com.x", "request-status", "--read", "bodyMass"]).stdout == "shouldRequest\n")
+        let asked = try run(["--app", "com.x", "request", "--read", "bodyMass,height"])
+        #expect(asked.status == 0, "\(asked.stderr)")
+        #expect(asked.stdout == "recorded the request of com.x\n")
+        #expect(try run(["--app", "com.x", "request-status", "--read", "bodyMass"]).stdout == "unnecessary\n")
+        #expect(try run(["request-status", "--app=com.x", "--read", "bodyMass,stepCount", "--json"]).stdout
+                == "{\"app\":\"com.x\",\"status\":\"shouldRequest\",\"rawValue\":1}\n")
+        #expect(try run(["--app", "com.x", "request", "--read", "bodyMass"]).stdout == "nothing new to ask for com.x\n")
+        let granted = try run(["authorize", "--app", "com.x", "--read", "height"])
+        #expect(granted.status == 0, "\(granted.stderr)")
+        let unregistered = try run(["--app", "com.y", "request", "--read", "bodyMass"])
+        #expect(unregistered.status == 4)
+    }
 }
