@@ -148,12 +148,18 @@ public actor HealthStore {
     /// Saves objects, all or nothing, stamped with this app as their source.
     /// Throws `authorizationNotDetermined`/`authorizationDenied` without share
     /// permission, `invalidArgument` for a UUID already stored; a sample carrying a
-    /// sync identifier with a higher version replaces the earlier object.
+    /// sync identifier with a higher version replaces the earlier object; a metadata
+    /// key starting with `HK` that HealthKit does not define is `invalidArgument`.
     public func save(_ objects: [Sample]) async throws {
         guard !objects.isEmpty else { throw HealthStoreError.invalidArgument("save needs at least one object") }
         for object in objects {
             if case .unrecognized = object {
                 throw HealthStoreError.invalidArgument("apps save only types this version knows")
+            }
+            var metadata = [object.common.metadata]
+            if case .correlation(let c) = object { metadata += c.objects.map(\.common.metadata) }
+            for entry in metadata.joined() where entry.key.hasPrefix("HK") && !Metadata.isDefinedByHealthKit(entry.key) {
+                throw HealthStoreError.invalidArgument("metadata key '\(entry.key)' starts with HK but HealthKit defines no such key")
             }
         }
         try await mappingRules {

@@ -125,4 +125,27 @@ struct Issue11StoreTests {
         #expect(try BodyMassIndex.compute(weight: try Quantity(-5, unit: "kg"), height: try Quantity(1.75, unit: "m")) == nil)
         #expect(try BodyMassIndex.compute(weight: try Quantity(70, unit: "kg"), height: try Quantity(0, unit: "m")) == nil)
     }
+
+    /// Bug 10: an app could save metadata keys starting with HK that HealthKit does not
+    /// define; HealthKit refuses them for apps.
+    @Test func bug10UnknownHKMetadataKeysAreRefusedForApps() async throws {
+        let ledger = try makeLedger()
+        let owner = OwnerStore(ledger: ledger)
+        let app = try await HealthStore(ledger: ledger, app: tracker)
+        try await app.requestAuthorization(toShare: [.quantity(.bodyMass)], read: [])
+        try await owner.grantRequested(app: tracker.bundleIdentifier)
+        let at = date("2026-02-01T08:00:00Z")
+        func sample(_ key: String) throws -> Sample {
+            .quantity(try QuantitySample(type: .bodyMass, quantity: try Quantity(70, unit: "kg"), start: at, end: at,
+                                         metadata: [key: .string("v")]))
+        }
+        await #expect(throws: HealthStoreError.invalidArgument("metadata key 'HKMadeUpKey' starts with HK but HealthKit defines no such key")) {
+            try await app.save(try sample("HKMadeUpKey"))
+        }
+        try await app.save(try sample("HKDeviceSerialNumber"))
+        try await app.save(try sample("HKMetadataKeyHeartRateMotionContext"))
+        try await app.save(try sample("hkLowercaseIsTheAppsOwn"))
+        #expect(try await owner.execute(SampleQuery(type: .quantity(.bodyMass))).count == 3)
+        try await ledger.close()
+    }
 }
