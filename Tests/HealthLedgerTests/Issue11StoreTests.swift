@@ -148,4 +148,34 @@ struct Issue11StoreTests {
         #expect(try await owner.execute(SampleQuery(type: .quantity(.bodyMass))).count == 3)
         try await ledger.close()
     }
+
+    /// Bug 3: an app could ask to share appleExerciseTime (and the owner grant it, and
+    /// the app save it). HealthKit refuses to share the types only Apple computes.
+    @Test func bug3AppleOnlyTypesAreNotShareable() async throws {
+        let ledger = try makeLedger()
+        let owner = OwnerStore(ledger: ledger)
+        let app = try await HealthStore(ledger: ledger, app: tracker)
+        let reason = "only Apple computes this type; apps may read it, never share it"
+        for name in ["appleExerciseTime", "appleStandTime", "appleStandHour", "walkingHeartRateAverage", "atrialFibrillationBurden",
+                     "appleSleepingWristTemperature", "appleMoveTime", "appleWalkingSteadiness"] {
+            let type = try ObjectType(identifier: name)
+            #expect(type.isAppleOnly, "\(name)")
+            await #expect(throws: HealthStoreError.refused(.typeNotAuthorizable(type: type.identifier, reason: reason))) {
+                try await app.requestAuthorization(toShare: [type], read: [])
+            }
+            await #expect(throws: HealthStoreError.refused(.typeNotAuthorizable(type: type.identifier, reason: reason))) {
+                try await owner.decide(app: tracker.bundleIdentifier, [(type, .granted, nil)])
+            }
+        }
+        // Reading them is fine, as is denying sharing; saving one is refused.
+        try await app.requestAuthorization(toShare: [], read: [.quantity(.appleExerciseTime)])
+        try await owner.decide(app: tracker.bundleIdentifier, [(.quantity(.appleExerciseTime), .denied, .granted)])
+        let at = date("2026-02-01T08:00:00Z")
+        await #expect(throws: HealthStoreError.refused(.typeNotAuthorizable(type: "HKQuantityTypeIdentifierAppleExerciseTime", reason: reason))) {
+            try await app.save(.quantity(try QuantitySample(type: .appleExerciseTime, quantity: try Quantity(5, unit: "min"),
+                                                            start: at, end: at.addingTimeInterval(300))))
+        }
+        #expect(!ObjectType.quantity(.bodyMass).isAppleOnly)
+        try await ledger.close()
+    }
 }

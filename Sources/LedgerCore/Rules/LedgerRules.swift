@@ -17,7 +17,9 @@ import HealthModel
 ///   type; the owner deletes anything; deleting needs a live object;
 /// - only the owner decides authorization and sets characteristics (the decoder
 ///   already refuses those events from any other actor);
-/// - characteristics are never shared; correlation types are never requested.
+/// - characteristics are never shared; correlation types are never requested;
+/// - types only Apple computes (`ObjectType.isAppleOnly`) are never requested for
+///   sharing, granted sharing by the owner, or saved, except by imported sources.
 enum LedgerRules {
     /// The first rule `facts` break in `state`, or nil (no closure, no copy of the
     /// state: replay calls this for every event).
@@ -52,6 +54,8 @@ enum LedgerRules {
         }
     }
 
+    static let appleOnlyReason = "only Apple computes this type; apps may read it, never share it"
+
     static func typeName(_ code: UInt16) -> String { ObjectType(code: code)?.identifier ?? "type \(code)" }
 
     private static func checkSave(app: AppOrdinal, headers: ArraySlice<SampleCodec.Header>, strings: ArraySlice<String>,
@@ -73,6 +77,9 @@ enum LedgerRules {
             case .correlation:
                 break  // its members carry the permission check
             default:
+                if ObjectType(code: h.typeCode)?.isAppleOnly == true, state.registry.registration(app)?.imported != true {
+                    throw .typeNotAuthorizable(type: typeName(h.typeCode), reason: Self.appleOnlyReason)
+                }
                 try requireShare(app: app, code: h.typeCode, state: state)
             }
             guard h.memberOf == nil else {
@@ -119,8 +126,9 @@ enum LedgerRules {
                 throw .registrationOutOfOrder(bundleIdentifier: registration.bundleIdentifier, ordinal: ordinal, expected: expected)
             }
         case .authorizationRequested(let app, let share, let read):
-            _ = try requireApp(app, state)
+            let registration = try requireApp(app, state)
             for t in share {
+                if t.isAppleOnly, !registration.imported { throw .typeNotAuthorizable(type: t.identifier, reason: Self.appleOnlyReason) }
                 if case .characteristic = t { throw .typeNotAuthorizable(type: t.identifier, reason: "characteristics can only be read") }
                 if case .correlation = t { throw .typeNotAuthorizable(type: t.identifier, reason: "request the member types of a correlation") }
             }
@@ -134,6 +142,9 @@ enum LedgerRules {
             }
             if case .correlation = d.type {
                 throw .typeNotAuthorizable(type: d.type.identifier, reason: "authorize the member types of a correlation")
+            }
+            if d.type.isAppleOnly, d.share == .granted, d.basis == .owner {
+                throw .typeNotAuthorizable(type: d.type.identifier, reason: Self.appleOnlyReason)
             }
             if d.basis == .imported, !registration.imported {
                 throw .ownerOnly(action: "authorize \(registration.bundleIdentifier) on an imported basis")
