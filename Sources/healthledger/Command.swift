@@ -6,6 +6,9 @@ struct GlobalOptions: Sendable {
     var ledgerPath: String
     /// `--json`: machine output (JSON Lines where the output is a list).
     var json: Bool
+    /// The owner's time zone for this command (age, "today", day boundaries):
+    /// `--tz ZONE`, else `$TZ` when it names a zone, else UTC.
+    var timeZone: TimeZone = TimeZone(identifier: "UTC")!
 
     /// The global options that take a value, in either form, before or after the command.
     static let valueOptions: Set<String> = ["--ledger", "--app", "--tz"]
@@ -14,7 +17,17 @@ struct GlobalOptions: Sendable {
         args.joinValues(of: valueOptions)
         let environment = ProcessInfo.processInfo.environment["HEALTHLEDGER_PATH"]
         let path = try args.option("--ledger") ?? environment ?? "./health.ledger"
-        return GlobalOptions(ledgerPath: path, json: args.flag("--json"))
+        var options = GlobalOptions(ledgerPath: path, json: args.flag("--json"))
+        if let zone = try args.option("--tz") {
+            guard let tz = TimeZone(identifier: zone) else {
+                throw CLIError.invalidInput("invalidTimeZone: --tz '\(zone)' names no time zone (an IANA name such as Pacific/Honolulu)")
+            }
+            options.timeZone = tz
+        } else if let zone = ProcessInfo.processInfo.environment["TZ"].map({ $0.hasPrefix(":") ? String($0.dropFirst()) : $0 }),
+                  !zone.isEmpty, let tz = TimeZone(identifier: zone) {
+            options.timeZone = tz
+        }
+        return options
     }
 }
 

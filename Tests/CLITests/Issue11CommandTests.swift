@@ -90,4 +90,23 @@ struct Issue11CommandTests {
         let unregistered = try run(["--app", "com.y", "request", "--read", "bodyMass"])
         #expect(unregistered.status == 4)
     }
+
+    /// Bug 8: age was counted in UTC. A person in UTC−10 on the evening before the
+    /// birthday is still 35 there; `--tz` (or `$TZ`) gives the owner's zone.
+    @Test func bug8AgeIsCountedInTheOwnersTimeZone() throws {
+        let dir = TemporaryDirectory()
+        func run(_ args: [String], env: [String: String] = ["TZ": "UTC"]) throws -> CLIResult {
+            try CLIRunner.run(["--ledger", dir.path] + args, environment: env)
+        }
+        #expect(try run(["init"]).status == 0)
+        #expect(try run(["characteristic", "set", "dateOfBirth", "1990-04-12"]).status == 0)
+        let profile = ["--owner", "profile", "--now", "2026-04-12T05:00:00Z", "--json"]
+        #expect(try run(profile).stdout.hasPrefix("{\"age\":36,"))
+        #expect(try run(["--tz", "Pacific/Honolulu"] + profile).stdout.hasPrefix("{\"age\":35,"))
+        #expect(try run(profile + ["--tz=Pacific/Honolulu"]).stdout.hasPrefix("{\"age\":35,"))
+        #expect(try run(profile, env: ["TZ": "Pacific/Honolulu"]).stdout.hasPrefix("{\"age\":35,"))
+        let bad = try run(["--tz", "Mars/Base"] + profile)
+        #expect(bad.status == 3)
+        #expect(bad.stderr == "healthledger: invalidTimeZone: --tz 'Mars/Base' names no time zone (an IANA name such as Pacific/Honolulu)\n")
+    }
 }
