@@ -68,6 +68,21 @@ public actor OwnerStore {
         try await mappingRules { try await ledger.execute(.setCharacteristic(value)) }
     }
 
+    /// Sets the owner's time zone (an IANA identifier such as `Pacific/Honolulu`):
+    /// an `ownerTimeZoneSet` event, unless it is already the zone. Throws
+    /// `invalidArgument` for an identifier that names no zone.
+    public func setTimeZone(_ identifier: String) async throws {
+        guard !identifier.isEmpty, identifier.utf8.count <= 255, TimeZone(identifier: identifier) != nil else {
+            throw HealthStoreError.invalidArgument("time zone '\(identifier)' names no zone (an IANA name such as Pacific/Honolulu)")
+        }
+        try await mappingRules { try await ledger.execute(.setOwnerTimeZone(identifier)) }
+    }
+
+    /// The owner's time zone: the one set in the ledger, else UTC.
+    public func timeZone() async -> TimeZone {
+        (await ledger.state.ownerTimeZone).flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
+    }
+
     /// Clears a characteristic.
     public func clearCharacteristic(_ type: CharacteristicType) async throws {
         try await mappingRules { try await ledger.execute(.clearCharacteristic(type)) }

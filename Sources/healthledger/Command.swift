@@ -6,9 +6,22 @@ struct GlobalOptions: Sendable {
     var ledgerPath: String
     /// `--json`: machine output (JSON Lines where the output is a list).
     var json: Bool
-    /// The owner's time zone for this command (age, "today", day boundaries):
-    /// `--tz ZONE`, else `$TZ` when it names a zone, else UTC.
-    var timeZone: TimeZone = TimeZone(identifier: "UTC")!
+    /// `--tz ZONE`: the owner's time zone for this command only (age, "today", day
+    /// boundaries), over the one the ledger keeps.
+    var timeZoneOverride: TimeZone?
+
+    /// The owner's time zone for this command: `--tz`, else the ledger's
+    /// (`ownerTimeZoneSet`), else UTC.
+    func timeZone(ledgerZone: String?) -> TimeZone {
+        timeZoneOverride ?? ledgerZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
+    }
+
+    /// `$TZ` when it names a zone (a leading `:` dropped): the default zone of a new ledger.
+    static var environmentTimeZone: String? {
+        guard var zone = ProcessInfo.processInfo.environment["TZ"] else { return nil }
+        if zone.hasPrefix(":") { zone.removeFirst() }
+        return !zone.isEmpty && TimeZone(identifier: zone) != nil ? zone : nil
+    }
 
     /// The global options that take a value, in either form, before or after the command.
     static let valueOptions: Set<String> = ["--ledger", "--app", "--tz"]
@@ -22,10 +35,7 @@ struct GlobalOptions: Sendable {
             guard let tz = TimeZone(identifier: zone) else {
                 throw CLIError.invalidInput("invalidTimeZone: --tz '\(zone)' names no time zone (an IANA name such as Pacific/Honolulu)")
             }
-            options.timeZone = tz
-        } else if let zone = ProcessInfo.processInfo.environment["TZ"].map({ $0.hasPrefix(":") ? String($0.dropFirst()) : $0 }),
-                  !zone.isEmpty, let tz = TimeZone(identifier: zone) {
-            options.timeZone = tz
+            options.timeZoneOverride = tz
         }
         return options
     }

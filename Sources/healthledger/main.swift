@@ -13,6 +13,7 @@ let commands: [Command] = [
     AuthorizeCommand.command,
     StatusCommand.command,
     CharacteristicCommand.command,
+    TimeZoneCommand.command,
     SaveCommand.command,
     WorkoutCommand.command,
     IngestCommand.command,

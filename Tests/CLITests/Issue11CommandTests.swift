@@ -91,22 +91,38 @@ struct Issue11CommandTests {
         #expect(unregistered.status == 4)
     }
 
-    /// Bug 8: age was counted in UTC. A person in UTC−10 on the evening before the
-    /// birthday is still 35 there; `--tz` (or `$TZ`) gives the owner's zone.
+    /// Bug 8: age was counted in UTC. The ledger keeps the owner's time zone (an
+    /// event; `$TZ` at creation), age uses it, and `--tz` overrides it for one command.
+    /// A person in UTC−10 on the evening before the birthday is still 35 there.
     @Test func bug8AgeIsCountedInTheOwnersTimeZone() throws {
         let dir = TemporaryDirectory()
-        func run(_ args: [String], env: [String: String] = ["TZ": "UTC"]) throws -> CLIResult {
+        func run(_ args: [String], env: [String: String] = [:]) throws -> CLIResult {
             try CLIRunner.run(["--ledger", dir.path] + args, environment: env)
         }
-        #expect(try run(["init"]).status == 0)
+        #expect(try run(["init"], env: ["TZ": "Pacific/Honolulu"]).status == 0)
+        #expect(try run(["timezone"]).stdout == "Pacific/Honolulu\n")
+        #expect(try run(["log"]).stdout.contains("time zone Pacific/Honolulu"))
         #expect(try run(["characteristic", "set", "dateOfBirth", "1990-04-12"]).status == 0)
         let profile = ["--owner", "profile", "--now", "2026-04-12T05:00:00Z", "--json"]
+        #expect(try run(profile).stdout.hasPrefix("{\"age\":35,"))
+        #expect(try run(["--tz", "UTC"] + profile).stdout.hasPrefix("{\"age\":36,"))
+        #expect(try run(profile + ["--tz=Etc/UTC"]).stdout.hasPrefix("{\"age\":36,"))
+        // Setting it is an event; the same zone again records nothing.
+        #expect(try run(["timezone", "UTC"]).status == 0)
+        #expect(try run(["timezone", "UTC"]).status == 0)
+        #expect(try run(["log"]).stdout.components(separatedBy: "time zone ").count == 3)
         #expect(try run(profile).stdout.hasPrefix("{\"age\":36,"))
-        #expect(try run(["--tz", "Pacific/Honolulu"] + profile).stdout.hasPrefix("{\"age\":35,"))
-        #expect(try run(profile + ["--tz=Pacific/Honolulu"]).stdout.hasPrefix("{\"age\":35,"))
-        #expect(try run(profile, env: ["TZ": "Pacific/Honolulu"]).stdout.hasPrefix("{\"age\":35,"))
+        let before = try ledgerBytes(dir)
         let bad = try run(["--tz", "Mars/Base"] + profile)
         #expect(bad.status == 3)
         #expect(bad.stderr == "healthledger: invalidTimeZone: --tz 'Mars/Base' names no time zone (an IANA name such as Pacific/Honolulu)\n")
+        let badSet = try run(["timezone", "Mars/Base"])
+        #expect(badSet.status == 3)
+        #expect(try ledgerBytes(dir) == before)
+        // The zone survives a snapshot and a replay from it.
+        #expect(try run(["timezone", "Pacific/Honolulu"]).status == 0)
+        #expect(try run(["replay", "--write-snapshot"]).status == 0)
+        #expect(try run(profile).stdout.hasPrefix("{\"age\":35,"))
+        #expect(try run(["verify"]).status == 0)
     }
 }

@@ -179,6 +179,8 @@ enum LedgerRules {
             guard !summaries.isEmpty else { throw .emptyCall("an activity summary record") }
         case .exportElementsKept(let elements):
             guard !elements.isEmpty else { throw .emptyCall("a kept-elements record") }
+        case .ownerTimeZoneSet:
+            break  // owner-only is enforced by the decoder; the zone is checked when set
         case .importStarted(let start):
             guard state.imports.firstIndex(where: { $0.start.importId == start.importId }) == nil else {
                 throw .importMismatch(start.importId, "was already started")
