@@ -143,6 +143,20 @@ public actor HealthStore {
         return .notSet
     }
 
+    /// Activity move mode (HealthKit's activityMoveMode()); nil when not set or not
+    /// readable (the two look the same, as for the other characteristics).
+    public func activityMoveMode() async throws -> ActivityMoveMode? {
+        if case .activityMoveMode(let v)? = try await readableCharacteristic(.activityMoveMode) { return v }
+        return nil
+    }
+
+    /// Medications that affect cardio fitness (HealthKit's
+    /// cardioFitnessMedicationsUse()); empty when not set or not readable.
+    public func cardioFitnessMedicationsUse() async throws -> CardioFitnessMedicationsUse {
+        if case .cardioFitnessMedicationsUse(let v)? = try await readableCharacteristic(.cardioFitnessMedicationsUse) { return v }
+        return []
+    }
+
     // MARK: Saving and deleting
 
     /// Saves objects, all or nothing, stamped with this app as their source.

@@ -60,3 +60,25 @@ enum TimeZoneCommand {
         Output.line(global.json ? "{\"timeZone\":\(JSONObject.quote(shown))}" : shown)
     }
 }
+
+/// `healthledger available`: HealthKit's isHealthDataAvailable() for a ledger path.
+enum AvailableCommand {
+    static let help = """
+        USAGE: healthledger [--ledger PATH] available [--json]
+
+        Whether health data can be stored at the ledger path (HealthKit's
+        isHealthDataAvailable()): a ledger folder exists there, its log is readable and
+        writable, and it opens (a reader checks its header). Prints `available`, else
+        exit 4 with notAvailableOnDevice and the reason.
+
+        \(ExitStatus.table)
+        """
+
+    static let command = Command(name: "available", abstract: "Whether a ledger exists at the path and opens", help: help) { args, global in
+        if handledHelp(&args, help) { return }
+        try args.finish()
+        try HealthStore.checkAvailability(at: global.ledgerPath)
+        _ = try LedgerAccess.reader(global)
+        Output.line(global.json ? "{\"available\":true}" : "available")
+    }
+}

@@ -7,6 +7,7 @@ import Glibc
 let commands: [Command] = [
     DemoCommand.command,
     InitCommand.command,
+    AvailableCommand.command,
     AppCommand.command,
     RequestCommand.command,
     RequestCommand.statusCommand,

@@ -125,4 +125,16 @@ struct Issue11CommandTests {
         #expect(try run(profile).stdout.hasPrefix("{\"age\":35,"))
         #expect(try run(["verify"]).status == 0)
     }
+
+    /// The rest of HKHealthStore: isHealthDataAvailable as `healthledger available`.
+    @Test func availableSaysWhetherALedgerExistsAndOpens() throws {
+        let dir = TemporaryDirectory()
+        let missing = try CLIRunner.run(["--ledger", dir.path, "available"])
+        #expect(missing.status == 4)
+        #expect(missing.stderr == "healthledger: notAvailableOnDevice: health data cannot be stored at \(dir.path): no ledger folder (run `healthledger init`)\n")
+        #expect(try CLIRunner.run(["--ledger", dir.path, "init"]).status == 0)
+        let ok = try CLIRunner.run(["--ledger", dir.path, "available"])
+        #expect(ok.status == 0)
+        #expect(ok.stdout == "available\n")
+    }
 }

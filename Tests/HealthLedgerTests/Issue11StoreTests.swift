@@ -178,4 +178,21 @@ struct Issue11StoreTests {
         #expect(!ObjectType.quantity(.bodyMass).isAppleOnly)
         try await ledger.close()
     }
+
+    /// The rest of HKHealthStore: activityMoveMode() and cardioFitnessMedicationsUse()
+    /// like the other characteristics (hidden without read permission).
+    @Test func activityMoveModeAndCardioFitnessMedicationsUseAreOnTheStore() async throws {
+        let ledger = try makeLedger()
+        let owner = OwnerStore(ledger: ledger)
+        let app = try await HealthStore(ledger: ledger, app: tracker)
+        try await owner.setCharacteristic(.activityMoveMode(.appleMoveTime))
+        try await owner.setCharacteristic(.cardioFitnessMedicationsUse([.betaBlockers]))
+        #expect(try await app.activityMoveMode() == nil)
+        #expect(try await app.cardioFitnessMedicationsUse() == [])
+        try await app.requestAuthorization(toShare: [], read: [.characteristic(.activityMoveMode), .characteristic(.cardioFitnessMedicationsUse)])
+        try await owner.grantRequested(app: tracker.bundleIdentifier)
+        #expect(try await app.activityMoveMode() == .appleMoveTime)
+        #expect(try await app.cardioFitnessMedicationsUse() == [.betaBlockers])
+        try await ledger.close()
+    }
 }
