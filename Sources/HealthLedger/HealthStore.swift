@@ -80,6 +80,23 @@ public actor HealthStore {
         }
     }
 
+    /// HealthKit's getRequestStatusForAuthorization(toShare:read:): `unnecessary` when
+    /// every type has been asked for or answered (asking again would show nothing),
+    /// else `shouldRequest`. Reveals nothing about read permission.
+    public func requestStatus(toShare share: Set<ObjectType>, read: Set<ObjectType>) async throws -> AuthorizationRequestStatus {
+        let state = await ledger.state
+        let ordinal = try await ordinal
+        for t in share {
+            let p = state.authorization.permission(app: ordinal, type: t)
+            if !p.requestedShare && p.share == .notDetermined { return .shouldRequest }
+        }
+        for t in read {
+            let p = state.authorization.permission(app: ordinal, type: t)
+            if !p.requestedRead && p.read == nil { return .shouldRequest }
+        }
+        return .unnecessary
+    }
+
     /// The sharing status only, as HealthKit: read permission is never revealed.
     public func authorizationStatus(for type: ObjectType) async throws -> SharingStatus {
         await ledger.state.authorization.permission(app: try await ordinal, type: type).share
@@ -126,17 +143,37 @@ public actor HealthStore {
         return .notSet
     }
 
+    /// Activity move mode (HealthKit's activityMoveMode()); nil when not set or not
+    /// readable (the two look the same, as for the other characteristics).
+    public func activityMoveMode() async throws -> ActivityMoveMode? {
+        if case .activityMoveMode(let v)? = try await readableCharacteristic(.activityMoveMode) { return v }
+        return nil
+    }
+
+    /// Medications that affect cardio fitness (HealthKit's
+    /// cardioFitnessMedicationsUse()); empty when not set or not readable.
+    public func cardioFitnessMedicationsUse() async throws -> CardioFitnessMedicationsUse {
+        if case .cardioFitnessMedicationsUse(let v)? = try await readableCharacteristic(.cardioFitnessMedicationsUse) { return v }
+        return []
+    }
+
     // MARK: Saving and deleting
 
     /// Saves objects, all or nothing, stamped with this app as their source.
     /// Throws `authorizationNotDetermined`/`authorizationDenied` without share
     /// permission, `invalidArgument` for a UUID already stored; a sample carrying a
-    /// sync identifier with a higher version replaces the earlier object.
+    /// sync identifier with a higher version replaces the earlier object; a metadata
+    /// key starting with `HK` that HealthKit does not define is `invalidArgument`.
     public func save(_ objects: [Sample]) async throws {
         guard !objects.isEmpty else { throw HealthStoreError.invalidArgument("save needs at least one object") }
         for object in objects {
             if case .unrecognized = object {
                 throw HealthStoreError.invalidArgument("apps save only types this version knows")
+            }
+            var metadata = [object.common.metadata]
+            if case .correlation(let c) = object { metadata += c.objects.map(\.common.metadata) }
+            for entry in metadata.joined() where entry.key.hasPrefix("HK") && !Metadata.isDefinedByHealthKit(entry.key) {
+                throw HealthStoreError.invalidArgument("metadata key '\(entry.key)' starts with HK but HealthKit defines no such key")
             }
         }
         try await mappingRules {
@@ -217,5 +254,22 @@ public actor HealthStore {
     /// start first, limit 1. A sample dated in the future is not "most recent".
     public func mostRecentSample(for type: ObjectType, now: Date = Date()) async throws -> Sample? {
         try await execute(.mostRecent(type, now: now)).first
+    }
+}
+
+/// HKAuthorizationRequestStatus: whether asking for a set of types would show the
+/// person anything new.
+public enum AuthorizationRequestStatus: Int, Sendable, Hashable {
+    case unknown = 0
+    case shouldRequest = 1
+    case unnecessary = 2
+
+    /// HealthKit's case name.
+    public var name: String {
+        switch self {
+        case .unknown: "unknown"
+        case .shouldRequest: "shouldRequest"
+        case .unnecessary: "unnecessary"
+        }
     }
 }

@@ -21,13 +21,17 @@ public enum HealthStoreError: Error, Hashable, Sendable, CustomStringConvertible
     case invalidArgument(String)
     /// No stored object with this UUID (or it is already deleted).
     case objectNotFound(UUID)
-    /// An app deleting an object another source saved.
+    /// An app deleting an object another source saved: HealthKit's
+    /// errorAuthorizationDenied (its code is `authorizationDenied`; the message says why).
     case notOwner(UUID)
     /// HealthKit's errorNoData for a characteristic: not set, or not readable by this
     /// app (the two look the same, as in HealthKit).
     case noData(characteristic: String)
     /// Something only the ledger's owner may do.
     case ownerOnly(String)
+    /// The owner answering for a type the app never asked to share or read
+    /// (HealthKit's Settings lists only requested types).
+    case notRequested(app: String, type: String, permission: String)
     /// Refused by another of the ledger's rules (a UUID already stored, a sync
     /// version that is not newer, a type that cannot be authorized): HealthKit's
     /// errorInvalidArgument, with the rule that says why.
@@ -41,9 +45,10 @@ public enum HealthStoreError: Error, Hashable, Sendable, CustomStringConvertible
         case .authorizationDenied(let type): "authorizationDenied: sharing \(type) is not allowed"
         case .invalidArgument(let why): "invalidArgument: \(why)"
         case .objectNotFound(let uuid): "objectNotFound: no stored object \(uuid.uuidString)"
-        case .notOwner(let uuid): "notOwner: this app did not save \(uuid.uuidString)"
+        case .notOwner(let uuid): "authorizationDenied: this app did not save \(uuid.uuidString); only the app that saved an object may delete it"
         case .noData(let characteristic): "noData: \(characteristic) is not set or not readable"
         case .ownerOnly(let what): "ownerOnly: only the ledger's owner may \(what)"
+        case .notRequested(let app, let type, let permission): "notRequested: \(app) never asked to \(permission) \(type); the owner answers only what an app asked for"
         case .refused(let rule): rule.description
         }
     }

@@ -12,7 +12,27 @@ public actor OwnerStore {
 
     /// Grants or denies per type for an app (nil leaves that permission as it is):
     /// one event per type answered. Revocation takes effect from its event on.
-    public func decide(app bundleIdentifier: String, _ decisions: [(type: ObjectType, share: Answer?, read: Answer?)]) async throws {
+    ///
+    /// `requestedOnly`: as HealthKit's Settings, which lists only the types an app
+    /// asked for, a share or read answer for a type the app never asked to share or
+    /// read is refused (`notRequested`), and nothing is recorded.
+    public func decide(app bundleIdentifier: String, _ decisions: [(type: ObjectType, share: Answer?, read: Answer?)],
+                       requestedOnly: Bool = false) async throws {
+        if requestedOnly {
+            let state = await ledger.state
+            guard let ordinal = state.registry.ordinal(of: bundleIdentifier) else {
+                throw HealthStoreError.refused(.appNotRegistered(bundleIdentifier))
+            }
+            for d in decisions {
+                let p = state.authorization.permission(app: ordinal, type: d.type)
+                if d.share != nil, !p.requestedShare {
+                    throw HealthStoreError.notRequested(app: bundleIdentifier, type: d.type.identifier, permission: "share")
+                }
+                if d.read != nil, !p.requestedRead {
+                    throw HealthStoreError.notRequested(app: bundleIdentifier, type: d.type.identifier, permission: "read")
+                }
+            }
+        }
         try await mappingRules {
             try await ledger.execute(.decideAuthorization(bundleIdentifier: bundleIdentifier, decisions: decisions, basis: .owner))
         }
@@ -34,9 +54,33 @@ public actor OwnerStore {
         if !decisions.isEmpty { try await decide(app: bundleIdentifier, decisions) }
     }
 
-    /// Sets a characteristic.
-    public func setCharacteristic(_ value: CharacteristicValue) async throws {
+    /// Sets a characteristic. A date of birth after today (the calendar day of `now`
+    /// in `timeZone`) is `invalidArgument`: it would give a negative age.
+    public func setCharacteristic(_ value: CharacteristicValue, now: Date = Date(),
+                                  timeZone: TimeZone = TimeZone(identifier: "UTC")!) async throws {
+        if case .dateOfBirth(let birth) = value {
+            let today = CivilDate.day(of: now, in: timeZone)
+            guard (birth.year, birth.month, birth.day) <= (today.year, today.month, today.day) else {
+                let shown = ISO8601.pad(today.year, 4) + "-" + ISO8601.pad(today.month, 2) + "-" + ISO8601.pad(today.day, 2)
+                throw HealthStoreError.invalidArgument("dateOfBirth \(birth) is after today (\(shown) in \(timeZone.identifier))")
+            }
+        }
         try await mappingRules { try await ledger.execute(.setCharacteristic(value)) }
+    }
+
+    /// Sets the owner's time zone (an IANA identifier such as `Pacific/Honolulu`):
+    /// an `ownerTimeZoneSet` event, unless it is already the zone. Throws
+    /// `invalidArgument` for an identifier that names no zone.
+    public func setTimeZone(_ identifier: String) async throws {
+        guard !identifier.isEmpty, identifier.utf8.count <= 255, TimeZone(identifier: identifier) != nil else {
+            throw HealthStoreError.invalidArgument("time zone '\(identifier)' names no zone (an IANA name such as Pacific/Honolulu)")
+        }
+        try await mappingRules { try await ledger.execute(.setOwnerTimeZone(identifier)) }
+    }
+
+    /// The owner's time zone: the one set in the ledger, else UTC.
+    public func timeZone() async -> TimeZone {
+        (await ledger.state.ownerTimeZone).flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
     }
 
     /// Clears a characteristic.

@@ -290,9 +290,9 @@ public actor Ledger {
         try fetcher.sample(slot, in: state)
     }
 
-    /// The profile (every source), with height and weight read from the log.
-    public func profile() throws -> Profile {
-        try state.profile(fetcher: &fetcher)
+    /// The profile (every source) at `now`, with height and weight read from the log.
+    public func profile(at now: Date = Date()) throws -> Profile {
+        try state.profile(fetcher: &fetcher, at: now)
     }
 
     /// Writes a snapshot of the projections now (after making the log durable).

@@ -64,6 +64,28 @@ struct ArgumentList {
         return words.remove(at: i)
     }
 
+    /// Joins every `--name value` of `names` (before `--`) into `--name=value`, so that a
+    /// value is never taken for a positional word, wherever the option stands: `--app ID
+    /// query bodyMass` names the command `query`, not `ID`. A trailing `--name` without a
+    /// value stays as it is, for the reader of that option to refuse.
+    mutating func joinValues(of names: Set<String>) {
+        var joined: [String] = []
+        var i = 0
+        var endOfOptions = false
+        while i < words.count {
+            let word = words[i]
+            if word == "--" { endOfOptions = true }
+            if !endOfOptions, names.contains(word), i + 1 < words.count {
+                joined.append(word + "=" + words[i + 1])
+                i += 2
+                continue
+            }
+            joined.append(word)
+            i += 1
+        }
+        words = joined
+    }
+
     /// Removes the next positional word, or throws a usage error naming `what`.
     mutating func required(_ what: String) throws -> String {
         guard let word = positional() else { throw CLIError.usage("missing \(what)") }

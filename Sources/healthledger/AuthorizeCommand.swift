@@ -11,7 +11,9 @@ enum AuthorizeCommand {
                healthledger [--ledger PATH] authorize --app ID --requested
 
         The owner's decisions for an app, one event per type answered. A decision can
-        be changed or revoked later; revocation takes effect from its event on.
+        be changed or revoked later; revocation takes effect from its event on. As in
+        HealthKit's Settings, only types the app asked for (healthledger --app ID
+        request) can be answered: another is refused (exit 5), naming the type.
         --requested grants everything the app asked for that is not answered yet.
         Types: HealthKit identifiers or short forms (bodyMass, HKQuantityTypeIdentifierHeight,
         sleepAnalysis, workout, dateOfBirth, …).
@@ -56,7 +58,8 @@ enum AuthorizeCommand {
             let before = await ledger.state.lastSequence
             if requested { try await owner.grantRequested(app: bundle) }
             if !decisions.isEmpty {
-                try await owner.decide(app: bundle, decisions.keys.sorted().map { ($0, decisions[$0]!.share, decisions[$0]!.read) })
+                try await owner.decide(app: bundle, decisions.keys.sorted().map { ($0, decisions[$0]!.share, decisions[$0]!.read) },
+                                       requestedOnly: true)
             }
             return await ledger.state.lastSequence - before
         }

@@ -28,7 +28,10 @@ enum CharacteristicCommand {
             if type == .fitzpatrickSkinType, !value.hasPrefix("HK"), !value.lowercased().hasPrefix("type"), Int(value) == nil { value = "type" + value }
             try args.finish()
             let parsed = try CharacteristicValue(type: type, text: value)
-            try await withStore(global, .owner) { _, _, owner in try await owner.setCharacteristic(parsed) }
+            try await withStore(global, .owner) { _, _, owner in 
+                let zone = global.timeZone(ledgerZone: await owner.ledger.state.ownerTimeZone)
+                try await owner.setCharacteristic(parsed, timeZone: zone)
+            }
             Output.line(global.json ? "{\"characteristic\":\(JSONObject.quote(type.identifier)),\"value\":\(JSONObject.quote(parsed.description))}"
                                     : "\(type.shortName) = \(parsed.displayString)")
         case "clear":

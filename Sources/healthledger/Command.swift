@@ -6,11 +6,38 @@ struct GlobalOptions: Sendable {
     var ledgerPath: String
     /// `--json`: machine output (JSON Lines where the output is a list).
     var json: Bool
+    /// `--tz ZONE`: the owner's time zone for this command only (age, "today", day
+    /// boundaries), over the one the ledger keeps.
+    var timeZoneOverride: TimeZone?
+
+    /// The owner's time zone for this command: `--tz`, else the ledger's
+    /// (`ownerTimeZoneSet`), else UTC.
+    func timeZone(ledgerZone: String?) -> TimeZone {
+        timeZoneOverride ?? ledgerZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
+    }
+
+    /// `$TZ` when it names a zone (a leading `:` dropped): the default zone of a new ledger.
+    static var environmentTimeZone: String? {
+        guard var zone = ProcessInfo.processInfo.environment["TZ"] else { return nil }
+        if zone.hasPrefix(":") { zone.removeFirst() }
+        return !zone.isEmpty && TimeZone(identifier: zone) != nil ? zone : nil
+    }
+
+    /// The global options that take a value, in either form, before or after the command.
+    static let valueOptions: Set<String> = ["--ledger", "--app", "--tz"]
 
     static func read(_ args: inout ArgumentList) throws -> GlobalOptions {
+        args.joinValues(of: valueOptions)
         let environment = ProcessInfo.processInfo.environment["HEALTHLEDGER_PATH"]
         let path = try args.option("--ledger") ?? environment ?? "./health.ledger"
-        return GlobalOptions(ledgerPath: path, json: args.flag("--json"))
+        var options = GlobalOptions(ledgerPath: path, json: args.flag("--json"))
+        if let zone = try args.option("--tz") {
+            guard let tz = TimeZone(identifier: zone) else {
+                throw CLIError.invalidInput("invalidTimeZone: --tz '\(zone)' names no time zone (an IANA name such as Pacific/Honolulu)")
+            }
+            options.timeZoneOverride = tz
+        }
+        return options
     }
 }
 

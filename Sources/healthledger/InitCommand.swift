@@ -1,13 +1,15 @@
 import Foundation
+import HealthLedger
 import LedgerCore
 
 /// `healthledger init`: a new, empty ledger folder.
 enum InitCommand {
     static let help = """
-        USAGE: healthledger [--ledger PATH] init [--json]
+        USAGE: healthledger [--ledger PATH] [--tz ZONE] init [--json]
 
         Create a new, empty ledger (folder mode 0700, files 0600). Refuses a folder that
-        already holds a ledger.
+        already holds a ledger. The owner's time zone (age, "today", day boundaries) is
+        recorded as an event when --tz or $TZ names one; `timezone ZONE` changes it.
 
         \(ExitStatus.table)
         """
@@ -16,6 +18,9 @@ enum InitCommand {
         if handledHelp(&args, help) { return }
         try args.finish()
         let ledger = try Ledger.create(LedgerAccess.fileSystem(global))
+        if let zone = global.timeZoneOverride?.identifier ?? GlobalOptions.environmentTimeZone {
+            try await OwnerStore(ledger: ledger).setTimeZone(zone)
+        }
         try await ledger.close()
         if global.json {
             var o = JSONObject()
@@ -25,5 +30,55 @@ enum InitCommand {
         } else {
             Output.line("created ledger \(ledger.ledgerId.uuidString) at \(global.ledgerPath)")
         }
+    }
+}
+
+/// `healthledger timezone [ZONE]`: the owner's time zone, shown or set (an event).
+enum TimeZoneCommand {
+    static let help = """
+        USAGE: healthledger [--ledger PATH] timezone [ZONE] [--json]
+
+        Without ZONE: the owner's time zone the ledger keeps (UTC when none is set).
+        With ZONE (an IANA name such as Pacific/Honolulu): records it as an event. Age,
+        "today" and day boundaries are counted in it; --tz overrides it for one command.
+
+        \(ExitStatus.table)
+        """
+
+    static let command = Command(name: "timezone", abstract: "Show or set the owner's time zone", help: help) { args, global in
+        if handledHelp(&args, help) { return }
+        let zone = args.positional()
+        try args.finish()
+        let shown: String
+        if let zone {
+            try await withStore(global, .owner) { _, _, owner in try await owner.setTimeZone(zone) }
+            shown = zone
+        } else {
+            let view = try LedgerView.open(global)
+            shown = view.state.ownerTimeZone ?? "UTC"
+        }
+        Output.line(global.json ? "{\"timeZone\":\(JSONObject.quote(shown))}" : shown)
+    }
+}
+
+/// `healthledger available`: HealthKit's isHealthDataAvailable() for a ledger path.
+enum AvailableCommand {
+    static let help = """
+        USAGE: healthledger [--ledger PATH] available [--json]
+
+        Whether health data can be stored at the ledger path (HealthKit's
+        isHealthDataAvailable()): a ledger folder exists there, its log is readable and
+        writable, and it opens (a reader checks its header). Prints `available`, else
+        exit 4 with notAvailableOnDevice and the reason.
+
+        \(ExitStatus.table)
+        """
+
+    static let command = Command(name: "available", abstract: "Whether a ledger exists at the path and opens", help: help) { args, global in
+        if handledHelp(&args, help) { return }
+        try args.finish()
+        try HealthStore.checkAvailability(at: global.ledgerPath)
+        _ = try LedgerAccess.reader(global)
+        Output.line(global.json ? "{\"available\":true}" : "available")
     }
 }

@@ -262,7 +262,7 @@ enum ProfileCommand {
         if case .bloodType(let b)? = try readable(.bloodType) { blood = b }
         let height = try latest(.height), weight = try latest(.bodyMass)
         let bmi = try BodyMassIndex.compute(weight: weight, height: height)
-        let screen = ProfileScreen(age: dob?.age(at: now), biologicalSex: sex, bloodType: blood, height: height, weight: weight,
+        let screen = ProfileScreen(age: dob?.age(at: now, in: global.timeZone(ledgerZone: view.state.ownerTimeZone)), biologicalSex: sex, bloodType: blood, height: height, weight: weight,
                                    heightText: try height.map { try PersonFormatting.height($0, locale: locale) },
                                    weightText: try weight.map { try PersonFormatting.bodyMass($0, locale: locale) },
                                    bodyMassIndexText: bmi.map(BodyMassIndex.formatted), bodyMassIndex: bmi)

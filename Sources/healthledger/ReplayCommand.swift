@@ -43,8 +43,15 @@ enum ReplayCommand {
         for warning in loaded.warnings { Output.error("healthledger: warning: \(warning)") }
         let seconds = Date().timeIntervalSince(started)
         var fetcher = SampleFetcher(reader: reader)
-        let profile = try loaded.state.profile(fetcher: &fetcher)
-        let latest = try ReplayReport.latestSamples(loaded.state) { try fetcher.sample($0, in: loaded.state) }
+        // The replayed instant: --as-of's, event N's time for --to N, else now.
+        let instant: Date?
+        switch limit {
+        case .instant(let ns): instant = Date(timeIntervalSince1970: Double(ns) / 1e9)
+        case .sequence: instant = nil
+        case .end: instant = Date()
+        }
+        let profile = try loaded.state.profile(fetcher: &fetcher, at: instant)
+        let latest = try ReplayReport.latestSamples(loaded.state, at: instant) { try fetcher.sample($0, in: loaded.state) }
         if writeSnapshot, let position = loaded.position {
             let name = try SnapshotFile.write(loaded.state, at: position, ledgerId: reader.header.ledgerId, to: fs)
             Output.error("healthledger: wrote \(name)")

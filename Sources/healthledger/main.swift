@@ -7,10 +7,14 @@ import Glibc
 let commands: [Command] = [
     DemoCommand.command,
     InitCommand.command,
+    AvailableCommand.command,
     AppCommand.command,
+    RequestCommand.command,
+    RequestCommand.statusCommand,
     AuthorizeCommand.command,
     StatusCommand.command,
     CharacteristicCommand.command,
+    TimeZoneCommand.command,
     SaveCommand.command,
     WorkoutCommand.command,
     IngestCommand.command,
@@ -31,7 +35,7 @@ let commands: [Command] = [
 ]
 
 let topHelp = """
-    USAGE: healthledger [--ledger PATH] [--json] COMMAND [OPTIONS]
+    USAGE: healthledger [--ledger PATH] [--app ID | --owner] [--tz ZONE] [--json] COMMAND [OPTIONS]
 
     HealthKit's central repository on an append-only, tamper-evident event log.
 
@@ -43,6 +47,8 @@ let topHelp = """
       --json          machine output (JSON Lines where the output is a list)
       --app ID        act as an app (commands that read or write as one)
       --owner         act as the ledger's owner: sees everything, may delete anything
+      --tz ZONE       the owner's time zone for this command (age, "today", day boundaries)
+    Each option takes its value as `--name value` or `--name=value`, before or after COMMAND.
       --help          help for healthledger or for any command
 
     \(ExitStatus.table)

@@ -49,6 +49,8 @@ struct CLIInputFuzzTests {
     /// a refused line changes nothing on disk.
     @Test func fuzzedLinesThroughTheBinaryLeaveARefusedLedgerUnchanged() throws {
         let dir = try StoreCommandTests.prepared()
+        _ = try CLIRunner.run(["--ledger", dir.path, "--app", "com.example.scale", "request",
+                               "--share", "heartRate,sleepAnalysis,vo2Max", "--read", "heartRate"])
         _ = try CLIRunner.run(["--ledger", dir.path, "authorize", "--app", "com.example.scale",
                                "--share", "heartRate,sleepAnalysis,vo2Max", "--read", "heartRate"])
         var fuzz = CLIInputFuzz(seed: Self.seed)

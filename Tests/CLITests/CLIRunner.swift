@@ -29,6 +29,7 @@ enum CLIRunner {
         process.arguments = args
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "HEALTHLEDGER_PATH")
+        env.removeValue(forKey: "TZ")  // a new ledger records $TZ: tests set it when they mean to
         for (k, v) in environment { env[k] = v }
         process.environment = env
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }

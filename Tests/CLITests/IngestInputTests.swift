@@ -113,8 +113,8 @@ struct IngestInputTests {
 
     @Test func validJSONIsAccepted() throws {
         let accepted = [
-            "{\"type\":\"bodyMass\",\"value\":-0.5e-2,\"unit\":\"kg\",\(Self.start)}",
-            "{\"type\":\"bodyMass\",\"value\":0,\"unit\":\"kg\",\(Self.start)}",
+            "{\"type\":\"bodyTemperature\",\"value\":-0.5e-2,\"unit\":\"degC\",\(Self.start)}",
+            "{\"type\":\"stepCount\",\"value\":0,\"unit\":\"count\",\(Self.start)}",
             " {\"type\":\"bodyMass\" , \"value\" : 7E+1 ,\"unit\":\"kg\",\(Self.start)}\t\r",
             "{\"type\":\"bodyMass\",\"value\":70,\"unit\":\"kg\",\(Self.start),\"metadata\":{\"n\\u00e9\\ud83d\\ude00\":\"\\u0041\\/\"}}",
             "{\"type\":\"sleepAnalysis\",\"value\":\"asleepCore\",\(Self.start)}",

@@ -13,6 +13,7 @@ struct QueryCommandTests {
     @Test func tiesAreOrderedAndPagesResumeAfterTheCursor() throws {
         let dir = TemporaryDirectory()
         for args in [["init"], ["app", "register", "--app", "com.a", "--name", "A", "--share-purpose", "s", "--read-purpose", "r"],
+                     ["--app", "com.a", "request", "--share", "stepCount", "--read", "stepCount"],
                      ["authorize", "--app", "com.a", "--share", "stepCount", "--read", "stepCount"]] {
             #expect(try Self.run(dir, args).status == 0)
         }

@@ -11,6 +11,7 @@ struct StoreCommandTests {
         let setup: [[String]] = [
             ["init"],
             ["app", "register", "--app", "com.example.scale", "--name", "Scale", "--share-purpose", "saves weights", "--read-purpose", "reads weights"],
+            ["--app", "com.example.scale", "request", "--share", "bodyMass", "--read", "bodyMass"],
             ["authorize", "--app", "com.example.scale", "--share", "bodyMass", "--read", "bodyMass"],
             ["save", "--app", "com.example.scale", "--type", "bodyMass", "--value", "70", "--unit", "kg", "--start", "2026-02-01T08:00:00Z"],
         ]
@@ -182,7 +183,7 @@ struct StoreCommandTests {
         let top = try CLIRunner.run(["--help"])
         let names = top.stdout.split(separator: "\n", omittingEmptySubsequences: false).drop { !$0.hasPrefix("COMMANDS:") }.dropFirst()
             .prefix { !$0.isEmpty }.map { String($0.split(separator: " ").first!) }
-        #expect(names.count == 23)  // + checkpoint, prove, key
+        #expect(names.count == 27)  // 20 + checkpoint, prove, key + request, request-status, timezone, available
         for name in names {
             let r = try CLIRunner.run([name, "--help"])
             #expect(r.status == 0, "\(name)")

@@ -89,6 +89,7 @@ struct CodecTests {
                 ExportElement.Node(depth: 1, name: "SensitivityPoint", attributes: []),
                 ExportElement.Node(depth: 2, name: "Masked", attributes: [MetadataEntry(key: "value", value: .string("1"))]),
             ])]),
+            .ownerTimeZoneSet("Pacific/Honolulu"),
         ]
         #expect(Set(events.map(\.kind)) == Set(EventKind.allCases))
         for event in events {

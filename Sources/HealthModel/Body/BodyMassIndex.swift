@@ -3,14 +3,16 @@ import Foundation
 /// Body mass index from a weight and a height.
 public enum BodyMassIndex {
     /// BMI = mass in kg / (height in m)², as a `count` quantity (how HealthKit stores
-    /// BMI). `nil` when either is missing or the height is zero. Any mass and length
+    /// BMI). `nil` when either is missing or not positive. Any mass and length
     /// units work (`lb`, `ft`, `cm`, …); throws `incompatibleUnits` for a weight that
     /// is not a mass or a height that is not a length.
     public static func compute(weight: Quantity?, height: Quantity?) throws -> Quantity? {
         guard let weight, let height else { return nil }
         let kilograms = try weight.doubleValue(for: .kilogram)
         let meters = try height.doubleValue(for: .meter)
-        guard meters != 0 else { return nil }
+        // A weight or height of 0 or less is no measurement: no BMI (never a negative
+        // one, nor a positive one from two negatives).
+        guard meters > 0, kilograms > 0 else { return nil }
         return try Quantity(kilograms / (meters * meters), .count)
     }
 

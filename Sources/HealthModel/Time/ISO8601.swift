@@ -143,7 +143,8 @@ public enum ISO8601 {
         return text + "Z"
     }
 
-    static func pad(_ value: Int, _ width: Int) -> String {
+    /// `value` in decimal, zero-padded to `width` digits (a minus sign before them).
+    public static func pad(_ value: Int, _ width: Int) -> String {
         let digits = String(abs(value))
         let body = digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
         return value < 0 ? "-" + body : body
@@ -182,6 +183,13 @@ public enum CivilDate {
         let dayOfYear = (153 * monthIndex + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The calendar day of `date` in `timeZone`.
+    public static func day(of date: Date, in timeZone: TimeZone) -> (year: Int, month: Int, day: Int) {
+        let seconds = date.timeIntervalSince1970 + Double(timeZone.secondsFromGMT(for: date))
+        guard seconds.isFinite, abs(seconds) < 2.5e11 else { return fromDaysSinceEpoch(0) }
+        return fromDaysSinceEpoch(Int((seconds / 86_400).rounded(.down)))
     }
 
     /// The civil date `days` days after 1970-01-01.

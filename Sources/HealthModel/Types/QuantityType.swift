@@ -55,8 +55,10 @@ public struct QuantityType: Hashable, Sendable, Comparable, CustomStringConverti
     public static func < (lhs: QuantityType, rhs: QuantityType) -> Bool { lhs.code < rhs.code }
 
     /// Checks that `quantity` may be stored as this type: its unit converts to the
-    /// canonical unit, and a percentage is a fraction 0…1.
-    public func validate(_ quantity: Quantity) throws {
+    /// canonical unit, and (unless `checkingRange` is false: a value read back from a
+    /// log, accepted when it was written) its value in the canonical unit is in
+    /// `validRange`.
+    public func validate(_ quantity: Quantity, checkingRange: Bool = true) throws {
         guard quantity.unit.dimension == dimension || quantity.unit.isCompatible(with: canonicalUnit) else {
             throw HealthModelError.unitNotAllowed(type: identifier, unit: quantity.unit.canonicalString,
                                                   expectedDimension: dimension.description)
@@ -64,6 +66,14 @@ public struct QuantityType: Hashable, Sendable, Comparable, CustomStringConverti
         if isPercentage, !(0...1).contains(quantity.value) {
             throw HealthModelError.valueOutOfRange(field: "\(shortName) value", value: quantity.value,
                                                    range: "0…1 (HealthKit stores percentages as fractions)")
+        }
+        guard checkingRange else { return }
+        let range = validRange
+        let value = range == .aboveAbsoluteZero ? ((try? quantity.doubleValue(for: canonicalUnit)) ?? quantity.value) : quantity.value
+        // Every other range is about the sign, which a unit (a positive factor) keeps.
+        guard range.contains(value) else {
+            throw HealthModelError.valueOutOfRange(field: "\(shortName) value", value: quantity.value,
+                                                   range: range.text(unit: range == .aboveAbsoluteZero ? canonicalUnit.canonicalString : quantity.unit.canonicalString))
         }
     }
 

@@ -64,6 +64,38 @@ public struct Metadata: Hashable, Sendable, ExpressibleByDictionaryLiteral, Rand
         entries.append(MetadataEntry(key: key, value: value))
     }
 
+    /// Whether HealthKit defines `key`, for a key starting with `HK`: every
+    /// `HKMetadataKey…` raw value (the form of HealthKit's newer keys and of the sync
+    /// keys), and the older keys whose raw values drop `MetadataKey` (`HKWasUserEntered`,
+    /// `HKTimeZone`, … listed in `healthKitShortKeys`). HealthKit refuses an app's
+    /// other `HK…` keys; the importer keeps them verbatim.
+    public static func isDefinedByHealthKit(_ key: String) -> Bool {
+        key.hasPrefix("HKMetadataKey") || healthKitShortKeys.contains(key)
+    }
+
+    /// HealthKit's metadata keys whose raw values are `HK` + the name (HKMetadata.h;
+    /// the keys seen in Apple Health exports).
+    public static let healthKitShortKeys: Set<String> = [
+        "HKDeviceSerialNumber", "HKBodyTemperatureSensorLocation", "HKHeartRateSensorLocation", "HKFoodType",
+        "HKUDIDeviceIdentifier", "HKUDIProductionIdentifier", "HKDigitalSignature", "HKExternalUUID", "HKTimeZone",
+        "HKDeviceName", "HKDeviceManufacturerName", "HKWasTakenInLab", "HKReferenceRangeLowerLimit",
+        "HKReferenceRangeUpperLimit", "HKWasUserEntered", "HKWorkoutBrandName", "HKGroupFitness", "HKIndoorWorkout",
+        "HKCoachedWorkout", "HKWeatherCondition", "HKWeatherTemperature", "HKWeatherHumidity",
+        "HKSexualActivityProtectionUsed", "HKMenstrualCycleStart", "HKLapLength", "HKSwimmingLocationType",
+        "HKSwimmingStrokeStyle", "HKInsulinDeliveryReason", "HKBloodGlucoseMealTime", "HKVO2MaxTestType",
+        "HKHeartRateEventThreshold", "HKAverageSpeed", "HKMaximumSpeed", "HKAlpineSlopeGrade", "HKElevationAscended",
+        "HKElevationDescended", "HKFitnessMachineDuration", "HKIndoorBikeDistance", "HKCrossTrainerDistance",
+        "HKAudioExposureLevel", "HKAudioExposureDuration", "HKAverageMETs", "HKBarometricPressure",
+        "HKVO2MaxValue", "HKLowCardioFitnessEventThreshold", "HKDateOfEarliestDataUsedForEstimate",
+        "HKAlgorithmVersion", "HKSWOLFScore", "HKQuantityClampedToLowerBound", "HKQuantityClampedToUpperBound",
+        "HKGlassesPrescriptionDescription", "HKActivityType", "HKPhysicalEffortEstimationType",
+        "HKHeartRateRecoveryTestType", "HKHeartRateRecoveryActivityType", "HKHeartRateRecoveryActivityDuration",
+        "HKHeartRateRecoveryMaxObservedRecoveryHeartRate", "HKSessionEstimate", "HKUserMotionContext",
+        "HKAppleDeviceCalibrated", "HKAppleECGAlgorithmVersion", "HKDevicePlacementSide", "HKWaterSalinity",
+        "HKCyclingFunctionalThresholdPowerTestType", "HKMaximumLightIntensity", "HKHeadphoneGain",
+        "HKAppleFitnessPlusSession", "HKPrescriptionType",
+    ]
+
     /// HealthKit's well-known keys.
     public enum WellKnownKey {
         /// `HKMetadataKeySyncIdentifier`: with a sync version, identifies an object across saves.

@@ -28,8 +28,10 @@ public struct QuantitySample: SampleValue {
 
     /// Re-validates a sample decoded from storage (or read from an export) against
     /// the common part.
-    public init(type: QuantityType, quantity: Quantity, common: SampleCommon, beats: [InstantaneousBeat] = []) throws {
-        try type.validate(quantity)
+    /// `checkingRange: false` reads back a value a log holds (accepted when written).
+    public init(type: QuantityType, quantity: Quantity, common: SampleCommon, beats: [InstantaneousBeat] = [],
+                checkingRange: Bool = true) throws {
+        try type.validate(quantity, checkingRange: checkingRange)
         self.common = common
         self.type = type
         self.quantity = quantity
@@ -254,8 +256,16 @@ public struct Workout: SampleValue {
     /// Builds from a validated common part.
     public init(activityType: WorkoutActivityType, duration: TimeInterval, totalEnergyBurned: Quantity?,
                 totalDistance: Quantity?, events: [WorkoutEvent], statistics: [WorkoutStatistic] = [],
-                routes: [WorkoutRoute] = [], common: SampleCommon) throws {
+                routes: [WorkoutRoute] = [], common: SampleCommon, checkingRange: Bool = true) throws {
         guard duration.isFinite else { throw HealthModelError.nonFiniteValue(field: "workout duration") }
+        if checkingRange {
+            for (name, total) in [("totalEnergyBurned", totalEnergyBurned), ("totalDistance", totalDistance)] {
+                if let total, total.value < 0 {
+                    throw HealthModelError.valueOutOfRange(field: "workout \(name)", value: total.value,
+                                                           range: "≥ 0 \(total.unit.canonicalString)")
+                }
+            }
+        }
         guard duration >= 0 else {
             throw HealthModelError.valueOutOfRange(field: "workout duration", value: duration, range: "≥ 0")
         }

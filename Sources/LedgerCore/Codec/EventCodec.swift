@@ -99,6 +99,8 @@ public enum EventCodec {
             w.string(s.sourcePath)
             w.u8(s.again ? 1 : 0)
             stringPairs(s.me, into: &w)
+        case .ownerTimeZoneSet(let identifier):
+            w.string(identifier)
         case .exportElementsKept(let elements):
             w.varint(elements.count)
             for element in elements {
@@ -245,6 +247,14 @@ public enum EventCodec {
             var counts: [ImportCount] = []
             for _ in 0..<n { counts.append(ImportCount(try r.string(), try r.varint())) }
             event = .importFinished(ExportImportFinish(importId: id, counts: counts))
+        case .ownerTimeZoneSet:
+            try owner()
+            let at = r.absolutePosition
+            let identifier = try r.string()
+            guard !identifier.isEmpty, identifier.utf8.count <= 255 else {
+                throw .malformed(offset: at, reason: "a time zone identifier has 1 to 255 bytes")
+            }
+            event = .ownerTimeZoneSet(identifier)
         case .exportElementsKept:
             try owner()
             let n = try r.count(limit: r.remaining)

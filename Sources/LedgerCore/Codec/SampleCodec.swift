@@ -270,8 +270,10 @@ enum SampleCodec {
             switch body {
             case .quantity(let value, let unit):
                 guard case .quantity(let type)? = ObjectType(code: typeCode) else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) is not a quantity type") }
+                // A stored value is read back as written: a range this version added
+                // does not make an accepted log unreadable.
                 sample = .quantity(try QuantitySample(type: type, quantity: try Quantity(value, unit: unit), common: common,
-                                                      beats: beats))
+                                                      beats: beats, checkingRange: false))
             case .category(let value):
                 guard case .category(let type)? = ObjectType(code: typeCode) else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) is not a category type") }
                 sample = .category(try CategorySample(type: type, value: Int(value), common: common))
@@ -282,7 +284,7 @@ enum SampleCodec {
                 guard typeCode == ObjectType.workout.code else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) is not the workout type") }
                 sample = .workout(try Workout(activityType: w.activity, duration: w.duration, totalEnergyBurned: w.energy,
                                               totalDistance: w.distance, events: w.events, statistics: w.statistics,
-                                              routes: w.routes, common: common))
+                                              routes: w.routes, common: common, checkingRange: false))
             case .unrecognized(let type, let value, let unit, let reason):
                 guard typeCode == 0 else { throw EventDecodingError.malformed(offset: start, reason: "an unrecognized sample has type code 0") }
                 sample = .unrecognized(UnrecognizedSample(typeIdentifier: type, value: value, unit: unit, reason: reason,

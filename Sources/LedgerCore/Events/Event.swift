@@ -136,13 +136,16 @@ public enum Event: Hashable, Sendable {
     case importFinished(ExportImportFinish)
     /// Elements of an export kept as written (no model of their own). Actor: the owner.
     case exportElementsKept([ExportElement])
+    /// The owner's time zone (an IANA identifier, `Pacific/Honolulu`): age, "today"
+    /// and day boundaries are counted in it. Actor: the owner.
+    case ownerTimeZoneSet(String)
 
     /// Who caused the event.
     public var actor: ActorID {
         switch self {
         case .appRegistered(let app, _), .authorizationRequested(let app, _, _), .samplesSaved(let app, _): .app(app)
         case .authorizationDecided, .characteristicSet, .characteristicCleared, .activitySummariesRecorded,
-             .importStarted, .importFinished, .exportElementsKept: .owner
+             .importStarted, .importFinished, .exportElementsKept, .ownerTimeZoneSet: .owner
         case .samplesDeleted(let actor, _, _): actor
         }
     }
@@ -161,6 +164,7 @@ public enum Event: Hashable, Sendable {
         case .importStarted: .importStarted
         case .importFinished: .importFinished
         case .exportElementsKept: .exportElementsKept
+        case .ownerTimeZoneSet: .ownerTimeZoneSet
         }
     }
 }
@@ -178,6 +182,7 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case importStarted = 9
     case importFinished = 10
     case exportElementsKept = 11
+    case ownerTimeZoneSet = 12
 
     /// The version this release writes for the kind (`kindVersion`). Version 2 of
     /// `samplesSaved` added sample flags 64 (written UTC offsets) and 128 (HRV beats)

@@ -24,6 +24,9 @@ public struct LedgerState: Sendable, Equatable {
     /// record of the same day replaces the earlier one.
     public private(set) var activitySummaries: [Int: ActivitySummary] = [:]
 
+    /// The owner's time zone (IANA identifier), nil until an `ownerTimeZoneSet`.
+    public private(set) var ownerTimeZone: String?
+
     /// The last sequence number folded in (0 for an empty log).
     public private(set) var lastSequence: UInt64 = 0
     /// The `recordedAt` of the last event folded in (ns since the epoch).
@@ -79,6 +82,8 @@ public struct LedgerState: Sendable, Equatable {
                     imports[i].finishedAt = sequence
                     imports[i].counts = finish.counts
                 }
+            case .ownerTimeZoneSet(let identifier):
+                ownerTimeZone = identifier
             case .exportElementsKept:
                 break  // no projection: the log keeps them; `log` and `audit` show them
             case .samplesSaved:
@@ -111,6 +116,7 @@ public struct LedgerState: Sendable, Equatable {
             switch event {
             case .appRegistered(let ordinal, let registration): registry.apply(ordinal, registration)
             case .characteristicSet(let value): characteristics[value.type] = value
+            case .ownerTimeZoneSet(let identifier): ownerTimeZone = identifier
             case .activitySummariesRecorded(let summaries):
                 for a in summaries { activitySummaries[Self.dayKey(a.day)] = a }
             default: break
@@ -160,6 +166,11 @@ public struct LedgerState: Sendable, Equatable {
         for type in characteristicTypes {
             d.u16(type.rawValue)
             d.string(characteristics[type]!.description)
+        }
+        // Digested only when set, so that a ledger without one keeps its digest.
+        if let ownerTimeZone {
+            d.section("ownerTimeZone", count: 1)
+            d.string(ownerTimeZone)
         }
         let kinds = eventCounts.keys.sorted()
         d.section("eventCounts", count: kinds.count)

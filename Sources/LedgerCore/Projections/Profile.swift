@@ -10,7 +10,8 @@ public struct Profile: Sendable, Hashable {
     public let fitzpatrickSkinType: FitzpatrickSkinType
     public let wheelchairUse: WheelchairUse
     public let activityMoveMode: ActivityMoveMode?
-    /// The most recent height and weight samples (by start, end, sequence).
+    /// The latest height and weight samples (end at or before the profile's instant;
+    /// greatest start, end, sequence).
     public let height: QuantitySample?
     public let weight: QuantitySample?
 
@@ -26,10 +27,13 @@ public struct Profile: Sendable, Hashable {
 }
 
 extension LedgerState {
-    /// The profile as the owner sees it (every source), samples read from the log.
-    public func profile(fetcher: inout SampleFetcher) throws -> Profile {
+    /// The profile as the owner sees it (every source) at `instant`, samples read from
+    /// the log: the latest height and weight end at or before `instant` (nil: the time
+    /// of the state's last event, the replayed instant).
+    public func profile(fetcher: inout SampleFetcher, at instant: Date? = nil) throws -> Profile {
+        let bound = (instant ?? Date(timeIntervalSince1970: Double(lastRecordedAt) / 1e9)).timeIntervalSinceReferenceDate
         func latest(_ type: QuantityType) throws -> QuantitySample? {
-            guard let slot = samples.latest(typeCode: ObjectType.quantity(type).code),
+            guard let slot = samples.latest(typeCode: ObjectType.quantity(type).code, endingBy: bound),
                   case .quantity(let s) = try fetcher.sample(slot, in: self) else { return nil }
             return s
         }

@@ -156,6 +156,23 @@ public struct SampleIndex: Sendable, Equatable {
         return latestSlots[Int(typeCode)]
     }
 
+    /// "Latest" as HealthLedger defines it everywhere (DESIGN.md, "Latest"): the live
+    /// sample of a type with the greatest (start, end, slot) among those whose end is at
+    /// or before `end` (`timeIntervalSinceReferenceDate`) — the tutorial's query with
+    /// `strictEndDate` up to now. A sample dated in the future is not the latest.
+    public func latest(typeCode: UInt16, endingBy end: Double) -> UInt32? {
+        guard let newest = latest(typeCode: typeCode) else { return nil }
+        if slots[Int(newest)].end <= end { return newest }
+        var best = Self.none
+        slots.withUnsafeBufferPointer { s in
+            for candidate in timelines[Int(typeCode)].slots
+            where s[Int(candidate)].state & Self.deletedBit == 0 && s[Int(candidate)].end <= end {
+                if best == Self.none || Self.before(best, candidate, s) { best = candidate }
+            }
+        }
+        return best == Self.none ? nil : best
+    }
+
     /// Type codes that have any samples, ascending.
     public var typeCodesPresent: [UInt16] {
         timelines.indices.filter { !timelines[$0].slots.isEmpty }.map { UInt16($0) }

@@ -54,6 +54,8 @@ public enum EventJSON {
             }))
         case .activitySummariesRecorded(let summaries):
             o.setRaw("summaries", JSONObject.array(summaries.map { ActivitySummaryJSON.object($0).string }))
+        case .ownerTimeZoneSet(let identifier):
+            o.set("timeZone", identifier)
         case .exportElementsKept(let elements):
             o.setRaw("elements", JSONObject.array(elements.map { element in
                 JSONObject.array(element.nodes.map { node in
@@ -104,6 +106,8 @@ public enum EventJSON {
             return head + "\tdeleted \(objects.map(\.uuid.uuidString).joined(separator: ","))" + (reason.map { " (\($0))" } ?? "")
         case .activitySummariesRecorded(let summaries):
             return head + "\t\(summaries.count) activity summar\(summaries.count == 1 ? "y" : "ies")"
+        case .ownerTimeZoneSet(let identifier):
+            return head + "\ttime zone \(identifier)"
         case .exportElementsKept(let elements):
             return head + "\tkept as written: " + elements.map(\.name).joined(separator: ", ")
         case .importStarted(let s):

@@ -27,6 +27,8 @@ public enum LedgerCommand: Sendable {
     case finishImport(ExportImportFinish)
     /// The owner keeps elements of an export that have no model, as written.
     case keepExportElements([ExportElement])
+    /// The owner sets their time zone (an IANA identifier); the same zone again is a no-op.
+    case setOwnerTimeZone(String)
 }
 
 /// decide(command, state) → events.
@@ -124,6 +126,8 @@ public enum LedgerDecider {
             return [.importFinished(finish)]
         case .keepExportElements(let elements):
             return [.exportElementsKept(elements)]
+        case .setOwnerTimeZone(let identifier):
+            return state.ownerTimeZone == identifier ? [] : [.ownerTimeZoneSet(identifier)]
         }
     }
 }

@@ -11,12 +11,15 @@ import HealthModel
 ///   the revoking event on;
 /// - a UUID is stored once, ever (deleted UUIDs are not reused);
 /// - a sync identifier already stored for the app is replaced only by a higher sync
+///   version of the same type, with the permission a delete of the stored object needs,
 ///   version, and the save records which UUID it replaced;
 /// - an app deletes only objects it saved, while it holds share permission for their
 ///   type; the owner deletes anything; deleting needs a live object;
 /// - only the owner decides authorization and sets characteristics (the decoder
 ///   already refuses those events from any other actor);
-/// - characteristics are never shared; correlation types are never requested.
+/// - characteristics are never shared; correlation types are never requested;
+/// - types only Apple computes (`ObjectType.isAppleOnly`) are never requested for
+///   sharing, granted sharing by the owner, or saved, except by imported sources.
 enum LedgerRules {
     /// The first rule `facts` break in `state`, or nil (no closure, no copy of the
     /// state: replay calls this for every event).
@@ -51,6 +54,8 @@ enum LedgerRules {
         }
     }
 
+    static let appleOnlyReason = "only Apple computes this type; apps may read it, never share it"
+
     static func typeName(_ code: UInt16) -> String { ObjectType(code: code)?.identifier ?? "type \(code)" }
 
     private static func checkSave(app: AppOrdinal, headers: ArraySlice<SampleCodec.Header>, strings: ArraySlice<String>,
@@ -72,6 +77,9 @@ enum LedgerRules {
             case .correlation:
                 break  // its members carry the permission check
             default:
+                if ObjectType(code: h.typeCode)?.isAppleOnly == true, state.registry.registration(app)?.imported != true {
+                    throw .typeNotAuthorizable(type: typeName(h.typeCode), reason: Self.appleOnlyReason)
+                }
                 try requireShare(app: app, code: h.typeCode, state: state)
             }
             guard h.memberOf == nil else {
@@ -89,7 +97,20 @@ enum LedgerRules {
                     guard h.syncVersion > stored.version else {
                         throw .syncVersionNotNewer(syncIdentifier: id, stored: stored.version, given: h.syncVersion)
                     }
-                    expected = state.samples.entry(slot).uuid
+                    // A replacement is a delete of the stored object: same type, same
+                    // source (the sync index is per app), and the permission a delete needs.
+                    let replaced = state.samples.entry(slot)
+                    guard replaced.typeCode == h.typeCode else {
+                        throw .syncReplacementTypeMismatch(syncIdentifier: id, stored: typeName(replaced.typeCode), given: typeName(h.typeCode))
+                    }
+                    if case .correlation? = ObjectType(code: replaced.typeCode) {
+                        for member in state.samples.memberSlots(of: slot) {
+                            try requireShare(app: app, code: state.samples.entry(member).typeCode, state: state)
+                        }
+                    } else if h.kind != .unrecognized {
+                        try requireShare(app: app, code: replaced.typeCode, state: state)
+                    }
+                    expected = replaced.uuid
                 }
             }
             guard h.replaces == expected else { throw .replacementMismatch(uuid: h.uuid, expected: expected, recorded: h.replaces) }
@@ -105,8 +126,9 @@ enum LedgerRules {
                 throw .registrationOutOfOrder(bundleIdentifier: registration.bundleIdentifier, ordinal: ordinal, expected: expected)
             }
         case .authorizationRequested(let app, let share, let read):
-            _ = try requireApp(app, state)
+            let registration = try requireApp(app, state)
             for t in share {
+                if t.isAppleOnly, !registration.imported { throw .typeNotAuthorizable(type: t.identifier, reason: Self.appleOnlyReason) }
                 if case .characteristic = t { throw .typeNotAuthorizable(type: t.identifier, reason: "characteristics can only be read") }
                 if case .correlation = t { throw .typeNotAuthorizable(type: t.identifier, reason: "request the member types of a correlation") }
             }
@@ -120,6 +142,9 @@ enum LedgerRules {
             }
             if case .correlation = d.type {
                 throw .typeNotAuthorizable(type: d.type.identifier, reason: "authorize the member types of a correlation")
+            }
+            if d.type.isAppleOnly, d.share == .granted, d.basis == .owner {
+                throw .typeNotAuthorizable(type: d.type.identifier, reason: Self.appleOnlyReason)
             }
             if d.basis == .imported, !registration.imported {
                 throw .ownerOnly(action: "authorize \(registration.bundleIdentifier) on an imported basis")
@@ -154,6 +179,8 @@ enum LedgerRules {
             guard !summaries.isEmpty else { throw .emptyCall("an activity summary record") }
         case .exportElementsKept(let elements):
             guard !elements.isEmpty else { throw .emptyCall("a kept-elements record") }
+        case .ownerTimeZoneSet:
+            break  // owner-only is enforced by the decoder; the zone is checked when set
         case .importStarted(let start):
             guard state.imports.firstIndex(where: { $0.start.importId == start.importId }) == nil else {
                 throw .importMismatch(start.importId, "was already started")

@@ -22,6 +22,9 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     case notOwnerOfObject(uuid: UUID, app: String)
     /// A sync identifier already stored with the same or a higher version.
     case syncVersionNotNewer(syncIdentifier: String, stored: Int64, given: Int64)
+    /// A save whose sync identifier is stored for the app with another type: a
+    /// replacement must keep the type (HealthKit matches type and source).
+    case syncReplacementTypeMismatch(syncIdentifier: String, stored: String, given: String)
     /// A save whose recorded replacement does not match the sync identifier's object.
     case replacementMismatch(uuid: UUID, expected: UUID?, recorded: UUID?)
     /// Something only the owner may do (set characteristics, decide authorization).
@@ -50,6 +53,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .objectNotFound(let u): "objectNotFound: no stored object \(u.uuidString)"
         case .notOwnerOfObject(let u, let app): "notOwnerOfObject: \(app) did not save \(u.uuidString)"
         case .syncVersionNotNewer(let id, let stored, let given): "syncVersionNotNewer: \(id) is stored at version \(stored); \(given) does not replace it"
+        case .syncReplacementTypeMismatch(let id, let stored, let given): "syncReplacementTypeMismatch: \(id) is stored as \(stored); a \(given) sample does not replace it"
         case .replacementMismatch(let u, let e, let r): "replacementMismatch: \(u.uuidString) should replace \(e?.uuidString ?? "nothing") but records \(r?.uuidString ?? "nothing")"
         case .ownerOnly(let action): "ownerOnly: only the ledger's owner may \(action)"
         case .unrecognizedTypeNotAllowed(let app, let type): "unrecognizedTypeNotAllowed: \(app) may not save records of unknown type \(type)"

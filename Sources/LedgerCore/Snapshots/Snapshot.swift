@@ -172,6 +172,8 @@ public enum SnapshotFile {
         case registry = 1, authorization, characteristics, counts
         /// Written only when the ledger has imports / activity summaries.
         case imports = 5, activitySummaries = 6
+        /// Written only when the owner's time zone is set.
+        case ownerTimeZone = 7
         case slots = 10, buckets, timelineSlots
         case timelines = 20, latest, tombstones, sync
     }
@@ -253,6 +255,9 @@ public enum SnapshotFile {
                 w.u16(k)
                 w.varint(state.eventCounts[k]!)
             }
+        }
+        if let zone = state.ownerTimeZone {
+            small(.ownerTimeZone) { w in w.string(zone) }
         }
         if !state.imports.isEmpty {
             small(.imports) { w in
@@ -589,6 +594,9 @@ public enum SnapshotFile {
                                                counts: finish.counts))
                 }
             }
+        }
+        if small[.ownerTimeZone] != nil {
+            try read(.ownerTimeZone) { r in events.append(.ownerTimeZoneSet(try r.string())) }
         }
         if small[.activitySummaries] != nil {
             try read(.activitySummaries) { r in
