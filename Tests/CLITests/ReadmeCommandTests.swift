@@ -7,14 +7,17 @@ import AppleHealthImport
 /// "unknown command"). These tests run every command line of README.md's `sh` blocks,
 /// unchanged, in a fresh folder, and check each one's exit status.
 struct ReadmeCommandTests {
-    /// README.md, found from this file's path.
-    static let readme: String = {
+    /// The repository's root (the folder holding README.md), found from this file's path.
+    static let root: URL = {
         var url = URL(fileURLWithPath: #filePath)
         while url.path != "/", !FileManager.default.fileExists(atPath: url.appendingPathComponent("README.md").path) {
             url.deleteLastPathComponent()
         }
-        return (try? String(contentsOf: url.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
+        return url
     }()
+
+    /// README.md.
+    static let readme: String = (try? String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
 
     /// Every command line of every ```sh block: not blank, not only a comment.
     static func commandLines(_ markdown: String) -> [String] {
@@ -57,6 +60,8 @@ struct ReadmeCommandTests {
         try fm.createDirectory(at: release, withIntermediateDirectories: true)
         try fm.createDirectory(at: bin, withIntermediateDirectories: true)
         try fm.createSymbolicLink(at: release.appendingPathComponent("healthledger"), withDestinationURL: CLIRunner.binary)
+        // the README's tools/ lines (tools/verify_proof.py) run from the repository root
+        try fm.createSymbolicLink(at: dir.url.appendingPathComponent("tools"), withDestinationURL: Self.root.appendingPathComponent("tools"))
         let swiftStub = """
             #!/bin/bash
             if [ "$1 $2 $3 $4" = "run -c release healthledger" ]; then shift 4; exec "\(CLIRunner.binary.path)" "$@"; fi

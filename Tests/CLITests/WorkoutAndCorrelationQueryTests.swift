@@ -8,6 +8,7 @@ struct WorkoutAndCorrelationQueryTests {
         let dir = TemporaryDirectory()
         func run(_ args: [String]) throws -> CLIResult { try CLIRunner.run(["--ledger", dir.path] + args) }
         for args in [["init"], ["app", "register", "--app", "com.a", "--name", "A", "--share-purpose", "s", "--read-purpose", "r"],
+                     ["--app", "com.a", "request", "--share", "workout", "--read", "workout"],
                      ["authorize", "--app", "com.a", "--share", "workout", "--read", "workout"]] {
             #expect(try run(args).status == 0)
         }
@@ -44,6 +45,7 @@ struct WorkoutAndCorrelationQueryTests {
         func run(_ args: [String]) throws -> CLIResult { try CLIRunner.run(ledger + args, currentDirectory: dir.url) }
         #expect(try run(["import-apple-health", "export.xml"]).status == 0)
         for args in [["app", "register", "--app", "com.r", "--name", "R", "--share-purpose", "s", "--read-purpose", "r"],
+                     ["--app", "com.r", "request", "--read", "bloodPressureSystolic"],
                      ["authorize", "--app", "com.r", "--read", "bloodPressureSystolic"]] {
             #expect(try run(args).status == 0)
         }
