@@ -133,6 +133,14 @@ public struct DeletedSample: Sendable, Hashable {
     public let syncVersion: Int64?
     /// The object that replaced it through its sync identifier, if that is why it went.
     public let replacedBy: UUID?
+
+    public init(uuid: UUID, type: ObjectType?, syncIdentifier: String?, syncVersion: Int64?, replacedBy: UUID?) {
+        self.uuid = uuid
+        self.type = type
+        self.syncIdentifier = syncIdentifier
+        self.syncVersion = syncVersion
+        self.replacedBy = replacedBy
+    }
 }
 
 /// One change, in log order.
