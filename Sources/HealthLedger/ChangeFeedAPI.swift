@@ -37,19 +37,14 @@ struct FeedSource: Sendable {
                     let watcher = try LogWatcher(source.ledger.fs)
                     var anchor = anchor
                     while !Task.isCancelled {
-                        let length = try watcher.length()
                         let set = try await source.anchored(types, predicate: predicate, anchor: anchor, limit: pageSize)
                         anchor = set.newAnchor
                         if !set.changes.isEmpty || !skipEmpty { continuation.yield(set) }
                         if set.hasMore { continue }
-                        // Nothing more now: wait for the log to grow (bounded waits, so cancellation is seen).
-                        while !Task.isCancelled {
-                            let grown = try await withCheckedThrowingContinuation { (c: CheckedContinuation<Bool, Error>) in
-                                DispatchQueue.global().async {
-                                    c.resume(with: Result { try watcher.wait(beyond: length, timeout: 0.25) > length })
-                                }
-                            }
-                            if grown { break }
+                        // Nothing more now: wait for a write to the log, or a quarter second (so that
+                        // cancellation is seen and a missed wake-up costs at most that), then ask again.
+                        _ = try await withCheckedThrowingContinuation { (c: CheckedContinuation<Bool, Error>) in
+                            DispatchQueue.global().async { c.resume(with: Result { try watcher.waitForActivity(timeout: 0.25) }) }
                         }
                     }
                     continuation.finish()
@@ -87,9 +82,9 @@ extension HealthStore {
 
     /// HKObserverQuery: an element (the anchor after the changes) each time committed
     /// changes of `types` visible to this app arrive, bursts coalesced, at least once
-    /// per change; starts from now.
-    public nonisolated func observe(_ types: Set<ObjectType>) -> AsyncThrowingStream<ChangeAnchor, Error> {
-        observeFeed(feed, types)
+    /// per change after the call returns.
+    public nonisolated func observe(_ types: Set<ObjectType>) async throws -> AsyncThrowingStream<ChangeAnchor, Error> {
+        observeFeed(feed, types, from: try await feed.current(types))
     }
 }
 
@@ -109,16 +104,16 @@ extension OwnerStore {
     }
 
     /// `HealthStore.observe` for the owner.
-    public nonisolated func observe(_ types: Set<ObjectType>) -> AsyncThrowingStream<ChangeAnchor, Error> {
-        observeFeed(feed, types)
+    public nonisolated func observe(_ types: Set<ObjectType>) async throws -> AsyncThrowingStream<ChangeAnchor, Error> {
+        observeFeed(feed, types, from: try await feed.current(types))
     }
 }
 
-private func observeFeed(_ feed: FeedSource, _ types: Set<ObjectType>) -> AsyncThrowingStream<ChangeAnchor, Error> {
+private func observeFeed(_ feed: FeedSource, _ types: Set<ObjectType>, from start: ChangeAnchor)
+    -> AsyncThrowingStream<ChangeAnchor, Error> {
     AsyncThrowingStream { continuation in
         let task = Task {
             do {
-                let start = try await feed.current(types)
                 // Pages of a burst coalesce: one notification per answer that had changes and no more pending.
                 for try await set in feed.stream(types, predicate: nil, from: start, pageSize: 0) {
                     continuation.yield(set.newAnchor)

@@ -209,4 +209,23 @@ struct ChangeFeedTests {
         #expect(pages >= 100)
         try await ledger.close()
     }
+
+    @Test func theChangeStreamAndTheObserverContinueAsCommitsArrive() async throws {
+        let ledger = try makeLedger()
+        let app = try await HealthStore(ledger: ledger, app: tracker)
+        try await app.requestAuthorization(toShare: [.quantity(.bodyMass)], read: [])
+        try await OwnerStore(ledger: ledger).grantRequested(app: tracker.bundleIdentifier)
+        let a = try weight(70, at: "2026-03-01T08:00:00Z"), b = try weight(71, at: "2026-03-02T08:00:00Z")
+        try await app.save(a)
+        var stream = app.changes(of: mass, from: nil).makeAsyncIterator()
+        var observer = try await app.observe(mass).makeAsyncIterator()
+        #expect(try await stream.next().map(ids) == ["+\(a.uuid)"])
+        try await app.save(b)
+        #expect(try await stream.next().map(ids) == ["+\(b.uuid)"])
+        let notified = try await observer.next()
+        #expect(notified?.slots == 2)
+        try await app.delete([a.uuid])
+        #expect(try await stream.next().map(ids) == ["-\(a.uuid)"])
+        try await ledger.close()
+    }
 }
