@@ -92,9 +92,17 @@ enum ChangesCommand {
             // Caught up: wait for a write to the log (or a second: a missed wake-up costs at
             // most that), then fold just the new events (none: one batch header read).
             try watcher.waitForActivity(timeout: 1)
+            if stdoutClosed() { return }
             let outcome = try Replayer.replay(reader, into: &state, from: position)
             if let p = outcome.position { position = p }
         }
+    }
+
+    /// Whether the reader of stdout went away (a pipe whose read end is closed reports
+    /// POLLERR), so a follower with nothing to print still stops with its reader.
+    static func stdoutClosed() -> Bool {
+        var p = pollfd(fd: 1, events: 0, revents: 0)
+        return poll(&p, 1, 0) > 0 && p.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0
     }
 
     static func print(_ change: Change, json: Bool) {
