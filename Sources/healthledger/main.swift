@@ -21,6 +21,7 @@ let commands: [Command] = [
     ImportAppleHealthCommand.command,
     LatestCommand.command,
     QueryCommand.command,
+    ChangesCommand.command,
     ProfileCommand.command,
     DeleteCommand.command,
     AuditCommand.command,

@@ -1,0 +1,455 @@
+import Foundation
+import HealthModel
+import LedgerLog
+
+/// A position in a ledger's change feed (HKQueryAnchor), as an opaque printable
+/// token (`text`: base64url). It never expires.
+///
+/// It holds the ledger's id, the feed position — how many saved samples (index
+/// slots, in log order) and how many deletions (tombstones, in log order) it
+/// covers — and a **check**: SHA-256 over the bytes of the log record that saved the
+/// last covered slot, the sequence number and UUID of the last covered deletion
+/// (truncated to 16 bytes). An anchor is accepted only by the ledger it came from
+/// and only while the history it covers is unchanged: a ledger with fewer samples or
+/// deletions than the anchor covers was rolled back, a different check means the
+/// history was rewritten (a copy whose tail was cut and re-appended).
+///
+/// It also carries the visibility it was issued under (for an app: the queried types
+/// whose other apps' samples it could read), so that a later read grant delivers the
+/// older samples it reveals exactly once (DESIGN.md, "The change feed").
+public struct ChangeAnchor: Sendable, Hashable, CustomStringConvertible {
+    /// The ledger it belongs to.
+    public let ledgerId: UUID
+    /// Saved samples covered (slots `0..<slots`).
+    public let slots: UInt64
+    /// Deletions covered (tombstones `0..<tombstones`).
+    public let tombstones: UInt64
+    /// The history check (16 bytes).
+    let check: [UInt8]
+    /// Types whose others' samples the caller could read when the anchor was issued.
+    let readable: [UInt16]
+    /// Types newly readable whose older samples are being delivered, and the slot to resume that at.
+    let backfill: [UInt16]
+    let backfillSlot: UInt64
+
+    static let version: UInt8 = 1
+
+    /// The printable token (base64url, no padding).
+    public var text: String {
+        var b: [UInt8] = [Self.version]
+        withUnsafeBytes(of: ledgerId.uuid) { b.append(contentsOf: $0) }
+        func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { b.append(contentsOf: $0) } }
+        func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { b.append(contentsOf: $0) } }
+        u64(slots)
+        u64(tombstones)
+        b.append(contentsOf: check)
+        u64(backfillSlot)
+        u16(UInt16(readable.count))
+        readable.forEach(u16)
+        u16(UInt16(backfill.count))
+        backfill.forEach(u16)
+        return Data(b).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    public var description: String { text }
+
+    /// Parses a token (`text`); anything else is `ChangeFeedError.malformedAnchor`.
+    public init(text: String) throws(ChangeFeedError) {
+        var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        guard s.count <= 4096, s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "/") }) else {
+            throw .malformedAnchor(text)
+        }
+        while s.count % 4 != 0 { s += "=" }
+        guard let data = Data(base64Encoded: s) else { throw .malformedAnchor(text) }
+        let b = [UInt8](data)
+        var at = 0
+        func take(_ n: Int) throws(ChangeFeedError) -> ArraySlice<UInt8> {
+            guard n <= b.count - at else { throw .malformedAnchor(text) }
+            defer { at += n }
+            return b[at..<at + n]
+        }
+        func u64() throws(ChangeFeedError) -> UInt64 { try take(8).reversed().reduce(0) { $0 << 8 | UInt64($1) } }
+        func u16() throws(ChangeFeedError) -> UInt16 { try take(2).reversed().reduce(0) { $0 << 8 | UInt16($1) } }
+        guard try take(1).first == Self.version else { throw .malformedAnchor(text) }
+        let id = Array(try take(16))
+        ledgerId = UUID(uuid: (id[0], id[1], id[2], id[3], id[4], id[5], id[6], id[7], id[8], id[9], id[10], id[11], id[12],
+                               id[13], id[14], id[15]))
+        slots = try u64()
+        tombstones = try u64()
+        check = Array(try take(16))
+        backfillSlot = try u64()
+        var r: [UInt16] = []
+        for _ in 0..<(try u16()) { r.append(try u16()) }
+        readable = r
+        var f: [UInt16] = []
+        for _ in 0..<(try u16()) { f.append(try u16()) }
+        backfill = f
+        guard at == b.count, backfillSlot <= slots else { throw .malformedAnchor(text) }
+    }
+
+    init(ledgerId: UUID, slots: UInt64, tombstones: UInt64, check: [UInt8], readable: [UInt16], backfill: [UInt16],
+         backfillSlot: UInt64) {
+        self.ledgerId = ledgerId
+        self.slots = slots
+        self.tombstones = tombstones
+        self.check = check
+        self.readable = readable
+        self.backfill = backfill
+        self.backfillSlot = backfillSlot
+    }
+}
+
+/// Why an anchor was refused (CLI exit 5).
+public enum ChangeFeedError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Not an anchor this version wrote.
+    case malformedAnchor(String)
+    /// The anchor belongs to another ledger.
+    case otherLedger(anchor: UUID, ledger: UUID)
+    /// The ledger has fewer samples or deletions than the anchor covers: its history was rolled back.
+    case rolledBack(anchorSlots: UInt64, ledgerSlots: UInt64, anchorDeletions: UInt64, ledgerDeletions: UInt64)
+    /// The history the anchor covers is not the history of this ledger (rewritten, or cut and re-appended).
+    case historyRewritten(slots: UInt64, deletions: UInt64)
+
+    public var description: String {
+        switch self {
+        case .malformedAnchor(let t): "malformedAnchor: \(t.prefix(80)) is not an anchor"
+        case .otherLedger(let a, let l): "anchorFromOtherLedger: the anchor belongs to ledger \(a), this is \(l)"
+        case .rolledBack(let a, let l, let ad, let ld):
+            "anchorRolledBack: the anchor covers \(a) samples and \(ad) deletions, the ledger holds \(l) and \(ld): its history was rolled back"
+        case .historyRewritten(let s, let d):
+            "anchorHistoryRewritten: the ledger's history up to the anchor (\(s) samples, \(d) deletions) is not the one the anchor was issued for"
+        }
+    }
+}
+
+/// An object deleted after an anchor (HKDeletedObject).
+public struct DeletedSample: Sendable, Hashable {
+    public let uuid: UUID
+    /// The deleted sample's type (nil for a raw record).
+    public let type: ObjectType?
+    /// For a sync-identified sample: its sync identifier and version.
+    public let syncIdentifier: String?
+    public let syncVersion: Int64?
+    /// The object that replaced it through its sync identifier, if that is why it went.
+    public let replacedBy: UUID?
+
+    public init(uuid: UUID, type: ObjectType?, syncIdentifier: String?, syncVersion: Int64?, replacedBy: UUID?) {
+        self.uuid = uuid
+        self.type = type
+        self.syncIdentifier = syncIdentifier
+        self.syncVersion = syncVersion
+        self.replacedBy = replacedBy
+    }
+}
+
+/// One change, in log order.
+public enum Change: Sendable, Hashable {
+    case added(Sample)
+    case deleted(DeletedSample)
+}
+
+/// The answer of an anchored query: the changes in log order (`samples` and
+/// `deletedObjects` split them as HealthKit does) and the anchor to pass next.
+public struct ChangeSet: Sendable, Hashable {
+    public let changes: [Change]
+    public let newAnchor: ChangeAnchor
+    /// Whether the limit cut the answer short (another query returns more).
+    public let hasMore: Bool
+
+    public var samples: [Sample] { changes.compactMap { if case .added(let s) = $0 { s } else { nil } } }
+    public var deletedObjects: [DeletedSample] { changes.compactMap { if case .deleted(let d) = $0 { d } else { nil } } }
+}
+
+/// The anchored object query (HKAnchoredObjectQuery) over the sample index.
+///
+/// Additions are slots in log order, deletions tombstones in log order; the two are
+/// merged by the sequence number of the saving record (read from its 32-byte header,
+/// once per record, only when deletions are pending). Only the samples returned (and,
+/// with a predicate, the deleted samples tested) are decoded.
+public enum ChangeFeed {
+    /// Changes of `types` after `anchor` (nil: from the beginning) that match
+    /// `predicate` and are visible to `app` (nil: the owner, everything), at most
+    /// `limit` (0: all).
+    public static func changes(of types: Set<ObjectType>, predicate: SamplePredicate?, anchor: ChangeAnchor?, limit: Int,
+                               app: AppOrdinal?, ledgerId: UUID, fs: any LogFileSystem,
+                               in state: inout LedgerState) throws -> ChangeSet {
+        let scan = try Scan(fs: fs)
+        defer { scan.file.close() }
+        return try scan.run(types: types, predicate: predicate, anchor: anchor, limit: limit > 0 ? limit : Int.max, app: app,
+                            ledgerId: ledgerId, state: &state)
+    }
+
+    /// The anchor at the feed's end now (nothing read from the log but one record):
+    /// what an observer starts from.
+    public static func currentAnchor(of types: Set<ObjectType>, app: AppOrdinal?, ledgerId: UUID, fs: any LogFileSystem,
+                                     in state: inout LedgerState) throws -> ChangeAnchor {
+        let scan = try Scan(fs: fs)
+        defer { scan.file.close() }
+        let index = state.samples
+        let readable = app == nil ? [] : Scan.readable(types: types, app: app, state: state)
+        return ChangeAnchor(ledgerId: ledgerId, slots: UInt64(index.count), tombstones: UInt64(index.tombstones.count),
+                            check: try scan.check(slots: UInt64(index.count), tombstones: UInt64(index.tombstones.count), index: index),
+                            readable: readable, backfill: [], backfillSlot: 0)
+    }
+
+    /// Checks that `anchor` belongs to this ledger and history (throws which it is not).
+    public static func validate(_ anchor: ChangeAnchor, ledgerId: UUID, fs: any LogFileSystem, state: LedgerState) throws {
+        let scan = try Scan(fs: fs)
+        defer { scan.file.close() }
+        try scan.validate(anchor, ledgerId: ledgerId, index: state.samples)
+    }
+
+    private final class Scan {
+        let fs: any LogFileSystem
+        let file: any LogFile
+        var sequences: [UInt64: UInt64] = [:]
+
+        init(fs: any LogFileSystem) throws {
+            self.fs = fs
+            file = try fs.open(LogWriter.logFileName, .readOnly)
+        }
+
+        func read(_ count: Int, at offset: UInt64) throws -> [UInt8] {
+            var b = [UInt8](repeating: 0, count: count)
+            let got = try b.withUnsafeMutableBytes { try file.read(into: $0, at: offset) }
+            guard got == count else { throw QueryError.indexDisagrees(slot: nil, reason: "the log ends before byte \(offset + UInt64(count))") }
+            return b
+        }
+
+        /// The sequence number of the record at `offset`.
+        func sequence(at offset: UInt64) throws -> UInt64 {
+            if let s = sequences[offset] { return s }
+            let b = try read(16, at: offset)
+            let s = b[8..<16].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            if sequences.count > 1 << 16 { sequences.removeAll(keepingCapacity: true) }
+            sequences[offset] = s
+            return s
+        }
+
+        func check(slots: UInt64, tombstones: UInt64, index: SampleIndex) throws -> [UInt8] {
+            var bytes: [UInt8] = []
+            if slots > 0 {
+                let offset = index.slots[Int(slots - 1)].recordOffset
+                let header = try read(LogFormat.recordHeaderLength, at: offset)
+                let length = Int(header[4..<8].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+                guard length <= LogFormat.payloadLengthMax else {
+                    throw QueryError.indexDisagrees(slot: UInt32(slots - 1), reason: "record length \(length)")
+                }
+                bytes = try read(LogFormat.recordHeaderLength + length, at: offset)
+            }
+            if tombstones > 0 {
+                let t = index.tombstones[Int(tombstones - 1)]
+                withUnsafeBytes(of: t.sequence.littleEndian) { bytes.append(contentsOf: $0) }
+                withUnsafeBytes(of: index.slots[Int(t.slot)].uuid.uuid) { bytes.append(contentsOf: $0) }
+            }
+            let d = SHA256.hash(bytes)
+            return withUnsafeBytes(of: d.bytes) { Array($0.prefix(16)) }
+        }
+
+        func validate(_ a: ChangeAnchor, ledgerId: UUID, index: SampleIndex) throws {
+            guard a.ledgerId == ledgerId else { throw ChangeFeedError.otherLedger(anchor: a.ledgerId, ledger: ledgerId) }
+            guard a.slots <= UInt64(index.count), a.tombstones <= UInt64(index.tombstones.count) else {
+                throw ChangeFeedError.rolledBack(anchorSlots: a.slots, ledgerSlots: UInt64(index.count),
+                                                 anchorDeletions: a.tombstones, ledgerDeletions: UInt64(index.tombstones.count))
+            }
+            guard try check(slots: a.slots, tombstones: a.tombstones, index: index) == a.check else {
+                throw ChangeFeedError.historyRewritten(slots: a.slots, deletions: a.tombstones)
+            }
+        }
+
+        /// Types whose others' samples the caller may read now, ascending.
+        static func readable(types: Set<ObjectType>, app: AppOrdinal?, state: LedgerState) -> [UInt16] {
+            types.compactMap { t -> UInt16? in
+                switch state.visibility(app: app, type: t) {
+                case .ownSamplesOnly: nil
+                case .correlationMembers(_, let r): r.isEmpty ? nil : t.code
+                case .everything: t.code
+                }
+            }.sorted()
+        }
+
+        /// A change found from the index alone.
+        enum Candidate {
+            case slot(UInt32)
+            case tombstone(Int)
+        }
+
+        func run(types: Set<ObjectType>, predicate: SamplePredicate?, anchor: ChangeAnchor?, limit: Int, app: AppOrdinal?,
+                 ledgerId: UUID, state: inout LedgerState) throws -> ChangeSet {
+            let index = state.samples
+            if let anchor { try validate(anchor, ledgerId: ledgerId, index: index) }
+            let codes = Set(types.map(\.code))
+            var visibility: [UInt16: QueryVisibility] = [:]
+            for t in types { visibility[t.code] = state.visibility(app: app, type: t) }
+            let readableNow = app == nil ? [] : Self.readable(types: types, app: app, state: state)
+            var readable = anchor?.readable ?? readableNow
+            var backfill = anchor?.backfill ?? []
+            var backfillSlot = anchor?.backfillSlot ?? 0
+            if backfill.isEmpty {
+                backfill = readableNow.filter { !readable.contains($0) }
+                backfillSlot = 0
+            }
+            readable = readable.filter { readableNow.contains($0) }
+            let sourceList = (0...state.registry.apps.count).map { state.registry.source(AppOrdinal($0)) }
+            let source: (AppOrdinal) -> Source? = { $0 < UInt32(sourceList.count) ? sourceList[Int($0)] : nil }
+            let reads = try RecordReads(fs: fs)
+            var changes: [Change] = []
+            var slotCursor = anchor.map { Int($0.slots) } ?? 0
+            var tombCursor = anchor.map { Int($0.tombstones) } ?? 0
+            let slotEnd = index.count, tombEnd = index.tombstones.count
+
+            func visible(_ slot: UInt32) -> Bool {
+                let s = index.slots[Int(slot)]
+                guard let v = visibility[s.typeCode] else { return false }
+                return index.visible(slot, to: v)
+            }
+            func adjust(_ sample: Sample, slot: UInt32) throws -> Sample {
+                let s = index.slots[Int(slot)]
+                if case .correlationMembers(let a, let r)? = visibility[s.typeCode], s.app != a, case .correlation(let c) = sample {
+                    return .correlation(try Correlation(type: c.type, objects: c.objects.filter {
+                        r.contains(ObjectType.quantity($0.type).code)
+                    }, common: c.common))
+                }
+                return sample
+            }
+            func want(_ slot: UInt32) -> RecordReads.Want {
+                let e = index.slots[Int(slot)]
+                return RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: e.position, uuid: e.uuid, app: e.app)
+            }
+            func deleted(_ t: SampleIndex.Tombstone) -> DeletedSample {
+                let e = index.entry(t.slot)
+                return DeletedSample(uuid: e.uuid, type: ObjectType(code: e.typeCode), syncIdentifier: e.syncIdentifier,
+                                     syncVersion: e.syncVersion, replacedBy: t.replacedBy.map { index.slots[Int($0)].uuid })
+            }
+            let chunk = 4096
+
+            // 1. Backfill: older samples of types the caller may read since the anchor was issued.
+            let backfillCodes = Set(backfill)
+            let backfillEnd = anchor.map { Int($0.slots) } ?? 0
+            var hasMore = false
+            if !backfillCodes.isEmpty {
+                var i = Int(backfillSlot)
+                while i < backfillEnd && changes.count < limit {
+                    var wants: [RecordReads.Want] = []
+                    while i < backfillEnd && wants.count < chunk {
+                        let s = index.slots[i]
+                        if backfillCodes.contains(s.typeCode), s.state & SampleIndex.deletedBit == 0, s.app != app,
+                           visible(UInt32(i)) { wants.append(want(UInt32(i))) }
+                        i += 1
+                    }
+                    var taken = 0
+                    for (w, found) in zip(wants, try reads.samples(wants, source: source)) {
+                        if changes.count == limit { break }
+                        taken += 1
+                        let sample = try adjust(found, slot: w.slot)
+                        if let predicate, !predicate.matches(sample) { continue }
+                        changes.append(.added(sample))
+                    }
+                    if taken < wants.count { i = Int(wants[taken].slot) }
+                }
+                backfillSlot = UInt64(i)
+                if i >= backfillEnd {
+                    readable = (readable + backfill).sorted()
+                    backfill = []
+                    backfillSlot = 0
+                } else {
+                    hasMore = true
+                }
+            }
+
+            // 2. Changes after the anchor, additions and deletions merged in log order.
+            while changes.count < limit {
+                var candidates: [Candidate] = []
+                var si = slotCursor, ti = tombCursor
+                func nextSlot() -> Int {
+                    while si < slotEnd {
+                        let s = index.slots[si]
+                        if codes.contains(s.typeCode), s.state & SampleIndex.deletedBit == 0, visible(UInt32(si)) { return si }
+                        si += 1
+                    }
+                    return si
+                }
+                func nextTomb() -> Int {
+                    while ti < tombEnd {
+                        let slot = index.tombstones[ti].slot
+                        if codes.contains(index.slots[Int(slot)].typeCode), visible(slot) { return ti }
+                        ti += 1
+                    }
+                    return ti
+                }
+                var s = nextSlot(), t = nextTomb()
+                while candidates.count < chunk && (s < slotEnd || t < tombEnd) {
+                    var takeSlot = t >= tombEnd
+                    if !takeSlot && s < slotEnd {
+                        takeSlot = try sequence(at: index.slots[s].recordOffset) <= index.tombstones[t].sequence
+                    }
+                    if takeSlot {
+                        candidates.append(.slot(UInt32(s)))
+                        si += 1
+                        s = nextSlot()
+                    } else {
+                        candidates.append(.tombstone(t))
+                        ti += 1
+                        t = nextTomb()
+                    }
+                }
+                if candidates.isEmpty {
+                    slotCursor = slotEnd
+                    tombCursor = tombEnd
+                    break
+                }
+                // Decode what is returned, and the deleted samples a predicate must test.
+                var wants: [RecordReads.Want] = []
+                for c in candidates {
+                    switch c {
+                    case .slot(let slot): wants.append(want(slot))
+                    case .tombstone(let k): if predicate != nil { wants.append(want(index.tombstones[k].slot)) }
+                    }
+                }
+                let samples = try reads.samples(wants, source: source)
+                var w = 0
+                var stopped = false
+                for c in candidates {
+                    if changes.count == limit {
+                        stopped = true
+                        break
+                    }
+                    switch c {
+                    case .slot(let slot):
+                        let sample = try adjust(samples[w], slot: slot)
+                        w += 1
+                        slotCursor = Int(slot) + 1
+                        if let predicate, !predicate.matches(sample) { continue }
+                        changes.append(.added(sample))
+                    case .tombstone(let k):
+                        tombCursor = k + 1
+                        if let predicate {
+                            let sample = samples[w]
+                            w += 1
+                            if !predicate.matches(sample) { continue }
+                        }
+                        changes.append(.deleted(deleted(index.tombstones[k])))
+                    }
+                }
+                if stopped {
+                    hasMore = true
+                    break
+                }
+                if si >= slotEnd && ti >= tombEnd {
+                    slotCursor = slotEnd
+                    tombCursor = tombEnd
+                    break
+                }
+            }
+            if changes.count == limit && !hasMore {
+                // Is there one more? (Cheap: the index only.)
+                hasMore = slotCursor < slotEnd || tombCursor < tombEnd
+            }
+            let newAnchor = ChangeAnchor(ledgerId: ledgerId, slots: UInt64(slotCursor), tombstones: UInt64(tombCursor),
+                                         check: try check(slots: UInt64(slotCursor), tombstones: UInt64(tombCursor), index: index),
+                                         readable: readable, backfill: backfill, backfillSlot: backfillSlot)
+            return ChangeSet(changes: changes, newAnchor: newAnchor, hasMore: hasMore)
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// `healthledger changes`: the feed on the command line, refused anchors, and `--follow`
+/// across processes.
+struct ChangesCommandTests {
+    func run(_ dir: TemporaryDirectory, _ args: [String]) throws -> CLIResult {
+        try CLIRunner.run(["--ledger", dir.path] + args)
+    }
+
+    func save(_ dir: TemporaryDirectory, _ kg: String) throws -> String {
+        let r = try run(dir, ["save", "--app", "com.example.scale", "--type", "bodyMass", "--value", kg, "--unit", "kg",
+                              "--start", "2026-02-01T08:00:00Z"])
+        #expect(r.status == 0)
+        return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func pagesDeletionsAndRefusedAnchors() throws {
+        let dir = try StoreCommandTests.prepared()
+        let second = try save(dir, "71")
+        let first = try run(dir, ["changes", "bodyMass", "--owner", "--limit", "1"])
+        #expect(first.status == 0)
+        let lines = first.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines[0].hasPrefix("added ") && lines[0].contains("70 kg"))
+        #expect(lines[1].hasPrefix("anchor: "))
+        let anchor = String(lines[1].dropFirst("anchor: ".count))
+        #expect(try run(dir, ["delete", "--owner", second]).status == 0)
+        let next = try run(dir, ["--json", "changes", "bodyMass", "--app", "com.example.scale", "--anchor", anchor])
+        #expect(next.status == 0)
+        let json = next.stdout.split(separator: "\n").map(String.init)
+        // saved and deleted since the anchor: only the deletion (a deleted sample is never handed out)
+        try #require(json.count == 2)
+        #expect(json[0] == "{\"change\":\"deleted\",\"uuid\":\"\(second)\",\"type\":\"HKQuantityTypeIdentifierBodyMass\",\"syncIdentifier\":null,\"syncVersion\":null,\"replacedBy\":null}")
+        #expect(json[1].hasPrefix("{\"anchor\":\""))
+        // --where filters deletions too
+        let filtered = try run(dir, ["changes", "bodyMass", "--owner", "--where", "value < 70.5 kg"])
+        #expect(filtered.status == 0)
+        #expect(filtered.stdout.split(separator: "\n").count == 2)
+        // an anchor of another ledger: exit 5, named
+        let other = try StoreCommandTests.prepared()
+        let refused = try run(other, ["changes", "bodyMass", "--owner", "--anchor", anchor])
+        #expect(refused.status == 5)
+        #expect(refused.stderr.hasPrefix("healthledger: anchorFromOtherLedger: the anchor belongs to ledger "))
+        #expect(refused.stdout == "")
+        let malformed = try run(dir, ["changes", "bodyMass", "--owner", "--anchor", "nonsense"])
+        #expect(malformed.status == 3)
+        #expect(malformed.stderr == "healthledger: malformedAnchor: nonsense is not an anchor\n")
+    }
+
+    /// A follower in one process prints what a writer in another commits (the wait is
+    /// bounded; how long it takes is the benchmark's business, not asserted here).
+    @Test func followPrintsAnotherProcesssCommits() throws {
+        let dir = try StoreCommandTests.prepared()
+        let follower = Process()
+        follower.executableURL = CLIRunner.binary
+        follower.arguments = ["--ledger", dir.path, "--json", "changes", "bodyMass", "--app", "com.example.scale", "--follow"]
+        let out = Pipe()
+        follower.standardOutput = out
+        follower.standardError = FileHandle.nullDevice
+        try follower.run()
+        defer {
+            if follower.isRunning { follower.terminate() }
+            follower.waitUntilExit()
+        }
+        let text = Mutex("")
+        let reading = Thread {
+            while true {
+                let data = out.fileHandleForReading.availableData
+                if data.isEmpty { return }
+                text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            }
+        }
+        reading.start()
+        func waitFor(_ needle: String) -> Bool {
+            for _ in 0..<1200 {  // at most 60 s
+                if text.withLock({ $0.contains(needle) }) { return true }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return false
+        }
+        #expect(waitFor("{\"anchor\":"))  // caught up: the first sample and an anchor
+        let uuid = try save(dir, "72")
+        #expect(waitFor("{\"change\":\"added\",\"sample\":{\"uuid\":\"\(uuid)\""))
+        try #require(try run(dir, ["delete", "--app", "com.example.scale", uuid]).status == 0)
+        #expect(waitFor("{\"change\":\"deleted\",\"uuid\":\"\(uuid)\""))
+        let lines = text.withLock { $0 }.split(separator: "\n")
+        #expect(lines.count == 6)
+        #expect(lines.filter { $0.hasPrefix("{\"anchor\":") }.count == 3)
+    }
+}
