@@ -56,12 +56,6 @@ enum LedgerAccess {
     }
 }
 
-import HealthModel
-
-enum ISO8601Reader {
-    static func date(_ text: String) -> Date? { ISO8601.date(from: text) }
-}
-
 /// Progress lines on stderr, only when stderr is a terminal.
 enum Progress {
     nonisolated(unsafe) static var shown = false
