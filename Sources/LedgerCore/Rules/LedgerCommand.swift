@@ -132,7 +132,7 @@ public enum LedgerDecider {
         case .setOwnerTimeZone(let identifier):
             return state.ownerTimeZone == identifier ? [] : [.ownerTimeZoneSet(identifier)]
         case .setSourcePriority(let type, let sources):
-            return state.statistics.priority(type.code) == sources ? [] : [.sourcePrioritySet(type: type, sources: sources)]
+            return state.statistics.priority(ObjectType.quantity(type).code) == sources ? [] : [.sourcePrioritySet(type: type, sources: sources)]
         }
     }
 }
