@@ -106,6 +106,22 @@ struct StatisticsStoreTests {
         try await ledger.close()
     }
 
+    @Test func sourcesAnExportBroughtRankAsAppleDevices() async throws {
+        let ledger = try makeLedger()
+        let owner = OwnerStore(ledger: ledger)
+        // granted in this order: a third-party app, the exported iPhone, the exported Watch
+        _ = try await Self.store(ledger, Self.appA)
+        for name in ["Bob’s iPhone", "Bob’s Apple Watch"] {
+            try await ledger.execute(.registerApp(AppRegistration(bundleIdentifier: "export:" + name, name: name, readPurpose: nil,
+                                                                  sharePurpose: nil, imported: true)))
+            try await ledger.execute(.decideAuthorization(bundleIdentifier: "export:" + name,
+                                                          decisions: [(Self.steps, .granted, nil)], basis: .imported))
+        }
+        #expect(await owner.sourcePriority(for: .stepCount) == ["export:Bob’s Apple Watch", "export:Bob’s iPhone",
+                                                                Self.appA.bundleIdentifier])
+        try await ledger.close()
+    }
+
     @Test func anAppWithoutReadPermissionGetsItsOwnSamplesOnly() async throws {
         let ledger = try makeLedger()
         let reader = try await Self.store(ledger, Self.appA)

@@ -77,10 +77,10 @@ public struct StatisticsProjection: Sendable, Equatable {
 /// With an owner's list for the type, the listed sources come first, in its order
 /// (a source's manual entries just above its other samples); the rest follow in the
 /// default order. HealthKit's default order: samples entered by hand
-/// (`HKWasUserEntered`) first, then Apple devices — Apple Watch before iPhone (an
-/// imported source whose bundle identifier starts with `com.apple.health` and whose
-/// name says `Watch` or `iPhone`) —, then other apps in the order they were first
-/// granted sharing, then apps never granted, in registration order.
+/// (`HKWasUserEntered`) first, then Apple devices — Apple Watch before iPhone (a
+/// source whose bundle identifier starts with `com.apple.health`, or one an export
+/// brought, whose name says `Watch` or `iPhone`) —, then other apps in the order
+/// they were first granted sharing, then apps never granted, in registration order.
 ///
 /// A rank is a number, lower better; the samples of one (source, manual) pair share
 /// a rank and add up where they overlap.
@@ -108,7 +108,8 @@ public struct SourcePriority: Sendable {
         var grantPosition: [AppOrdinal: Int] = [:]
         for (i, o) in grant.enumerated() { grantPosition[o] = i }
         func deviceClass(_ a: AppRegistration) -> Int {
-            guard a.bundleIdentifier.hasPrefix("com.apple.health") else { return 2 }
+            // Apple's devices: `com.apple.health.<UUID>` on a device, `export:<name>` from an export
+            guard a.bundleIdentifier.hasPrefix("com.apple.health") || a.imported else { return 2 }
             if a.name.contains("Watch") { return 0 }
             if a.name.contains("iPhone") { return 1 }
             return 2
