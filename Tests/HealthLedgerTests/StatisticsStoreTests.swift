@@ -203,4 +203,82 @@ struct StatisticsStoreTests {
         #expect(try Self.sum(try await OwnerStore(ledger: reopened).statistics(for: .stepCount, options: .cumulativeSum)) == 10)
         try await reopened.close()
     }
+
+    /// Daily and hourly collections through the store (values read back from the
+    /// projection, units converted at save) equal a brute-force merge over the saved
+    /// samples, in several zones, with the owner's order.
+    @Test(arguments: ["Europe/Berlin", "America/Los_Angeles", "Asia/Kolkata"])
+    func storeCollectionsEqualABruteForceMerge(zone: String) async throws {
+        let tz = try #require(TimeZone(identifier: zone))
+        let ledger = try makeLedger()
+        let owner = OwnerStore(ledger: ledger)
+        let apps = [Self.appA, Self.appB, Self.watch]
+        var stores: [HealthStore] = []
+        for app in apps { stores.append(try await Self.store(ledger, app, [.quantity(.distanceWalkingRunning)])) }
+        var state: UInt64 = UInt64(zone.utf8.count) &* 7919
+        func next(_ n: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % UInt64(n))
+        }
+        let origin = date("2025-03-28T00:00:00Z").timeIntervalSinceReferenceDate
+        var saved: [(start: Double, end: Double, value: Double, app: Int)] = []
+        for i in 0..<120 {
+            let app = next(3)
+            let start = origin + Double(next(5 * 24 * 60)) * 60
+            let end = start + (i % 5 == 0 ? 0 : Double(next(180)) * 60)
+            let kilometres = Double(1 + next(400)) / 100
+            // distances saved in km and mi: the projection holds metres
+            let unit = i % 2 == 0 ? "km" : "mi"
+            let quantity = try Quantity(unit == "km" ? kilometres : kilometres / 1.609344, unit: unit)
+            try await stores[app].save(.quantity(try QuantitySample(type: .distanceWalkingRunning, quantity: quantity,
+                                                                    start: Date(timeIntervalSinceReferenceDate: start),
+                                                                    end: Date(timeIntervalSinceReferenceDate: end))))
+            saved.append((start, end, try quantity.doubleValue(for: .meter), app))
+        }
+        let order = [2, 0, 1]  // the Watch, then A, then B
+        try await owner.setSourcePriority(.distanceWalkingRunning, order.map { apps[$0].bundleIdentifier })
+        func rank(_ app: Int) -> Int { order.firstIndex(of: app)! }
+        for unit in [StatisticsInterval.Unit.day, .hour] {
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = tz
+            let anchor = calendar.startOfDay(for: date("2025-01-01T12:00:00Z"))
+            let c = try await owner.statisticsCollection(for: .distanceWalkingRunning, options: [.cumulativeSum, .separateBySource],
+                                                         anchor: anchor, interval: try StatisticsInterval(unit), timeZone: tz)
+            let low = saved.map(\.start).min()!, high = saved.map(\.end).max()!
+            var buckets = 0
+            try c.enumerateStatistics(from: Date(timeIntervalSinceReferenceDate: low),
+                                      to: Date(timeIntervalSinceReferenceDate: high + 1)) { s in
+                let a = s.startDate.timeIntervalSinceReferenceDate, b = s.endDate.timeIntervalSinceReferenceDate
+                if unit == .day {
+                    #expect(calendar.startOfDay(for: s.startDate) == s.startDate)
+                    #expect(calendar.date(byAdding: .day, value: 1, to: s.startDate) == s.endDate)
+                }
+                let inside = saved.filter { ($0.end > $0.start && $0.start < b && $0.end > a) || ($0.end == $0.start && $0.start >= a && $0.start < b) }
+                #expect(s.isEmpty == inside.isEmpty)
+                guard !inside.isEmpty else { return }
+                buckets += 1
+                var points = Set([a, b])
+                for x in inside { for p in [x.start, x.end] where p > a && p < b { points.insert(p) } }
+                let p = points.sorted()
+                var expected = 0.0
+                for (u, v) in zip(p, p.dropFirst()) {
+                    let mid = (u + v) / 2
+                    let covering = inside.filter { $0.end > $0.start && $0.start <= mid && mid < $0.end }
+                    guard let best = covering.map({ rank($0.app) }).min() else { continue }
+                    for x in covering where rank(x.app) == best { expected += x.value * (v - u) / (x.end - x.start) }
+                }
+                for x in inside where x.end == x.start {
+                    if !inside.contains(where: { $0.end > $0.start && $0.start <= x.start && x.start < $0.end && rank($0.app) < rank(x.app) }) {
+                        expected += x.value
+                    }
+                }
+                let got = try #require(try s.sumQuantity?.doubleValue(for: .meter))
+                #expect(abs(got - expected) <= 1e-6 * max(1, expected), "\(zone) \(unit) \(s.startDate)")
+                let bySource = try s.sources.map { try s.sumQuantity(for: $0)!.doubleValue(for: .meter) }.reduce(0, +)
+                #expect(bySource >= got - 1e-6)
+            }
+            #expect(buckets == c.statistics().count)
+        }
+        try await ledger.close()
+    }
 }
