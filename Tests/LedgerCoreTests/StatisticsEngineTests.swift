@@ -289,3 +289,32 @@ struct StatisticsEngineTests {
         }
     }
 }
+
+/// Event kind 13 through the rules and the codec.
+struct SourcePriorityEventTests {
+    @Test func theRulesRefuseWhatTheDecoderWouldRefuse() async throws {
+        let ledger = try makeLedger()
+        try await ledger.execute(.registerApp(appA))
+        for (sources, why) in [(["com.example.a", "com.example.a"], "a source is listed twice"),
+                               ([""], "a bundle identifier has 1 to 255 bytes"),
+                               ([String(repeating: "x", count: 256)], "a bundle identifier has 1 to 255 bytes")] {
+            await #expect(throws: RuleViolation.invalidSourcePriority(why)) {
+                try await ledger.execute(.setSourcePriority(.stepCount, sources))
+            }
+        }
+        await #expect(throws: RuleViolation.appNotRegistered("com.example.b")) {
+            try await ledger.execute(.setSourcePriority(.stepCount, ["com.example.a", "com.example.b"]))
+        }
+        let before = await ledger.state.lastSequence
+        try await ledger.execute(.setSourcePriority(.stepCount, ["com.example.a"]))
+        #expect(await ledger.state.lastSequence == before + 1)
+        // the payload: type code 0x0208 · one identifier; a decoder refuses a duplicate list
+        let payload = EventCodec.payload(.sourcePrioritySet(type: .stepCount, sources: ["com.example.a"]))
+        #expect(payload == [0, 0x08, 0x02, 1, 13] + Array("com.example.a".utf8))
+        let twice = EventCodec.payload(.sourcePrioritySet(type: .stepCount, sources: ["a", "a"]))
+        #expect(throws: EventDecodingError.self) {
+            try twice.withUnsafeBytes { try EventCodec.decode(kind: 13, version: 1, payload: $0) }
+        }
+        try await ledger.close()
+    }
+}

@@ -182,7 +182,15 @@ enum LedgerRules {
         case .ownerTimeZoneSet:
             break  // owner-only is enforced by the decoder; the zone is checked when set
         case .sourcePrioritySet(_, let sources):
-            // distinct, non-empty, bounded: the decoder's checks; every one a registered app
+            // what the decoder checks, so the store never writes what a reader refuses
+            guard sources.count <= SourcePriority.maxSources else {
+                throw .invalidSourcePriority("\(sources.count) sources, more than \(SourcePriority.maxSources)")
+            }
+            guard Set(sources).count == sources.count else { throw .invalidSourcePriority("a source is listed twice") }
+            for s in sources where s.isEmpty || s.utf8.count > 255 {
+                throw .invalidSourcePriority("a bundle identifier has 1 to 255 bytes")
+            }
+            // E8: every one a registered app
             for s in sources where state.registry.ordinal(of: s) == nil { throw .appNotRegistered(s) }
         case .importStarted(let start):
             guard state.imports.firstIndex(where: { $0.start.importId == start.importId }) == nil else {
