@@ -75,6 +75,11 @@ struct StatisticsCommandTests {
         let beforeChange = try #require(times.dropLast().last)
         let old = try CLIRunner.run(["--ledger", dir.path, "statistics", "stepCount", "--owner", "--as-of", beforeChange])
         #expect(old.stdout.hasSuffix("\t220\n"), "\(old.stdout) \(old.stderr)")
+        // replay shows the order in force at its point: none before the change, the owner's after
+        let replayOld = try CLIRunner.run(["--ledger", dir.path, "replay", "--as-of", beforeChange])
+        #expect(!replayOld.stdout.contains("source priority"))
+        let replayNow = try CLIRunner.run(["--ledger", dir.path, "replay"])
+        #expect(replayNow.stdout.hasSuffix("source priority\n  stepCount  \(Self.phone) > \(Self.watch)\n"), "\(replayNow.stdout)")
     }
 
     @Test func averagesConvertAndReadDeniedAppsSeeTheirOwn() throws {
