@@ -181,6 +181,17 @@ enum LedgerRules {
             guard !elements.isEmpty else { throw .emptyCall("a kept-elements record") }
         case .ownerTimeZoneSet:
             break  // owner-only is enforced by the decoder; the zone is checked when set
+        case .sourcePrioritySet(_, let sources):
+            // what the decoder checks, so the store never writes what a reader refuses
+            guard sources.count <= SourcePriority.maxSources else {
+                throw .invalidSourcePriority("\(sources.count) sources, more than \(SourcePriority.maxSources)")
+            }
+            guard Set(sources).count == sources.count else { throw .invalidSourcePriority("a source is listed twice") }
+            for s in sources where s.isEmpty || s.utf8.count > 255 {
+                throw .invalidSourcePriority("a bundle identifier has 1 to 255 bytes")
+            }
+            // E8: every one a registered app
+            for s in sources where state.registry.ordinal(of: s) == nil { throw .appNotRegistered(s) }
         case .importStarted(let start):
             guard state.imports.firstIndex(where: { $0.start.importId == start.importId }) == nil else {
                 throw .importMismatch(start.importId, "was already started")

@@ -41,6 +41,9 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// A command of a group whose events would take more than the log's limit (a
     /// record's payload, or the group's batch): left out of the group, which goes on.
     case tooLarge(bytes: Int, limit: Int)
+    /// A source priority listing a source twice, an empty or over-long identifier, or
+    /// more than `SourcePriority.maxSources` sources.
+    case invalidSourcePriority(String)
 
     public var description: String {
         switch self {
@@ -61,6 +64,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .emptyCall(let what): "emptyCall: \(what) with nothing in it"
         case .importMismatch(let id, let why): "importMismatch: import \(id.uuidString) \(why)"
         case .tooLarge(let bytes, let limit): "tooLarge: \(bytes) bytes exceeds the limit of \(limit) bytes"
+        case .invalidSourcePriority(let why): "invalidSourcePriority: \(why)"
         }
     }
 
