@@ -8,7 +8,7 @@ import LedgerCore
 enum ReportCommand {
     static let help = """
         USAGE: healthledger [--ledger PATH] report (--owner | --app ID) [--from T] [--to T] [--tz ZONE]
-                            [--locale ID] [--now T] [--out FILE]
+                            [--locale ID] [--now T] [--full-verify] [--out FILE]
 
         One HTML file, everything inline (CSS, SVG charts, a few lines of script), no
         network access, readable printed: the profile (age, sex, blood type, latest
@@ -18,8 +18,9 @@ enum ReportCommand {
         per week by activity type), each with a data table; samples per type, source
         and device; the audit timeline (registrations, requests, decisions, imports,
         deletions, characteristic changes, with sequence numbers, filterable by app);
-        integrity (a full verify, chain head, event count, Merkle tree head when kept,
-        the command that rebuilds the report).
+        integrity (the log's check: framing, checksums and the hash chain over every
+        byte; with --full-verify the whole `verify`, events and snapshots too; chain
+        head, event count, Merkle tree head when kept, the command that rebuilds it).
         --app ID: only what that app may read, through the store like every read (no
         read answers in its timeline). --from/--to: samples overlapping [from, to).
         --tz: day boundaries and times (default: the ledger's zone, else UTC).
@@ -43,6 +44,7 @@ enum ReportCommand {
         let nowText = try args.option("--now")
         let now = try nowText.map { try Parse.date($0, "--now") } ?? Date()
         let out = try args.option("--out")
+        let fullVerify = args.flag("--full-verify")
         try args.finish()
 
         let html = try await withStore(global, identity, closing: false) { ledger, store, owner in
@@ -55,9 +57,10 @@ enum ReportCommand {
             if let fromText { words += ["--from", fromText] }
             if let toText { words += ["--to", toText] }
             words += ["--tz", zone.identifier, "--locale", localeText, "--now", ISO8601.string(now)]
+            if fullVerify { words.append("--full-verify") }
             if let out { words += ["--out", out] }
             let options = ReportOptions(from: from, to: to, timeZone: zone, locale: Locale(identifier: localeText), now: now,
-                                        command: words.map(shellQuoted).joined(separator: " "))
+                                        command: words.map(shellQuoted).joined(separator: " "), fullVerify: fullVerify)
             let viewer: ReportViewer = store.map { .app($0) } ?? .owner(owner)
             return ReportHTML.render(try await ReportGatherer.gather(viewer, options: options))
         }

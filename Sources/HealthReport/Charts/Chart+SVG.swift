@@ -8,10 +8,10 @@ extension Chart {
         let w = Double(width), h = Double(height)
         let plotLeft = Self.left, plotRight = w - Self.right, plotTop = Self.top, plotBottom = h - Self.bottom
         let columns = max(1, Int(plotRight - plotLeft))
-        let xr = xRange ?? dataXRange ?? 0...1
+        let xr = xRange ?? paddedDataXRange ?? 0...1
         let x0 = xr.lowerBound, x1 = xr.upperBound > xr.lowerBound ? xr.upperBound : xr.lowerBound + 1
         let (dataLow, dataHigh) = dataYRange
-        let yTicks = LinearTicks.nice(min: dataLow, max: dataHigh, count: 5, includeZero: includeZero)
+        let yTicks = LinearTicks.nice(min: dataLow, max: dataHigh, count: 5, includeZero: includeZero, minimumStep: wholeNumbers ? 1 : 0)
         let y0 = yTicks.lower, y1 = yTicks.upper > yTicks.lower ? yTicks.upper : yTicks.lower + 1
         func px(_ x: Double) -> Double { plotLeft + (x - x0) / (x1 - x0) * (plotRight - plotLeft) }
         func py(_ y: Double) -> Double { plotBottom - (y - y0) / (y1 - y0) * (plotBottom - plotTop) }

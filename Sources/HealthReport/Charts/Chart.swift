@@ -46,13 +46,15 @@ public struct Chart: Sendable {
     public var xRange: ClosedRange<Double>?
     /// Whether the vertical axis starts at 0 (bars, counts).
     public var includeZero: Bool
+    /// Whether the values are whole counts (no tick between two integers).
+    public var wholeNumbers: Bool
     /// Formats tick labels: (value, decimals) → text.
     public var numberFormat: @Sendable (Double, Int) -> String
     public var width: Int
     public var height: Int
 
     public init(id: String, title: String, description: String, unit: String, xAxis: XAxis, layers: [Layer],
-                xRange: ClosedRange<Double>? = nil, includeZero: Bool = false,
+                xRange: ClosedRange<Double>? = nil, includeZero: Bool = false, wholeNumbers: Bool = false,
                 numberFormat: @escaping @Sendable (Double, Int) -> String = { v, d in String(format: "%.\(d)f", v) },
                 width: Int = 760, height: Int = 260) {
         self.id = id
@@ -63,6 +65,7 @@ public struct Chart: Sendable {
         self.layers = layers
         self.xRange = xRange
         self.includeZero = includeZero
+        self.wholeNumbers = wholeNumbers
         self.numberFormat = numberFormat
         self.width = width
         self.height = height
@@ -70,6 +73,17 @@ public struct Chart: Sendable {
 
     /// Margins around the plot area, in px.
     static let left = 60.0, right = 14.0, top = 30.0, bottom = 26.0
+
+    /// The x range drawn without an explicit one: the data's, widened by 2 % on each
+    /// side and to at least two days on a time axis (one day of data is not a
+    /// hair-thin axis).
+    var paddedDataXRange: ClosedRange<Double>? {
+        guard let r = dataXRange else { return nil }
+        let span = r.upperBound - r.lowerBound
+        var pad = span * 0.02
+        if case .time = xAxis, span < 2 * 86_400 { pad = max(pad, (2 * 86_400 - span) / 2) }
+        return (r.lowerBound - pad)...(r.upperBound + pad)
+    }
 
     /// The data's x extent (bars and stacks include their width).
     var dataXRange: ClosedRange<Double>? {

@@ -17,7 +17,9 @@ public struct LinearTicks: Sendable, Equatable {
     /// Ticks covering [min, max] with about `count` ticks (at least 2). A single value
     /// gets an axis around it; `includeZero` stretches the axis to 0 (bars, counts).
     /// Non-finite input gives the axis 0…1.
-    public static func nice(min a: Double, max b: Double, count: Int = 5, includeZero: Bool = false) -> LinearTicks {
+    /// `minimumStep`: no step below it (1 for counts: no ticks at 0.2 workouts).
+    public static func nice(min a: Double, max b: Double, count: Int = 5, includeZero: Bool = false,
+                            minimumStep: Double = 0) -> LinearTicks {
         var low = Swift.min(a, b), high = Swift.max(a, b)
         if !low.isFinite || !high.isFinite { low = 0; high = 1 }
         if includeZero { low = Swift.min(low, 0); high = Swift.max(high, 0) }
@@ -29,7 +31,7 @@ public struct LinearTicks: Sendable, Equatable {
         }
         let target = Swift.max(count, 2)
         let range = niceNumber(high - low, round: false)
-        let step = niceNumber(range / Double(target - 1), round: true)
+        let step = Swift.max(niceNumber(range / Double(target - 1), round: true), minimumStep)
         let first = (low / step).rounded(.down), last = (high / step).rounded(.up)
         let decimals = Swift.max(0, -Int((log10(step)).rounded(.down)))
         let scale = pow(10, Double(decimals))

@@ -59,7 +59,10 @@ public struct HealthReportData: Sendable {
 
     /// Samples of one type from one source and device.
     public struct SourceCount: Sendable, Equatable {
+        /// The type's short name (`stepCount`).
         public let type: String
+        /// HealthKit's identifier (`HKQuantityTypeIdentifierStepCount`).
+        public let identifier: String
         public let source: String
         public let device: String
         public let count: Int
@@ -79,16 +82,19 @@ public struct HealthReportData: Sendable {
     /// The ledger's integrity at report time.
     public struct Integrity: Sendable, Equatable {
         public var intact: Bool
+        /// Whether the whole `verify` ran (events and snapshots too), not only the log's check.
+        public var full: Bool
         public var problems: [String]
         public var events: UInt64
         public var logBytes: UInt64
         public var chainHead: String
-        public var projectionDigest: String
+        /// The projections' digest (full verify only).
+        public var projectionDigest: String?
         /// The Merkle tree head (`index/merkle.bin`): size and base64 root.
         public var checkpoint: (size: UInt64, root: String)?
 
         public static func == (a: Integrity, b: Integrity) -> Bool {
-            a.intact == b.intact && a.problems == b.problems && a.events == b.events && a.logBytes == b.logBytes
+            a.intact == b.intact && a.full == b.full && a.problems == b.problems && a.events == b.events && a.logBytes == b.logBytes
                 && a.chainHead == b.chainHead && a.projectionDigest == b.projectionDigest
                 && a.checkpoint?.size == b.checkpoint?.size && a.checkpoint?.root == b.checkpoint?.root
         }
@@ -129,5 +135,5 @@ public struct HealthReportData: Sendable {
     public var timeline: [TimelineEntry] = []
     /// Timeline entries left out past the report's limit.
     public var timelineOmitted = 0
-    public var integrity = Integrity(intact: false, problems: [], events: 0, logBytes: 0, chainHead: "", projectionDigest: "")
+    public var integrity = Integrity(intact: false, full: false, problems: [], events: 0, logBytes: 0, chainHead: "", projectionDigest: nil)
 }

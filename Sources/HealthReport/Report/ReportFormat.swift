@@ -2,28 +2,39 @@ import Foundation
 
 /// Numbers in the report's locale (`22.86`, `22,86`, `12,345`) and dates in its time
 /// zone (`2026-03-01 09:00`).
-struct ReportFormat: @unchecked Sendable {  // NumberFormatter is not Sendable; each ReportFormat owns its own formatters and is used from one task
+struct ReportFormat: Sendable {
     let locale: Locale
     let timeZone: TimeZone
-    private let formatters: [NumberFormatter]
+    /// The locale's decimal and grouping separators (`.` and `,` in en_US; `,` and `.` in de_DE).
+    let decimalSeparator: String
+    let groupingSeparator: String
 
     init(locale: Locale, timeZone: TimeZone) {
         self.locale = locale
         self.timeZone = timeZone
-        formatters = (0...3).map { decimals in
-            let f = NumberFormatter()
-            f.locale = locale
-            f.numberStyle = .decimal
-            f.minimumFractionDigits = decimals
-            f.maximumFractionDigits = decimals
-            return f
-        }
+        decimalSeparator = locale.decimalSeparator ?? "."
+        groupingSeparator = locale.groupingSeparator ?? ","
     }
 
-    /// `value` with exactly `decimals` decimals (0–3), grouped as the locale groups.
+    /// `value` rounded to exactly `decimals` decimals (0–3), its integer part grouped by
+    /// thousands with the locale's separators.
     func number(_ value: Double, decimals: Int) -> String {
         guard value.isFinite else { return "–" }
-        return formatters[max(0, min(3, decimals))].string(from: NSNumber(value: value)) ?? String(value)
+        let plain = String(format: "%.\(max(0, min(3, decimals)))f", locale: Locale(identifier: "en_US_POSIX"), value)
+        var integer = Substring(plain), fraction: Substring = ""
+        if let dot = plain.firstIndex(of: ".") {
+            integer = plain[..<dot]
+            fraction = plain[plain.index(after: dot)...]
+        }
+        var sign = ""
+        if integer.hasPrefix("-") { sign = "-"; integer = integer.dropFirst() }
+        var grouped = ""
+        for (i, digit) in integer.enumerated() {
+            if i > 0 && (integer.count - i) % 3 == 0 { grouped += groupingSeparator }
+            grouped.append(digit)
+        }
+        if sign == "-", !(grouped + fraction).contains(where: { $0 != "0" && $0.isNumber }) { sign = "" }  // no "-0.00"
+        return sign + grouped + (fraction.isEmpty ? "" : decimalSeparator + fraction)
     }
 
     /// `2026-03-01 09:00` in the report's zone.

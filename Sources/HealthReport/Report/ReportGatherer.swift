@@ -19,9 +19,13 @@ public struct ReportOptions: Sendable {
     public var command: String
     /// At most this many audit timeline entries (the newest are kept).
     public var timelineLimit: Int
+    /// Run the whole `verify` (events replayed against the rules, snapshots compared)
+    /// rather than the log's own check (framing, checksums, the hash chain over every
+    /// byte), which is what a report of a large ledger can afford by default.
+    public var fullVerify: Bool
 
     public init(from: Date? = nil, to: Date? = nil, timeZone: TimeZone = TimeZone(identifier: "UTC")!,
-                locale: Locale = Locale(identifier: "en_US"), now: Date = Date(), command: String, timelineLimit: Int = 5000) {
+                locale: Locale = Locale(identifier: "en_US"), now: Date = Date(), command: String, timelineLimit: Int = 5000, fullVerify: Bool = false) {
         self.from = from
         self.to = to
         self.timeZone = timeZone
@@ -29,6 +33,7 @@ public struct ReportOptions: Sendable {
         self.now = now
         self.command = command
         self.timelineLimit = timelineLimit
+        self.fullVerify = fullVerify
     }
 
     var period: DatePredicate? { from == nil && to == nil ? nil : DatePredicate(start: from, end: to) }
@@ -49,7 +54,7 @@ public enum ReportGatherer {
         func count(_ s: Sample, _ type: ObjectType) {
             let device = s.common.device.map { d in [d.name, d.model].compactMap { $0 }.joined(separator: " · ") } ?? ""
             let source = s.common.source
-            counts[SourceKey(type: type.shortName, source: source?.name ?? source?.bundleIdentifier ?? "?", device: device), default: 0] += 1
+            counts[SourceKey(type: type.shortName, identifier: type.identifier, source: source?.name ?? source?.bundleIdentifier ?? "?", device: device), default: 0] += 1
         }
 
         data.profile = try await profile(viewer, options: options, format: format)
@@ -146,18 +151,19 @@ public enum ReportGatherer {
             if case .characteristic = type { continue }
             try await viewer.forEach(type, in: options.period) { count($0, type) }
         }
-        data.sources = counts.map { HealthReportData.SourceCount(type: $0.key.type, source: $0.key.source, device: $0.key.device, count: $0.value) }
+        data.sources = counts.map { HealthReportData.SourceCount(type: $0.key.type, identifier: $0.key.identifier, source: $0.key.source, device: $0.key.device, count: $0.value) }
             .sorted { ($0.type, $0.source, $0.device) < ($1.type, $1.source, $1.device) }
 
         let fs = viewer.ledger.fs
         let reader = try LogReader(fs)
         (data.timeline, data.timelineOmitted) = try AuditTimeline.read(reader, for: viewer.bundleIdentifier, limit: options.timelineLimit)
-        data.integrity = try IntegrityCheck.run(fs, reader: reader)
+        data.integrity = try IntegrityCheck.run(fs, reader: reader, full: options.fullVerify)
         return data
     }
 
     struct SourceKey: Hashable {
         let type: String
+        let identifier: String
         let source: String
         let device: String
     }

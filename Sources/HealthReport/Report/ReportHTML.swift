@@ -58,7 +58,7 @@ public enum ReportHTML {
         func figure(_ chart: Chart, _ table: ReportTable, note: String = "") -> String {
             "<figure id=\"fig-\(chart.id)\"><figcaption><h3>\(SVGText.escape(chart.title))</h3>\(note.isEmpty ? "" : "<p class=\"note\">\(SVGText.escape(note))</p>")</figcaption>"
                 + chart.svg()
-                + "<details><summary>Data table (\(table.rows.count) rows, one per \(table.rowUnit))</summary>\(table.html)</details></figure>"
+                + "<details><summary>Data table (\(table.rows.count) row\(table.rows.count == 1 ? "" : "s"), one per \(table.rowUnit))</summary>\(table.html)</details></figure>"
         }
 
         if !data.bodyMass.isEmpty {
@@ -141,7 +141,7 @@ public enum ReportHTML {
             let total = data.workouts.reduce(0) { $0 + $1.counts.reduce(0, +) }
             let chart = Chart(id: "workouts", title: "Workouts per week", description: "\(total) workouts in \(data.workouts.count) weeks (weeks start on Monday), by activity type: \(data.workoutTypes.joined(separator: ", ")).",
                               unit: "workouts", xAxis: .time(zone), layers: [.stacked(names: data.workoutTypes, stacks: stacks, firstStyle: 0, width: 7 * day)],
-                              xRange: range, includeZero: true, numberFormat: numbers)
+                              xRange: range, includeZero: true, wholeNumbers: true, numberFormat: numbers)
             let rows = data.workouts.map { w in [LocalDays.text(ofDay: LocalDays.firstDay(ofWeek: w.week))] + w.counts.map(String.init) }
             figures.append(figure(chart, ReportTable(columns: ["Week of"] + data.workoutTypes, rows: rows, rowUnit: "week")))
         }
@@ -155,11 +155,11 @@ public enum ReportHTML {
 
     static func sourcesSection(_ data: HealthReportData, _ format: ReportFormat) -> String {
         var s = "<section id=\"sources\"><h2>Where the data came from</h2>"
-        var totals: [String: Int] = [:]
-        for r in data.sources { totals[r.type, default: 0] += r.count }
+        var totals: [String: Int] = [:], identifiers: [String: String] = [:]
+        for r in data.sources { totals[r.type, default: 0] += r.count; identifiers[r.type] = r.identifier }
         s += "<h3>Samples per type</h3><table id=\"type-totals\"><thead><tr><th scope=\"col\">Type</th><th scope=\"col\">Samples</th></tr></thead><tbody>"
         for type in totals.keys.sorted() {
-            s += "<tr data-type=\"\(SVGText.escape(type))\"><th scope=\"row\">\(SVGText.escape(type))</th><td data-count=\"\(totals[type]!)\">\(format.number(Double(totals[type]!), decimals: 0))</td></tr>"
+            s += "<tr data-type=\"\(SVGText.escape(identifiers[type]!))\"><th scope=\"row\">\(SVGText.escape(type))</th><td data-count=\"\(totals[type]!)\">\(format.number(Double(totals[type]!), decimals: 0))</td></tr>"
         }
         s += "</tbody></table>"
         s += "<h3>Samples per source and device</h3><table id=\"source-counts\"><thead><tr><th scope=\"col\">Type</th><th scope=\"col\">Source</th><th scope=\"col\">Device</th><th scope=\"col\">Samples</th></tr></thead><tbody>"
@@ -188,7 +188,7 @@ public enum ReportHTML {
         s += apps.map { "<option value=\"\(SVGText.escape($0))\">\(SVGText.escape($0))</option>" }.joined()
         s += "</select></label></p><table id=\"timeline\"><thead><tr><th scope=\"col\">#</th><th scope=\"col\">Recorded</th><th scope=\"col\">By</th><th scope=\"col\">Event</th><th scope=\"col\">What</th></tr></thead><tbody>"
         for e in data.timeline {
-            s += "<tr data-app=\"\(SVGText.escape(e.app ?? "-"))\"><th scope=\"row\">\(e.sequence)</th><td>\(format.dateTime(e.recordedAt))</td><td>\(SVGText.escape(e.actor))</td><td>\(e.kind)</td><td>\(SVGText.escape(e.what))</td></tr>"
+            s += "<tr data-app=\"\(SVGText.escape(e.app ?? "-"))\"><th scope=\"row\">\(e.sequence)</th><td class=\"time\">\(format.dateTime(e.recordedAt))</td><td>\(SVGText.escape(e.actor))</td><td>\(e.kind)</td><td>\(SVGText.escape(e.what))</td></tr>"
         }
         return s + "</tbody></table></section>"
     }
@@ -196,11 +196,15 @@ public enum ReportHTML {
     static func integritySection(_ data: HealthReportData, _ format: ReportFormat) -> String {
         let i = data.integrity
         var s = "<section id=\"integrity\"><h2>Integrity</h2><dl>"
-        s += "<dt>verify</dt><dd id=\"verify\">\(i.intact ? "OK: the ledger is intact" : "NOT INTACT")</dd>"
+        s += "<dt>verify\(i.full ? "" : " (the log: framing, checksums, the hash chain over every byte)")</dt>"
+        s += "<dd id=\"verify\">\(i.intact ? "OK: the ledger is intact" : "NOT INTACT")</dd>"
         for p in i.problems { s += "<dd class=\"problem\">\(SVGText.escape(p))</dd>" }
+        if !i.full {
+            s += "<dd class=\"note\">Events against the rules and snapshots against a fresh replay were not checked here: `healthledger verify` (or `report --full-verify`) checks them too.</dd>"
+        }
         s += "<dt>Events</dt><dd id=\"events\">\(i.events)</dd><dt>Log</dt><dd>\(i.logBytes) bytes</dd>"
         s += "<dt>Chain head</dt><dd><code id=\"chain-head\">\(i.chainHead)</code></dd>"
-        s += "<dt>Projection digest</dt><dd><code>\(i.projectionDigest)</code></dd>"
+        if let digest = i.projectionDigest { s += "<dt>Projection digest</dt><dd><code>\(digest)</code></dd>" }
         if let c = i.checkpoint {
             s += "<dt>Checkpoint (Merkle tree head)</dt><dd><code id=\"checkpoint\">\(c.size) events, root \(SVGText.escape(c.root))</code></dd>"
         } else {
@@ -220,7 +224,7 @@ public enum ReportHTML {
         figure{margin:1rem 0;break-inside:avoid}figcaption h3{margin-bottom:0}svg.chart{width:100%;height:auto;max-width:760px;display:block}
         details{margin:.3rem 0}summary{cursor:pointer;color:#0b4f8a}details table{font-size:12px}
         dt{font-weight:600;margin-top:.4rem}dd{margin-left:1rem}code{font:12px ui-monospace,"DejaVu Sans Mono",monospace;word-break:break-all}
-        .problem{color:#a00000}
+        .problem{color:#a00000}.time{white-space:nowrap}
         @media print{nav,.filter{display:none}body{max-width:none;font-size:11pt}h2{break-after:avoid}summary{color:#000}a{color:#000;text-decoration:none}}
         """
 

@@ -33,7 +33,7 @@ public enum ReportViewer: Sendable {
     }
 
     /// Every sample of `type` in `period`, oldest start first, a page at a time.
-    func forEach(_ type: ObjectType, in period: DatePredicate?, pageSize: Int = 8192,
+    func forEach(_ type: ObjectType, in period: DatePredicate?, pageSize: Int = 65_536,
                  _ body: (Sample) throws -> Void) async throws {
         let query = SampleQuery(type: type, predicate: period, limit: pageSize, sort: [SampleSortDescriptor(.startDate, ascending: true)])
         var after: UUID?
