@@ -74,14 +74,21 @@ public struct Chart: Sendable {
     /// Margins around the plot area, in px.
     static let left = 60.0, right = 14.0, top = 30.0, bottom = 26.0
 
-    /// The x range drawn without an explicit one: the data's, widened by 2 % on each
-    /// side and to at least two days on a time axis (one day of data is not a
-    /// hair-thin axis).
+    /// The x range drawn without an explicit one: the data's, widened on each side by
+    /// 2 %, by a bar's width, and to at least two days on a time axis (one day of data
+    /// is not a hair-thin axis, one bar not the whole plot).
     var paddedDataXRange: ClosedRange<Double>? {
         guard let r = dataXRange else { return nil }
         let span = r.upperBound - r.lowerBound
         var pad = span * 0.02
         if case .time = xAxis, span < 2 * 86_400 { pad = max(pad, (2 * 86_400 - span) / 2) }
+        // a bar's width on each side, so that one week of one bar is not the whole plot
+        for layer in layers {
+            switch layer {
+            case .bars(_, _, _, let w), .stacked(_, _, _, let w): pad = max(pad, w)
+            case .line, .area, .band: break
+            }
+        }
         return (r.lowerBound - pad)...(r.upperBound + pad)
     }
 
