@@ -65,6 +65,8 @@ enum StatsCommand {
 
         Events by kind, live samples by type and source, records kept raw by identifier
         (as written) and source, deleted objects, log size and the chain head (the SHA-256 link of the last batch: it fingerprints the log).
+        These are counts of what the log holds; for the values of a type (sums,
+        averages, per day, sources merged by priority) see `healthledger statistics`.
 
         \(ExitStatus.table)
         """

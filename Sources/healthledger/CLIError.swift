@@ -72,6 +72,8 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
         return (ExitStatus.failure, e.description)
     case let e as ReplayError:
         return (ExitStatus.damaged, "damaged: \(e)")
+    case let e as StatisticsError:
+        return (ExitStatus.invalidInput, e.description)
     case let e as ChangeFeedError:
         if case .malformedAnchor = e { return (ExitStatus.invalidInput, e.description) }
         return (ExitStatus.refused, e.description)

@@ -10,7 +10,8 @@ enum ReplayCommand {
                                                    [--write-snapshot] [--json]
 
         Rebuild every projection from the log and print the profile, the latest sample
-        of every type, authorization, and the projection digest.
+        of every type, authorization, the owner's source priorities, and the projection
+        digest. (`statistics --as-of TIME` gives the totals of the state as of TIME.)
 
           --to SEQ          the state right after event SEQ
           --as-of TIME      the state an app saw at TIME (ISO 8601, e.g. 2026-03-01T12:00Z):
@@ -94,6 +95,15 @@ enum ReplayCommand {
             for code in state.authorization.permissions[app]!.keys.sorted() {
                 let p = state.authorization.permissions[app]![code]!
                 Output.line("  \(state.registry.label(app))  \(ObjectType(code: code)?.shortName ?? String(code))  share \(p.share.name)  read \(p.read.map { $0 ? "granted" : "denied" } ?? "notDetermined")")
+            }
+        }
+        // The owners' source orders in force (`statistics --as-of` gives their totals).
+        let priorities = state.statistics.priorities.keys.sorted()
+        if !priorities.isEmpty {
+            Output.line("")
+            Output.line("source priority")
+            for code in priorities {
+                Output.line("  \(ObjectType(code: code)?.shortName ?? String(code))  \(state.statistics.priority(code).joined(separator: " > "))")
             }
         }
     }

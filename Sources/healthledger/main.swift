@@ -21,6 +21,8 @@ let commands: [Command] = [
     ImportAppleHealthCommand.command,
     LatestCommand.command,
     QueryCommand.command,
+    StatisticsCommand.command,
+    PriorityCommand.command,
     ChangesCommand.command,
     ProfileCommand.command,
     DeleteCommand.command,

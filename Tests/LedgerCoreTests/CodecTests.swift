@@ -90,6 +90,7 @@ struct CodecTests {
                 ExportElement.Node(depth: 2, name: "Masked", attributes: [MetadataEntry(key: "value", value: .string("1"))]),
             ])]),
             .ownerTimeZoneSet("Pacific/Honolulu"),
+            .sourcePrioritySet(type: .stepCount, sources: ["com.apple.health.WATCH", "com.example.a"]),
         ]
         #expect(Set(events.map(\.kind)) == Set(EventKind.allCases))
         for event in events {

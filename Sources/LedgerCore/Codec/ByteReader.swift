@@ -124,6 +124,18 @@ struct ByteReader {
         return s
     }
 
+    /// Reads a string and tells whether it is `expected` (without making a String).
+    mutating func stringEquals(_ expected: String) throws(EventDecodingError) -> Bool {
+        let length = try count(limit: bytes.count)
+        try need(length)
+        defer { position += length }
+        var utf8 = expected.utf8.makeIterator()
+        for i in position..<position + length {
+            guard let b = utf8.next(), b == bytes[i] else { return false }
+        }
+        return utf8.next() == nil
+    }
+
     mutating func skipString() throws(EventDecodingError) {
         let length = try count(limit: bytes.count)
         try need(length)

@@ -101,6 +101,10 @@ public enum EventCodec {
             stringPairs(s.me, into: &w)
         case .ownerTimeZoneSet(let identifier):
             w.string(identifier)
+        case .sourcePrioritySet(let type, let sources):
+            w.u16(ObjectType.quantity(type).code)
+            w.varint(sources.count)
+            for s in sources { w.string(s) }
         case .exportElementsKept(let elements):
             w.varint(elements.count)
             for element in elements {
@@ -255,6 +259,22 @@ public enum EventCodec {
                 throw .malformed(offset: at, reason: "a time zone identifier has 1 to 255 bytes")
             }
             event = .ownerTimeZoneSet(identifier)
+        case .sourcePrioritySet:
+            try owner()
+            let at = r.absolutePosition
+            guard case .quantity(let type)? = ObjectType(code: try r.u16()) else {
+                throw .malformed(offset: at, reason: "a source priority names a quantity type")
+            }
+            let n = try r.count(limit: SourcePriority.maxSources)
+            var sources: [String] = []
+            for _ in 0..<n {
+                let s = try r.string()
+                guard !s.isEmpty, s.utf8.count <= 255, !sources.contains(s) else {
+                    throw r.malformed("a source priority lists distinct bundle identifiers of 1 to 255 bytes")
+                }
+                sources.append(s)
+            }
+            event = .sourcePrioritySet(type: type, sources: sources)
         case .exportElementsKept:
             try owner()
             let n = try r.count(limit: r.remaining)

@@ -491,6 +491,53 @@ enum SampleCodec {
         var syncVersion: Int64
         /// Index of the enclosing correlation's header in the flattened list, for members.
         var memberOf: Int?
+        /// A quantity sample's value in its type's canonical unit (NaN for other kinds):
+        /// what the statistics projection keeps.
+        var value: Double = .nan
+        /// Whether the metadata says `HKWasUserEntered` (a manual entry ranks first by default).
+        var userEntered: Bool = false
+    }
+
+    /// Whether a metadata value of `HKWasUserEntered` says yes (a true boolean, a
+    /// non-zero number, or the strings `1`/`true` an export writes).
+    static func saysYes(_ v: MetadataValue) -> Bool {
+        switch v {
+        case .bool(let b): b
+        case .integer(let i): i != 0
+        case .number(let d): d != 0
+        case .string(let s): s == "1" || s.lowercased() == "true"
+        case .date, .quantity: false
+        }
+    }
+
+    /// The value of a quantity in `type`'s canonical unit (NaN when the unit does not convert).
+    static func canonicalValue(_ value: Double, unit: String, typeCode: UInt16) -> Double {
+        guard case .quantity(let type)? = ObjectType(code: typeCode) else { return .nan }
+        if unit == type.canonicalUnit.spelling { return value }
+        guard let u = try? HealthUnit(unit), let v = try? Quantity(value, u).doubleValue(for: type.canonicalUnit) else { return .nan }
+        return v
+    }
+
+    /// Reads a quantity's value and unit and, when present, finds `HKWasUserEntered`
+    /// in its metadata, into the header (the reader stands after the sync fields).
+    static func readStatisticsFacts(_ r: inout ByteReader, flags: Flags, into h: inout Header) throws(EventDecodingError) {
+        let value = try r.finite()
+        let unit = try r.string()
+        h.value = canonicalValue(value, unit: unit, typeCode: h.typeCode)
+        guard flags.contains(.metadata) else { return }
+        let n = try r.count(limit: r.remaining)
+        for _ in 0..<n {
+            let isFlag = try r.stringEquals(Metadata.WellKnownKey.wasUserEntered)
+            switch try r.u8() {
+            case 1: let s = try r.string(); if isFlag { h.userEntered = saysYes(.string(s)) }
+            case 2: let i = try r.zigzag(); if isFlag { h.userEntered = i != 0 }
+            case 3: let d = try r.f64(); if isFlag { h.userEntered = d != 0 }
+            case 4: let b = try r.u8(); if isFlag { h.userEntered = b == 1 }
+            case 5: _ = try r.f64()
+            case 6: _ = try r.f64(); try r.skipString()
+            default: throw r.malformed("unknown metadata value tag")
+            }
+        }
     }
 
     /// Appends the headers of a top-level sample (and of its members, for a
@@ -509,6 +556,7 @@ enum SampleCodec {
             strings.append(try r.string())
             h.syncVersion = try r.zigzag()
         }
+        if kind == .quantity { try readStatisticsFacts(&r, flags: flags, into: &h) }
         let index = headers.count
         headers.append(h)
         if kind == .correlation {

@@ -139,13 +139,17 @@ public enum Event: Hashable, Sendable {
     /// The owner's time zone (an IANA identifier, `Pacific/Honolulu`): age, "today"
     /// and day boundaries are counted in it. Actor: the owner.
     case ownerTimeZoneSet(String)
+    /// The owner's order of sources for a quantity type (bundle identifiers, best
+    /// first): where samples of several sources overlap, a cumulative sum counts the
+    /// best-ranked one. An empty list returns to HealthKit's default order. Actor: the owner.
+    case sourcePrioritySet(type: QuantityType, sources: [String])
 
     /// Who caused the event.
     public var actor: ActorID {
         switch self {
         case .appRegistered(let app, _), .authorizationRequested(let app, _, _), .samplesSaved(let app, _): .app(app)
         case .authorizationDecided, .characteristicSet, .characteristicCleared, .activitySummariesRecorded,
-             .importStarted, .importFinished, .exportElementsKept, .ownerTimeZoneSet: .owner
+             .importStarted, .importFinished, .exportElementsKept, .ownerTimeZoneSet, .sourcePrioritySet: .owner
         case .samplesDeleted(let actor, _, _): actor
         }
     }
@@ -165,6 +169,7 @@ public enum Event: Hashable, Sendable {
         case .importFinished: .importFinished
         case .exportElementsKept: .exportElementsKept
         case .ownerTimeZoneSet: .ownerTimeZoneSet
+        case .sourcePrioritySet: .sourcePrioritySet
         }
     }
 }
@@ -183,6 +188,7 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case importFinished = 10
     case exportElementsKept = 11
     case ownerTimeZoneSet = 12
+    case sourcePrioritySet = 13
 
     /// The version this release writes for the kind (`kindVersion`). Version 2 of
     /// `samplesSaved` added sample flags 64 (written UTC offsets) and 128 (HRV beats)

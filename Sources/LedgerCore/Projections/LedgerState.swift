@@ -18,6 +18,9 @@ public struct LedgerState: Sendable, Equatable {
     public private(set) var authorization = AuthorizationProjection()
     public private(set) var characteristics: [CharacteristicType: CharacteristicValue] = [:]
     public var samples = SampleIndex()
+    /// Per slot, a quantity's value and manual-entry flag; source priorities; the
+    /// order apps were first granted sharing (`StatisticsProjection`).
+    public internal(set) var statistics = StatisticsProjection()
     /// Imports of Apple Health exports, in the order they started.
     public private(set) var imports: [ImportEntry] = []
     /// Activity summaries by day (`year * 10_000 + month * 100 + day`); a later
@@ -51,6 +54,7 @@ public struct LedgerState: Sendable, Equatable {
                 let h = headers[i]
                 let slot = samples.add(h, syncIdentifier: h.syncIndex >= 0 ? strings[strings.startIndex + Int(h.syncIndex)] : nil,
                                        app: app, recordOffset: offset, position: UInt32(i - headers.startIndex))
+                statistics.add(slot: slot, value: h.value, userEntered: h.userEntered)
                 if let replaced = h.replaces, let old = samples.slot(of: replaced), samples.isLive(old) {
                     samples.delete(old, sequence: sequence, actor: .app(app), replacedBy: slot)
                 }
@@ -63,6 +67,7 @@ public struct LedgerState: Sendable, Equatable {
                 authorization.request(app: app, share: share, read: read)
             case .authorizationDecided(let decision):
                 authorization.decide(decision)
+                if decision.share == .granted { statistics.granted(decision.app) }
             case .characteristicSet(let value):
                 characteristics[value.type] = value
             case .characteristicCleared(let type):
@@ -84,6 +89,8 @@ public struct LedgerState: Sendable, Equatable {
                 }
             case .ownerTimeZoneSet(let identifier):
                 ownerTimeZone = identifier
+            case .sourcePrioritySet(let type, let sources):
+                statistics.setPriority(ObjectType.quantity(type).code, sources)
             case .exportElementsKept:
                 break  // no projection: the log keeps them; `log` and `audit` show them
             case .samplesSaved:
@@ -191,6 +198,7 @@ public struct LedgerState: Sendable, Equatable {
         if !days.isEmpty { d.section("activitySummaries", count: days.count) }
         for day in days { d.bytes(EventCodec.payload(.activitySummariesRecorded([activitySummaries[day]!]))) }
         samples.feed(&d)
+        statistics.feed(&d)
         return d.finalize()
     }
 }

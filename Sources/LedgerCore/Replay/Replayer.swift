@@ -114,6 +114,7 @@ public enum Replayer {
         // About 86 log bytes per single-sample save event.
         if state.samples.count == 0, position.offset < total {
             state.samples.reserve(estimatedSamples: Int((total - position.offset) / 86))
+            state.statistics.reserve(Int((total - position.offset) / 86))
         }
         let queue = ChunkQueue(capacity: 4)
         let producer = Thread {

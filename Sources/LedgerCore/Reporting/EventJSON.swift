@@ -56,6 +56,9 @@ public enum EventJSON {
             o.setRaw("summaries", JSONObject.array(summaries.map { ActivitySummaryJSON.object($0).string }))
         case .ownerTimeZoneSet(let identifier):
             o.set("timeZone", identifier)
+        case .sourcePrioritySet(let type, let sources):
+            o.set("type", type.shortName)
+            o.setRaw("sources", JSONObject.array(sources.map { JSONObject.quote($0) }))
         case .exportElementsKept(let elements):
             o.setRaw("elements", JSONObject.array(elements.map { element in
                 JSONObject.array(element.nodes.map { node in
@@ -108,6 +111,8 @@ public enum EventJSON {
             return head + "\t\(summaries.count) activity summar\(summaries.count == 1 ? "y" : "ies")"
         case .ownerTimeZoneSet(let identifier):
             return head + "\ttime zone \(identifier)"
+        case .sourcePrioritySet(let type, let sources):
+            return head + "\t\(type.shortName) sources: " + (sources.isEmpty ? "default order" : sources.joined(separator: ", "))
         case .exportElementsKept(let elements):
             return head + "\tkept as written: " + elements.map(\.name).joined(separator: ", ")
         case .importStarted(let s):

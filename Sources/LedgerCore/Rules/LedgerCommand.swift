@@ -29,6 +29,9 @@ public enum LedgerCommand: Sendable {
     case keepExportElements([ExportElement])
     /// The owner sets their time zone (an IANA identifier); the same zone again is a no-op.
     case setOwnerTimeZone(String)
+    /// The owner orders the sources of a quantity type (best first; empty: the
+    /// default order); the order already in force is a no-op.
+    case setSourcePriority(QuantityType, [String])
 }
 
 /// decide(command, state) → events.
@@ -128,6 +131,8 @@ public enum LedgerDecider {
             return [.exportElementsKept(elements)]
         case .setOwnerTimeZone(let identifier):
             return state.ownerTimeZone == identifier ? [] : [.ownerTimeZoneSet(identifier)]
+        case .setSourcePriority(let type, let sources):
+            return state.statistics.priority(ObjectType.quantity(type).code) == sources ? [] : [.sourcePrioritySet(type: type, sources: sources)]
         }
     }
 }

@@ -181,6 +181,9 @@ enum LedgerRules {
             guard !elements.isEmpty else { throw .emptyCall("a kept-elements record") }
         case .ownerTimeZoneSet:
             break  // owner-only is enforced by the decoder; the zone is checked when set
+        case .sourcePrioritySet(_, let sources):
+            // distinct, non-empty, bounded: the decoder's checks; every one a registered app
+            for s in sources where state.registry.ordinal(of: s) == nil { throw .appNotRegistered(s) }
         case .importStarted(let start):
             guard state.imports.firstIndex(where: { $0.start.importId == start.importId }) == nil else {
                 throw .importMismatch(start.importId, "was already started")

@@ -174,6 +174,8 @@ public enum SnapshotFile {
         case imports = 5, activitySummaries = 6
         /// Written only when the owner's time zone is set.
         case ownerTimeZone = 7
+        /// The statistics projection (`Snapshot+Statistics.swift`).
+        case sourcePriorities = 8, statisticsValues = 30, statisticsUserEntered = 31
         case slots = 10, buckets, timelineSlots
         case timelines = 20, latest, tombstones, sync
     }
@@ -299,6 +301,10 @@ public enum SnapshotFile {
             }
         }
         raw(.timelineSlots, timelineCodes.flatMap { c.timelines[$0]!.slots })
+        let statistics = statisticsSections(state.statistics)
+        sections.append((.sourcePriorities, statistics.small))
+        columnSections.append((.statisticsValues, statistics.values))
+        columnSections.append((.statisticsUserEntered, statistics.flags))
         small(.latest) { w in
             let codes = c.latest.keys.sorted()
             w.varint(codes.count)
@@ -443,6 +449,8 @@ public enum SnapshotFile {
         var offset = UInt64(headerLength)
         var small: [Section: [UInt8]] = [:]
         var timelineSlots: [UInt32] = []
+        var statisticsValues: [Double]?
+        var statisticsFlags: [UInt8]?
         var columns = SampleIndex.Columns(slots: [], buckets: [], tableCount: 0, timelines: [:], latest: [:],
                                           tombstones: [], syncOfSlot: [:])
         func fail(_ reason: String) -> SnapshotProblem { .unreadable(file: name, reason: reason) }
@@ -470,6 +478,8 @@ public enum SnapshotFile {
             case .slots: columns.slots = try column(length, SampleIndex.Slot.self, crc: crc)
             case .buckets: columns.buckets = try column(length, UInt64.self, crc: crc)
             case .timelineSlots: timelineSlots = try column(length, UInt32.self, crc: crc)
+            case .statisticsValues: statisticsValues = try column(length, Double.self, crc: crc)
+            case .statisticsUserEntered: statisticsFlags = try column(length, UInt8.self, crc: crc)
             default:
                 var bytes = [UInt8](repeating: 0, count: length)
                 guard try bytes.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) }) == length,
@@ -495,6 +505,12 @@ public enum SnapshotFile {
               columns.syncOfSlot.keys.allSatisfy({ Int($0) < n }),
               state.lastSequence == header.lastSequence else { throw fail("inconsistent columns") }
         state.samples = SampleIndex(columns: columns)
+        do {
+            state.statistics = try readStatistics(small[.sourcePriorities], values: statisticsValues, flags: statisticsFlags,
+                                                  slotCount: n)
+        } catch {
+            throw fail("statistics: \(error)")
+        }
         return state
     }
 
