@@ -74,6 +74,40 @@ struct ReportCommandTests {
         #expect(!scale.contains("fig-heart-rate"))
     }
 
+    /// Daily steps come from the statistics engine: two sources counting the same walk
+    /// are merged by the order in force, never added up.
+    @Test func dailyStepsAreMergedBySourcePriority() throws {
+        let dir = TemporaryDirectory()
+        for args in [
+            ["init"],
+            ["app", "register", "--app", "com.example.watch", "--name", "Watch", "--share-purpose", "counts steps", "--read-purpose", "reads steps"],
+            ["app", "register", "--app", "com.example.phone", "--name", "Phone", "--share-purpose", "counts steps", "--read-purpose", "reads steps"],
+            ["--app", "com.example.watch", "request", "--share", "stepCount"],
+            ["--app", "com.example.phone", "request", "--share", "stepCount"],
+            ["authorize", "--app", "com.example.watch", "--share", "stepCount"],
+            ["authorize", "--app", "com.example.phone", "--share", "stepCount"],
+            ["save", "--app", "com.example.watch", "--type", "stepCount", "--value", "1000", "--unit", "count",
+             "--start", "2026-02-02T08:00:00Z", "--end", "2026-02-02T09:00:00Z"],
+            ["save", "--app", "com.example.phone", "--type", "stepCount", "--value", "800", "--unit", "count",
+             "--start", "2026-02-02T08:00:00Z", "--end", "2026-02-02T09:00:00Z"],
+            ["save", "--app", "com.example.phone", "--type", "stepCount", "--value", "4321", "--unit", "count",
+             "--start", "2026-02-03T10:00:00Z", "--end", "2026-02-03T11:00:00Z"],
+            ["priority", "set", "stepCount", "com.example.watch", "com.example.phone"],
+        ] { _ = try Self.run(dir, args) }
+        let watchFirst = try Self.run(dir, ["report", "--owner", "--now", "2026-03-01T00:00:00Z", "--tz", "UTC"]).stdout
+        #expect(watchFirst.contains("<figure id=\"fig-steps\">"))
+        #expect(watchFirst.contains("<th scope=\"row\">2026-02-02</th><td>1,000</td></tr><tr><th scope=\"row\">2026-02-03</th><td>4,321</td>"))
+        #expect(watchFirst.contains("<tr><th scope=\"row\">stepCount</th><td>com.example.watch › com.example.phone</td></tr>"))
+        #expect(watchFirst.contains("source order for stepCount: com.example.watch › com.example.phone"))
+        _ = try Self.run(dir, ["priority", "set", "stepCount", "com.example.phone", "com.example.watch"])
+        let phoneFirst = try Self.run(dir, ["report", "--owner", "--now", "2026-03-01T00:00:00Z", "--tz", "UTC"]).stdout
+        #expect(phoneFirst.contains("<th scope=\"row\">2026-02-02</th><td>800</td></tr>"))
+        // an app that may not read steps sums its own samples only, and is not told the order
+        let phone = try Self.run(dir, ["report", "--app", "com.example.phone", "--now", "2026-03-01T00:00:00Z", "--tz", "UTC"]).stdout
+        #expect(phone.contains("<th scope=\"row\">2026-02-02</th><td>800</td></tr><tr><th scope=\"row\">2026-02-03</th><td>4,321</td>"))
+        #expect(!phone.contains("com.example.watch"))
+    }
+
     @Test func theLocaleFormatsNumbersAndThePeriodSelectsSamples() throws {
         let dir = try Self.twoApps()
         let html = try Self.run(dir, ["report", "--owner", "--now", "2026-03-01T00:00:00Z", "--locale", "de_DE",

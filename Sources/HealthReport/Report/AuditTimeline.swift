@@ -4,7 +4,7 @@ import LedgerCore
 import LedgerLog
 
 /// The audit timeline: registrations, requests, owner decisions, imports with their
-/// counts, deletions, characteristic and time-zone changes, in log order with their
+/// counts, deletions, characteristic, time-zone and source-order changes, in log order with their
 /// sequence numbers. Saves are not listed one by one (an import holds hundreds of
 /// thousands): imports say what they added.
 ///
@@ -86,6 +86,10 @@ public enum AuditTimeline {
         case .ownerTimeZoneSet(let zone):
             guard app == nil else { return nil }
             return (nil, "owner", "time zone set to \(zone)")
+        case .sourcePrioritySet(let type, let sources):
+            guard app == nil else { return nil }
+            return (nil, "owner", sources.isEmpty ? "source order for \(type.shortName) back to the default"
+                                                  : "source order for \(type.shortName): \(sources.joined(separator: " › "))")
         case .samplesSaved, .activitySummariesRecorded, .exportElementsKept:
             return nil
         }

@@ -124,13 +124,13 @@ public struct HealthReportData: Sendable {
     public var sleep: [Night] = []
     public var workoutTypes: [String] = []
     public var workouts: [WorkoutWeek] = []
-    /// Daily step counts from the statistics engine (sources merged by priority);
-    /// nil when the engine is not available here.
-    public var steps: [DayValue]?
-    /// Daily active energy (kcal) from the statistics engine; nil when not available.
-    public var activeEnergy: [DayValue]?
+    /// Daily step counts from the statistics engine (sources merged by priority).
+    public var steps: [DayValue] = []
+    /// Daily active energy (kcal) from the statistics engine (sources merged by priority).
+    public var activeEnergy: [DayValue] = []
     public var sources: [SourceCount] = []
-    /// Per type, the source priority order in force (first wins); empty when none is set.
+    /// Per charted cumulative type, the source order in force (first wins); empty for
+    /// an app (the order is the owner's to see).
     public var priorities: [(type: String, sources: [String])] = []
     public var timeline: [TimelineEntry] = []
     /// Timeline entries left out past the report's limit.

@@ -144,6 +144,15 @@ public enum ReportGatherer {
             return HealthReportData.WorkoutWeek(week: week, counts: row)
         }
 
+        // Daily steps and active energy: the statistics engine, sources merged by the
+        // priority order in force (as the Health app counts), never a sum of our own.
+        data.steps = try await viewer.dailySums(.stepCount, unit: .count, period: options.period, zone: options.timeZone, days: &days)
+        data.activeEnergy = try await viewer.dailySums(.activeEnergyBurned, unit: .kilocalorie, period: options.period,
+                                                       zone: options.timeZone, days: &days)
+        for type in [QuantityType.stepCount, .activeEnergyBurned] {
+            if let order = await viewer.sourcePriority(type), !order.isEmpty { data.priorities.append((type.shortName, order)) }
+        }
+
         // Every other type, for "where the data came from".
         let charted: Set<ObjectType> = [.quantity(.height), .quantity(.bodyMass), .quantity(.bodyMassIndex), .quantity(.heartRate),
                                         .quantity(.restingHeartRate), .category(try CategoryType(identifier: "sleepAnalysis")), .workout]

@@ -85,7 +85,8 @@ public enum ReportHTML {
                                           rollups: [.mean], format: format.number, decimals: [2])
             figures.append(figure(chart, table))
         }
-        if let steps = data.steps, !steps.isEmpty {
+        if !data.steps.isEmpty {
+            let steps = data.steps
             var weeks: [Int: (Double, Int)] = [:]
             for s in steps { let w = LocalDays.week(ofDay: s.day); let e = weeks[w] ?? (0, 0); weeks[w] = (e.0 + s.value, e.1 + 1) }
             let weekly = weeks.keys.sorted().map { w in ChartPoint(x: days.start(ofDay: LocalDays.firstDay(ofWeek: w)) + 3.5 * day, y: weeks[w]!.0 / Double(weeks[w]!.1)) }
@@ -128,7 +129,8 @@ public enum ReportHTML {
                                           decimals: Array(repeating: 2, count: names.count + 1))
             figures.append(figure(chart, table))
         }
-        if let energy = data.activeEnergy, !energy.isEmpty {
+        if !data.activeEnergy.isEmpty {
+            let energy = data.activeEnergy
             let chart = Chart(id: "active-energy", title: "Active energy per day", description: "Active energy burned per day in kilocalories, every source merged by priority (the statistics engine), \(energy.count) days.",
                               unit: "kcal", xAxis: .time(zone), layers: [.bars(name: "active energy", points: energy.map { ChartPoint(x: days.start(ofDay: $0.day), y: $0.value) }, style: 5, width: day)],
                               xRange: range, includeZero: true, numberFormat: numbers)
@@ -146,9 +148,6 @@ public enum ReportHTML {
             figures.append(figure(chart, ReportTable(columns: ["Week of"] + data.workoutTypes, rows: rows, rowUnit: "week")))
         }
         var s = "<section id=\"charts\"><h2>Charts</h2>"
-        if data.steps == nil || data.activeEnergy == nil {
-            s += "<p class=\"note\">Daily steps and active energy need the statistics engine (sources merged by priority), which this build does not have: those charts are left out rather than drawn from a second, different sum.</p>"
-        }
         s += figures.isEmpty ? "<p>No data to chart in this period.</p>" : figures.joined()
         return s + "</section>"
     }
@@ -167,9 +166,12 @@ public enum ReportHTML {
             s += "<tr><th scope=\"row\">\(SVGText.escape(r.type))</th><td>\(SVGText.escape(r.source))</td><td>\(SVGText.escape(r.device.isEmpty ? "—" : r.device))</td><td data-count=\"\(r.count)\">\(format.number(Double(r.count), decimals: 0))</td></tr>"
         }
         s += "</tbody></table><h3>Source priority</h3>"
-        if data.priorities.isEmpty {
-            s += "<p id=\"priority\">No priority order is set: where sources overlap, statistics take them in the default order.</p>"
+        if data.appBundle != nil {
+            s += "<p id=\"priority\">The order of sources is the owner’s to see; daily sums above follow it.</p>"
+        } else if data.priorities.isEmpty {
+            s += "<p id=\"priority\">No steps or active energy: no order of sources is in use.</p>"
         } else {
+            s += "<p class=\"note\">Where sources overlap in time, the daily steps and active energy count only the first of them (the owner’s order, then HealthKit’s default: entered by hand, Apple Watch, iPhone, other apps).</p>"
             s += "<table id=\"priority\"><thead><tr><th scope=\"col\">Type</th><th scope=\"col\">Sources, first wins</th></tr></thead><tbody>"
             for p in data.priorities { s += "<tr><th scope=\"row\">\(SVGText.escape(p.type))</th><td>\(SVGText.escape(p.sources.joined(separator: " › ")))</td></tr>" }
             s += "</tbody></table>"
