@@ -50,11 +50,23 @@ public enum ReportGatherer {
                                     generatedAt: options.now, command: options.command)
         let format = ReportFormat(locale: options.locale, timeZone: options.timeZone)
         var days = LocalDays(options.timeZone)
-        var counts: [SourceKey: Int] = [:]
+        // Samples per (type, source, device): consecutive samples mostly share all three,
+        // so the last key's tally is bumped without building or hashing a key.
+        var keys: [SourceKey: Int] = [:], tallies: [Int] = []
+        var last: (type: ObjectType, source: Source?, device: Device?, index: Int)?
         func count(_ s: Sample, _ type: ObjectType) {
-            let device = s.common.device.map { d in [d.name, d.model].compactMap { $0 }.joined(separator: " · ") } ?? ""
-            let source = s.common.source
-            counts[SourceKey(type: type.shortName, identifier: type.identifier, source: source?.name ?? source?.bundleIdentifier ?? "?", device: device), default: 0] += 1
+            let source = s.common.source, device = s.common.device
+            if let l = last, l.type == type, l.source == source, l.device == device {
+                tallies[l.index] += 1
+                return
+            }
+            let deviceName = device.map { d in [d.name, d.model].compactMap { $0 }.joined(separator: " · ") } ?? ""
+            let key = SourceKey(type: type.shortName, identifier: type.identifier, source: source?.name ?? source?.bundleIdentifier ?? "?",
+                                device: deviceName)
+            let index = keys[key] ?? tallies.count
+            if index == tallies.count { keys[key] = index; tallies.append(0) }
+            tallies[index] += 1
+            last = (type, source, device, index)
         }
 
         data.profile = try await profile(viewer, options: options, format: format)
@@ -160,7 +172,7 @@ public enum ReportGatherer {
             if case .characteristic = type { continue }
             try await viewer.forEach(type, in: options.period) { count($0, type) }
         }
-        data.sources = counts.map { HealthReportData.SourceCount(type: $0.key.type, identifier: $0.key.identifier, source: $0.key.source, device: $0.key.device, count: $0.value) }
+        data.sources = keys.map { HealthReportData.SourceCount(type: $0.key.type, identifier: $0.key.identifier, source: $0.key.source, device: $0.key.device, count: tallies[$0.value]) }
             .sorted { ($0.type, $0.source, $0.device) < ($1.type, $1.source, $1.device) }
 
         let fs = viewer.ledger.fs
