@@ -3,7 +3,7 @@
 struct ReportTable {
     var columns: [String]
     var rows: [[String]]
-    /// What one row is (`day`, `month (mean of days)`).
+    /// What one row is (`day`, `month, its days rolled up`).
     var rowUnit: String
 
     /// How a column is rolled up into a month.
@@ -44,7 +44,7 @@ struct ReportTable {
         }
         flush()
         return ReportTable(columns: [columns[0].replacingOccurrences(of: "Day", with: "Month")] + columns.dropFirst(), rows: rows,
-                           rowUnit: "month (days rolled up)")
+                           rowUnit: "month, its days rolled up")
     }
 
     var html: String {
