@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "LedgerCore", targets: ["LedgerCore"]),
         .library(name: "HealthLedger", targets: ["HealthLedger"]),
         .library(name: "AppleHealthImport", targets: ["AppleHealthImport"]),
+        .library(name: "HealthReport", targets: ["HealthReport"]),
         .executable(name: "healthledger", targets: ["healthledger"]),
     ],
     targets: [
@@ -33,9 +34,13 @@ let package = Package(
         // Layer 4, beside the store: Apple Health exports (zip, DEFLATE, XML) into ledger events.
         .target(name: "AppleHealthImport", dependencies: ["HealthModel", "LedgerLog", "LedgerCore"]),
 
+        // Beside the store: the HTML health and audit report, with its own SVG chart code
+        // (Charts/: pure values to SVG text, no I/O); reads through the store API.
+        .target(name: "HealthReport", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "HealthLedger"]),
+
         // The command-line tool.
         .executableTarget(name: "healthledger",
-                          dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "HealthLedger", "AppleHealthImport"]),
+                          dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "HealthLedger", "AppleHealthImport", "HealthReport"]),
 
         // Benchmarks (release builds only; see tools/README.md).
         .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "AppleHealthImport",
@@ -52,6 +57,7 @@ let package = Package(
         .testTarget(name: "LedgerLogTests", dependencies: ["LedgerLog", "TestSupport", "ledger-torture"]),
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore", "TestSupport", "LedgerFuzz"]),
         .testTarget(name: "HealthLedgerTests", dependencies: ["HealthLedger", "TestSupport"]),
+        .testTarget(name: "HealthReportTests", dependencies: ["HealthReport", "HealthLedger", "LedgerCore", "HealthModel", "TestSupport"]),
         // Fixtures/ holds DEFLATE and zip files made by Python (tools/make_deflate_fixtures.py),
         // read through #filePath.
         .testTarget(name: "AppleHealthImportTests",

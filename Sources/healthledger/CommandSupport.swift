@@ -115,7 +115,9 @@ struct LedgerView {
 }
 
 /// Opens the ledger for writing, runs `body` with a store for the identity, closes.
-func withStore<T>(_ global: GlobalOptions, _ identity: Identity,
+/// `closing: false` (a command that only reads through the store) gives the ledger up
+/// without a snapshot or seal when nothing was appended: the files stay as they were.
+func withStore<T>(_ global: GlobalOptions, _ identity: Identity, closing: Bool = true,
                   _ body: (Ledger, HealthStore?, OwnerStore) async throws -> T) async throws -> T {
     let ledger = try LedgerAccess.openForWriting(global)
     let startSequence = await ledger.state.lastSequence
@@ -128,7 +130,8 @@ func withStore<T>(_ global: GlobalOptions, _ identity: Identity,
             store = try await HealthStore(ledger: ledger, app: registration)
         }
         let result = try await body(ledger, store, OwnerStore(ledger: ledger))
-        try await ledger.close()
+        let appended = await ledger.state.lastSequence > startSequence
+        if closing || appended { try await ledger.close() } else { ledger.abandon() }
         return result
     } catch {
         // Refused: leave the ledger exactly as it was (no seal, no snapshot), unless

@@ -27,6 +27,7 @@ let commands: [Command] = [
     ProfileCommand.command,
     DeleteCommand.command,
     AuditCommand.command,
+    ReportCommand.command,
     StatsCommand.command,
     LogCommand.command,
     ReplayCommand.command,
