@@ -357,3 +357,24 @@ struct StatisticsProjectionTests {
         #expect(replayed == folded)
     }
 }
+
+extension StatisticsProjectionTests {
+    @Test func verifyNamesTheFirstStatisticsDifference() async throws {
+        let ledger = try makeLedger()
+        try await ledger.grant(appA, share: [.quantity(.stepCount)])
+        let sample = try quantitySample(.stepCount, 10, "count", at: "2026-01-05T08:00:00Z")
+        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [sample]))
+        let a = await ledger.state
+        var b = a
+        b.statistics = StatisticsProjection(values: [11], userEntered: [false], priorities: [:], grantOrder: a.statistics.grantOrder)
+        #expect(StateDifference.first(a, b) == StateDifference(projection: "statistics", key: sample.uuid.uuidString))
+        b.statistics = StatisticsProjection(values: a.statistics.values, userEntered: [false],
+                                            priorities: [ObjectType.quantity(.stepCount).code: ["com.example.a"]],
+                                            grantOrder: a.statistics.grantOrder)
+        #expect(StateDifference.first(a, b) == StateDifference(projection: "sourcePriorities", key: "HKQuantityTypeIdentifierStepCount"))
+        b.statistics = StatisticsProjection(values: a.statistics.values, userEntered: [false], priorities: [:], grantOrder: [])
+        #expect(StateDifference.first(a, b) == StateDifference(projection: "statistics", key: "grantOrder"))
+        #expect(StateDifference.first(a, a) == nil)
+        try await ledger.close()
+    }
+}
