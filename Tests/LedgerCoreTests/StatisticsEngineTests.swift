@@ -1,7 +1,9 @@
 import Foundation
 import HealthModel
 @testable import LedgerCore
+import LedgerLog
 import Testing
+import TestSupport
 
 /// The statistics arithmetic (`StatisticsEngine`) and the calendar buckets
 /// (`StatisticsBuckets`), with the numbers and a brute-force comparison.
@@ -315,6 +317,64 @@ struct SourcePriorityEventTests {
         #expect(throws: EventDecodingError.self) {
             try twice.withUnsafeBytes { try EventCodec.decode(kind: 13, version: 1, payload: $0) }
         }
+        try await ledger.close()
+    }
+}
+
+/// The statistics projection folds the same from the store's path (decoded samples)
+/// and from the log's bytes (replay), for every way a manual entry and a unit can be written.
+struct StatisticsProjectionTests {
+    @Test func storeFoldAndReplayAgreeOnValuesAndManualEntries() async throws {
+        let fs = SimulatedFileSystem()
+        let ledger = try makeLedger(fs)
+        try await ledger.grant(appA, share: [.quantity(.bodyMass), .quantity(.stepCount), .category(.sleepAnalysis)])
+        func m(_ v: MetadataValue?) -> Metadata {
+            var out = Metadata()
+            out.append("note", .string("HKWasUserEntered"))  // a value that spells the key is not the key
+            out.append("HKWasUserEnteredX", .bool(true))
+            if let v { out.append(Metadata.WellKnownKey.wasUserEntered, v) }
+            out.append("after", .quantity(try! Quantity(3, unit: "kg")))
+            return out
+        }
+        let samples: [Sample] = [
+            try quantitySample(.bodyMass, 154, "lb", at: "2026-01-01T08:00:00Z", metadata: m(.bool(true))),
+            try quantitySample(.bodyMass, 70, "kg", at: "2026-01-02T08:00:00Z", metadata: m(.integer(1))),
+            try quantitySample(.bodyMass, 71, "kg", at: "2026-01-03T08:00:00Z", metadata: m(.string("1"))),
+            try quantitySample(.bodyMass, 72, "kg", at: "2026-01-04T08:00:00Z", metadata: m(.bool(false))),
+            try quantitySample(.bodyMass, 73000, "g", at: "2026-01-05T08:00:00Z", metadata: m(nil)),
+            try quantitySample(.stepCount, 10, "count", at: "2026-01-05T08:00:00Z"),
+            .category(try CategorySample(type: .sleepAnalysis, value: 0, start: date("2026-01-05T00:00:00Z"),
+                                         end: date("2026-01-05T06:00:00Z"))),
+        ]
+        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: samples))
+        let folded = await ledger.state.statistics
+        #expect(folded.userEntered == [true, true, true, false, false, false, false])
+        #expect(folded.values[0] == 154 * 0.45359237)
+        #expect(Array(folded.values[1...5]) == [70, 71, 72, 73, 10])
+        #expect(folded.values[6].isNaN)
+        try await ledger.close()
+        let replayed = try StateLoader.load(fs, reader: try LogReader(fs), useSnapshots: false).state.statistics
+        #expect(replayed == folded)
+    }
+}
+
+extension StatisticsProjectionTests {
+    @Test func verifyNamesTheFirstStatisticsDifference() async throws {
+        let ledger = try makeLedger()
+        try await ledger.grant(appA, share: [.quantity(.stepCount)])
+        let sample = try quantitySample(.stepCount, 10, "count", at: "2026-01-05T08:00:00Z")
+        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [sample]))
+        let a = await ledger.state
+        var b = a
+        b.statistics = StatisticsProjection(values: [11], userEntered: [false], priorities: [:], grantOrder: a.statistics.grantOrder)
+        #expect(StateDifference.first(a, b) == StateDifference(projection: "statistics", key: sample.uuid.uuidString))
+        b.statistics = StatisticsProjection(values: a.statistics.values, userEntered: [false],
+                                            priorities: [ObjectType.quantity(.stepCount).code: ["com.example.a"]],
+                                            grantOrder: a.statistics.grantOrder)
+        #expect(StateDifference.first(a, b) == StateDifference(projection: "sourcePriorities", key: "HKQuantityTypeIdentifierStepCount"))
+        b.statistics = StatisticsProjection(values: a.statistics.values, userEntered: [false], priorities: [:], grantOrder: [])
+        #expect(StateDifference.first(a, b) == StateDifference(projection: "statistics", key: "grantOrder"))
+        #expect(StateDifference.first(a, a) == nil)
         try await ledger.close()
     }
 }

@@ -56,6 +56,6 @@ public struct StateDifference: Sendable, Equatable, CustomStringConvertible {
             return StateDifference(projection: "latestSample", key: ObjectType(code: code)?.identifier ?? String(code))
         }
         if x != y { return StateDifference(projection: "sampleIndex", key: "internal tables") }
-        return nil
+        return statisticsDifference(a, b)
     }
 }
