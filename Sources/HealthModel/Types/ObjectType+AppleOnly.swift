@@ -21,6 +21,10 @@ extension ObjectType {
     public static let appleOnlyCategoryTypes: [String] = [
         "appleStandHour", "appleWalkingSteadinessEvent", "highHeartRateEvent", "lowHeartRateEvent",
         "irregularHeartRhythmEvent", "lowCardioFitnessEvent",
+        // Apple Watch's breathing-disturbance and hypertension notifications, like its
+        // heart-rate notifications above (…/hkcategorytypeidentifier/sleepapneaevent,
+        // …/hypertensionevent).
+        "sleepApneaEvent", "hypertensionEvent",
     ]
 
     static let appleOnlyCodes: Set<UInt16> = Set((appleOnlyQuantityTypes + appleOnlyCategoryTypes).compactMap {
