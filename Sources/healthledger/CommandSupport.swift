@@ -27,8 +27,13 @@ enum Identity {
 enum Parse {
     static func type(_ text: String) throws -> ObjectType { try ObjectType(identifier: text) }
 
-    static func date(_ text: String, _ what: String) throws -> Date {
-        do { return try ISO8601.parse(text) } catch {
+    /// An ISO 8601 date or date-time; with `zone`, a date alone is the start of that
+    /// day in the zone (the owner's day boundaries).
+    static func date(_ text: String, _ what: String, zone: TimeZone? = nil) throws -> Date {
+        do throws(HealthModelError) {
+            if let zone { return try ISO8601.parse(text, dayStartIn: zone) }
+            return try ISO8601.parse(text)
+        } catch {
             guard case .invalidDate(let shown, let reason) = error else { throw error }
             throw CLIError.invalidInput("invalidDate: \(what) '\(shown)' \(reason)")
         }

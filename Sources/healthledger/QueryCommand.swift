@@ -14,6 +14,8 @@ enum QueryCommand {
 
         HKSampleQuery: samples of TYPE whose interval matches [--from, --to) — overlapping
         it, or with --strict-start its start inside, with --strict-end its end inside.
+        A date alone (YYYY-MM-DD) is the start of that day in the owner's time zone
+        (`timezone`; --tz overrides it).
         No --limit (or 0) means all, as in HealthKit. Sorted by start date, newest first
         (--sort end, --ascending to change); ties go by the other date, then by log
         order (where the sample was saved), all in the same direction, so --ascending
@@ -79,8 +81,7 @@ enum QueryCommand {
     static let command = Command(name: "query", abstract: "Samples of a type (HKSampleQuery)", help: help) { args, global in
         if handledHelp(&args, help) { return }
         guard let identity = try Identity.read(&args) else { return }
-        let from = try args.option("--from").map { try Parse.date($0, "--from") }
-        let to = try args.option("--to").map { try Parse.date($0, "--to") }
+        let fromText = try args.option("--from"), toText = try args.option("--to")
         let strictStart = args.flag("--strict-start"), strictEnd = args.flag("--strict-end")
         let limitText = try args.option("--limit")
         let afterText = try args.option("--after")
@@ -101,10 +102,14 @@ enum QueryCommand {
             guard let u = UUID(uuidString: afterText) else { throw CLIError.usage("--after takes the UUID printed as `next:`") }
             after = u
         }
+        var view = try LedgerView.open(global)
+        // A date alone is a day boundary in the owner's time zone.
+        let zone = global.timeZone(ledgerZone: view.state.ownerTimeZone)
+        let from = try fromText.map { try Parse.date($0, "--from", zone: zone) }
+        let to = try toText.map { try Parse.date($0, "--to", zone: zone) }
         let predicate = from == nil && to == nil && !strictStart && !strictEnd ? nil
             : DatePredicate(start: from, end: to, strictStartDate: strictStart, strictEndDate: strictEnd)
         let sort = [SampleSortDescriptor(key, ascending: ascending)]
-        var view = try LedgerView.open(global)
         let reader = try SampleReader(view.fs)
         defer { flush() }
         let next: UUID?
@@ -201,10 +206,12 @@ enum LatestCommand {
         if handledHelp(&args, help) { return }
         guard let identity = try Identity.read(&args) else { return }
         let unit = try args.option("--unit").map { try HealthUnit($0) }
-        let now = try args.option("--now").map { try Parse.date($0, "--now") } ?? Date()
+        let nowText = try args.option("--now")
         let type = try Parse.type(try args.required("TYPE"))
         try args.finish()
         var view = try LedgerView.open(global)
+        let zone = global.timeZone(ledgerZone: view.state.ownerTimeZone)
+        let now = try nowText.map { try Parse.date($0, "--now", zone: zone) } ?? Date()
         guard let sample = try view.samples(.mostRecent(type, now: now), try view.visibility(identity, type)).first else {
             throw CLIError.notFound("noData: no \(type.identifier) sample before \(ISO8601.string(now))")
         }
@@ -229,7 +236,8 @@ enum ProfileCommand {
     static let help = """
         USAGE: healthledger [--ledger PATH] profile (--app ID | --owner) [--now T] [--locale ID] [--json]
 
-        The tutorial's Profile & BMI screen: age (completed years on --now's date, UTC),
+        The tutorial's Profile & BMI screen: age (completed years on --now's date in the
+        owner's time zone; a date alone is that day's start there),
         sex, blood type, height and weight (most recent samples, formatted for people in
         --locale, default en_US), and BMI to two decimals — as the app sees them: what
         it may not read looks unset.
@@ -240,10 +248,12 @@ enum ProfileCommand {
     static let command = Command(name: "profile", abstract: "The Profile & BMI screen, as an app sees it", help: help) { args, global in
         if handledHelp(&args, help) { return }
         guard let identity = try Identity.read(&args) else { return }
-        let now = try args.option("--now").map { try Parse.date($0, "--now") } ?? Date()
+        let nowText = try args.option("--now")
         let locale = Locale(identifier: try args.option("--locale") ?? "en_US")
         try args.finish()
         var view = try LedgerView.open(global)
+        let zone = global.timeZone(ledgerZone: view.state.ownerTimeZone)
+        let now = try nowText.map { try Parse.date($0, "--now", zone: zone) } ?? Date()
         func readable(_ c: CharacteristicType) throws -> CharacteristicValue? {
             if case .app(let bundle) = identity,
                !view.state.authorization.permission(app: try view.ordinal(bundle), type: .characteristic(c)).canRead { return nil }
@@ -262,7 +272,7 @@ enum ProfileCommand {
         if case .bloodType(let b)? = try readable(.bloodType) { blood = b }
         let height = try latest(.height), weight = try latest(.bodyMass)
         let bmi = try BodyMassIndex.compute(weight: weight, height: height)
-        let screen = ProfileScreen(age: dob?.age(at: now, in: global.timeZone(ledgerZone: view.state.ownerTimeZone)), biologicalSex: sex, bloodType: blood, height: height, weight: weight,
+        let screen = ProfileScreen(age: dob?.age(at: now, in: zone), biologicalSex: sex, bloodType: blood, height: height, weight: weight,
                                    heightText: try height.map { try PersonFormatting.height($0, locale: locale) },
                                    weightText: try weight.map { try PersonFormatting.bodyMass($0, locale: locale) },
                                    bodyMassIndexText: bmi.map(BodyMassIndex.formatted), bodyMassIndex: bmi)
