@@ -59,6 +59,27 @@ public actor HealthStore {
         }
     }
 
+    // MARK: Preferred units
+
+    /// HKHealthStore.preferredUnits(for:): the unit the person reads each type in —
+    /// their choice (`OwnerStore.setPreferredUnit`), else the locale's
+    /// (`PreferredUnits`: `en_US` lb, in, mi, degF; metric elsewhere). As in HealthKit,
+    /// the app must have asked to share or read every type
+    /// (`authorizationNotDetermined` names the first that it did not).
+    public func preferredUnits(for types: Set<QuantityType>, locale: String) async throws -> [QuantityType: HealthUnit] {
+        let o = try await ordinal
+        let state = await ledger.state
+        for type in types.sorted() {
+            let p = state.authorization.permission(app: o, type: .quantity(type))
+            guard p.requestedShare || p.requestedRead else {
+                throw HealthStoreError.authorizationNotDetermined(type: type.identifier)
+            }
+        }
+        var units: [QuantityType: HealthUnit] = [:]
+        for type in types { units[type] = PreferredUnits.unit(for: type, locale: locale, ownerChoice: state.preferredUnits) }
+        return units
+    }
+
     // MARK: Authorization
 
     /// Asks the owner for permission to share (write) and read types.

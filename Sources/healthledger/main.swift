@@ -15,6 +15,7 @@ let commands: [Command] = [
     StatusCommand.command,
     CharacteristicCommand.command,
     TimeZoneCommand.command,
+    PreferredUnitCommand.command,
     SaveCommand.command,
     WorkoutCommand.command,
     IngestCommand.command,

@@ -101,6 +101,9 @@ public enum EventCodec {
             stringPairs(s.me, into: &w)
         case .ownerTimeZoneSet(let identifier):
             w.string(identifier)
+        case .preferredUnitSet(let type, let unit):
+            w.u16(ObjectType.quantity(type).code)
+            w.string(unit?.canonicalString ?? "")
         case .exportElementsKept(let elements):
             w.varint(elements.count)
             for element in elements {
@@ -255,6 +258,25 @@ public enum EventCodec {
                 throw .malformed(offset: at, reason: "a time zone identifier has 1 to 255 bytes")
             }
             event = .ownerTimeZoneSet(identifier)
+        case .preferredUnitSet:
+            try owner()
+            let at = r.absolutePosition
+            guard case .quantity(let type) = try objectType(&r) else {
+                throw .malformed(offset: at, reason: "a preferred unit is for a quantity type")
+            }
+            let unitAt = r.absolutePosition
+            let text = try r.string()
+            var unit: HealthUnit?
+            if !text.isEmpty {
+                do {
+                    let parsed = try HealthUnit(text)
+                    try PreferredUnits.check(parsed, for: type)
+                    unit = parsed
+                } catch {
+                    throw .malformed(offset: unitAt, reason: "preferred unit: \(error)")
+                }
+            }
+            event = .preferredUnitSet(type: type, unit: unit)
         case .exportElementsKept:
             try owner()
             let n = try r.count(limit: r.remaining)

@@ -139,13 +139,16 @@ public enum Event: Hashable, Sendable {
     /// The owner's time zone (an IANA identifier, `Pacific/Honolulu`): age, "today"
     /// and day boundaries are counted in it. Actor: the owner.
     case ownerTimeZoneSet(String)
+    /// The owner's preferred unit for a quantity type (HealthKit's preferredUnits(for:)
+    /// as the person chose it); `nil` goes back to the locale's unit. Actor: the owner.
+    case preferredUnitSet(type: QuantityType, unit: HealthUnit?)
 
     /// Who caused the event.
     public var actor: ActorID {
         switch self {
         case .appRegistered(let app, _), .authorizationRequested(let app, _, _), .samplesSaved(let app, _): .app(app)
         case .authorizationDecided, .characteristicSet, .characteristicCleared, .activitySummariesRecorded,
-             .importStarted, .importFinished, .exportElementsKept, .ownerTimeZoneSet: .owner
+             .importStarted, .importFinished, .exportElementsKept, .ownerTimeZoneSet, .preferredUnitSet: .owner
         case .samplesDeleted(let actor, _, _): actor
         }
     }
@@ -165,6 +168,7 @@ public enum Event: Hashable, Sendable {
         case .importFinished: .importFinished
         case .exportElementsKept: .exportElementsKept
         case .ownerTimeZoneSet: .ownerTimeZoneSet
+        case .preferredUnitSet: .preferredUnitSet
         }
     }
 }
@@ -183,6 +187,8 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case importFinished = 10
     case exportElementsKept = 11
     case ownerTimeZoneSet = 12
+    /// 13 is the statistics helper's (source priority); 14–19 HealthKit fidelity.
+    case preferredUnitSet = 14
 
     /// The version this release writes for the kind (`kindVersion`). Version 2 of
     /// `samplesSaved` added sample flags 64 (written UTC offsets) and 128 (HRV beats)

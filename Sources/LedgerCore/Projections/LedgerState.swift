@@ -26,6 +26,9 @@ public struct LedgerState: Sendable, Equatable {
 
     /// The owner's time zone (IANA identifier), nil until an `ownerTimeZoneSet`.
     public private(set) var ownerTimeZone: String?
+    /// The owner's preferred unit per quantity type (`preferredUnitSet`); a type not
+    /// here is read in its locale's unit (`PreferredUnits`).
+    public private(set) var preferredUnits: [QuantityType: HealthUnit] = [:]
 
     /// The last sequence number folded in (0 for an empty log).
     public private(set) var lastSequence: UInt64 = 0
@@ -84,6 +87,8 @@ public struct LedgerState: Sendable, Equatable {
                 }
             case .ownerTimeZoneSet(let identifier):
                 ownerTimeZone = identifier
+            case .preferredUnitSet(let type, let unit):
+                preferredUnits[type] = unit
             case .exportElementsKept:
                 break  // no projection: the log keeps them; `log` and `audit` show them
             case .samplesSaved:
@@ -117,6 +122,7 @@ public struct LedgerState: Sendable, Equatable {
             case .appRegistered(let ordinal, let registration): registry.apply(ordinal, registration)
             case .characteristicSet(let value): characteristics[value.type] = value
             case .ownerTimeZoneSet(let identifier): ownerTimeZone = identifier
+            case .preferredUnitSet(let type, let unit): preferredUnits[type] = unit
             case .activitySummariesRecorded(let summaries):
                 for a in summaries { activitySummaries[Self.dayKey(a.day)] = a }
             default: break
@@ -171,6 +177,13 @@ public struct LedgerState: Sendable, Equatable {
         if let ownerTimeZone {
             d.section("ownerTimeZone", count: 1)
             d.string(ownerTimeZone)
+        }
+        // Digested only when set, so that a ledger without any keeps its digest.
+        let preferred = preferredUnits.keys.sorted()
+        if !preferred.isEmpty { d.section("preferredUnits", count: preferred.count) }
+        for type in preferred {
+            d.u16(type.code)
+            d.string(preferredUnits[type]!.canonicalString)
         }
         let kinds = eventCounts.keys.sorted()
         d.section("eventCounts", count: kinds.count)

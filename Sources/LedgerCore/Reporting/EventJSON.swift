@@ -56,6 +56,9 @@ public enum EventJSON {
             o.setRaw("summaries", JSONObject.array(summaries.map { ActivitySummaryJSON.object($0).string }))
         case .ownerTimeZoneSet(let identifier):
             o.set("timeZone", identifier)
+        case .preferredUnitSet(let type, let unit):
+            o.set("type", type.shortName)
+            o.set("unit", unit?.canonicalString)
         case .exportElementsKept(let elements):
             o.setRaw("elements", JSONObject.array(elements.map { element in
                 JSONObject.array(element.nodes.map { node in
@@ -108,6 +111,8 @@ public enum EventJSON {
             return head + "\t\(summaries.count) activity summar\(summaries.count == 1 ? "y" : "ies")"
         case .ownerTimeZoneSet(let identifier):
             return head + "\ttime zone \(identifier)"
+        case .preferredUnitSet(let type, let unit):
+            return head + "\tpreferred unit of \(type.shortName): " + (unit.map { "\($0)" } ?? "the locale's")
         case .exportElementsKept(let elements):
             return head + "\tkept as written: " + elements.map(\.name).joined(separator: ", ")
         case .importStarted(let s):

@@ -29,6 +29,9 @@ public enum LedgerCommand: Sendable {
     case keepExportElements([ExportElement])
     /// The owner sets their time zone (an IANA identifier); the same zone again is a no-op.
     case setOwnerTimeZone(String)
+    /// The owner sets (or with nil clears) the unit they read a quantity type in;
+    /// the same choice again is a no-op.
+    case setPreferredUnit(QuantityType, HealthUnit?)
 }
 
 /// decide(command, state) → events.
@@ -128,6 +131,8 @@ public enum LedgerDecider {
             return [.exportElementsKept(elements)]
         case .setOwnerTimeZone(let identifier):
             return state.ownerTimeZone == identifier ? [] : [.ownerTimeZoneSet(identifier)]
+        case .setPreferredUnit(let type, let unit):
+            return state.preferredUnits[type] == unit ? [] : [.preferredUnitSet(type: type, unit: unit)]
         }
     }
 }

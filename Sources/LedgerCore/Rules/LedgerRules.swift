@@ -181,6 +181,8 @@ enum LedgerRules {
             guard !elements.isEmpty else { throw .emptyCall("a kept-elements record") }
         case .ownerTimeZoneSet:
             break  // owner-only is enforced by the decoder; the zone is checked when set
+        case .preferredUnitSet:
+            break  // owner-only and a unit of the type's dimension: enforced by the decoder
         case .importStarted(let start):
             guard state.imports.firstIndex(where: { $0.start.importId == start.importId }) == nil else {
                 throw .importMismatch(start.importId, "was already started")

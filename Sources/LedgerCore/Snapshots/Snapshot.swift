@@ -174,6 +174,8 @@ public enum SnapshotFile {
         case imports = 5, activitySummaries = 6
         /// Written only when the owner's time zone is set.
         case ownerTimeZone = 7
+        /// Written only when the owner chose a preferred unit (Snapshot+Preferences).
+        case preferredUnits = 40
         case slots = 10, buckets, timelineSlots
         case timelines = 20, latest, tombstones, sync
     }
@@ -258,6 +260,9 @@ public enum SnapshotFile {
         }
         if let zone = state.ownerTimeZone {
             small(.ownerTimeZone) { w in w.string(zone) }
+        }
+        if !state.preferredUnits.isEmpty {
+            small(.preferredUnits) { w in writePreferredUnits(state, into: &w) }
         }
         if !state.imports.isEmpty {
             small(.imports) { w in
@@ -597,6 +602,9 @@ public enum SnapshotFile {
         }
         if small[.ownerTimeZone] != nil {
             try read(.ownerTimeZone) { r in events.append(.ownerTimeZoneSet(try r.string())) }
+        }
+        if small[.preferredUnits] != nil {
+            try read(.preferredUnits) { r in events += try readPreferredUnits(&r) }
         }
         if small[.activitySummaries] != nil {
             try read(.activitySummaries) { r in
