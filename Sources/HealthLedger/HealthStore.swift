@@ -50,6 +50,16 @@ public actor HealthStore {
         }
     }
 
+    /// HKHealthStore.earliestPermittedSampleDate(): no sample may start before it.
+    /// The ledger keeps every date from 0001-01-01T00:00:00Z (`ISO8601.validRange`,
+    /// the range its encoding and printing cover); a sample dated before it cannot be
+    /// made (`dateOutOfRange`), so a save of one never reaches the ledger, as HealthKit
+    /// refuses such a save. Queries of earlier intervals are allowed and find nothing.
+    public nonisolated func earliestPermittedSampleDate() -> Date { Self.earliestPermittedSampleDate }
+
+    /// The earliest permitted sample date, without a store.
+    public static let earliestPermittedSampleDate = ISO8601.validRange.lowerBound
+
     var ordinal: AppOrdinal {
         get async throws {
             guard let o = await ledger.state.registry.ordinal(of: app.bundleIdentifier) else {
