@@ -69,6 +69,17 @@ public actor HealthStore {
         }
     }
 
+    // MARK: Activity summaries
+
+    /// HKActivitySummaryQuery: the days of activity rings in `query`'s range, oldest
+    /// first — all of them once the owner granted reading `HKActivitySummaryType`
+    /// (`ObjectType.activitySummary`), none before (HealthKit never tells an app it
+    /// may not read).
+    public func activitySummaries(_ query: ActivitySummaryQuery) async throws -> [ActivitySummary] {
+        let o = try await ordinal
+        return await ledger.state.activitySummaries(query, app: o)
+    }
+
     // MARK: Preferred units
 
     /// HKHealthStore.preferredUnits(for:): the unit the person reads each type in —

@@ -104,6 +104,11 @@ public actor OwnerStore {
         return units
     }
 
+    /// HKActivitySummaryQuery for the owner: every recorded day in the range.
+    public func activitySummaries(_ query: ActivitySummaryQuery) async -> [ActivitySummary] {
+        await ledger.state.activitySummaries(query, app: nil)
+    }
+
     /// Clears a characteristic.
     public func clearCharacteristic(_ type: CharacteristicType) async throws {
         try await mappingRules { try await ledger.execute(.clearCharacteristic(type)) }

@@ -24,6 +24,7 @@ let commands: [Command] = [
     QueryCommand.command,
     ChangesCommand.command,
     ProfileCommand.command,
+    ActivityCommand.command,
     DeleteCommand.command,
     AuditCommand.command,
     StatsCommand.command,

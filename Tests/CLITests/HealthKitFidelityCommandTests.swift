@@ -65,4 +65,47 @@ struct HealthKitFidelityCommandTests {
         #expect(try run(dir, ["replay", "--write-snapshot"]).status == 0)
         #expect(try run(dir, ["verify"]).status == 0)
     }
+
+    /// HKActivitySummaryQuery by a range of days, both included, oldest first; an app
+    /// sees the rings once it may read activitySummary, which it can never share.
+    @Test func activitySummariesByDayRangeWithVisibility() throws {
+        let dir = TemporaryDirectory("work")
+        let one = #"<ActivitySummary dateComponents="2019-05-05" activeEnergyBurned="420.5""#
+        let xml = SmallExport.xml.replacingOccurrences(of: one, with: """
+            <ActivitySummary dateComponents="2019-05-04" activeEnergyBurned="300" activeEnergyBurnedGoal="500" activeEnergyBurnedUnit="kcal"/>
+             <ActivitySummary dateComponents="2019-05-06" appleExerciseTime="45" appleExerciseTimeGoal="30"/>
+            \(one)
+            """)
+        #expect(xml != SmallExport.xml)
+        try SmallExport.write(xml, in: dir.path)
+        let ledger = dir.path + "/L"
+        func run(_ args: [String]) throws -> CLIResult { try CLIRunner.run(["--ledger", ledger] + args) }
+        #expect(try CLIRunner.run(["--ledger", ledger, "import-apple-health", dir.path + "/export.xml"]).status == 0)
+        let all = try run(["--owner", "activity"])
+        #expect(all.status == 0, "\(all.stderr)")
+        #expect(all.stdout == """
+            2019-05-04  move 300/500 kcal  exercise –/– min  stand –/– h
+            2019-05-05  move 420.5/500 kcal  exercise 32/30 min  stand 11/12 h
+            2019-05-06  move –/– kcal  exercise 45/30 min  stand –/– h
+
+            """)
+        #expect(try run(["--owner", "activity", "--from", "2019-05-05", "--to", "2019-05-05", "--json"]).stdout
+                == #"{"day":"2019-05-05","activeEnergyBurned":420.5,"activeEnergyBurnedGoal":500,"appleMoveTime":0,"appleMoveTimeGoal":0,"appleExerciseTime":32,"appleExerciseTimeGoal":30,"appleStandHours":11,"appleStandHoursGoal":12,"activeEnergyBurnedUnit":"kcal"}"# + "\n")
+        #expect(try run(["--owner", "activity", "--from", "2019-05-05"]).stdout.split(separator: "\n").map { $0.prefix(10) } == ["2019-05-05", "2019-05-06"])
+        let backwards = try run(["--owner", "activity", "--from", "2019-05-06", "--to", "2019-05-04"])
+        #expect(backwards.status == 3)
+        #expect(backwards.stderr == "healthledger: invalidField: activity summary range: 2019-05-04 is before 2019-05-06\n")
+        // An app: nothing until the owner grants reading; sharing is never possible.
+        #expect(try run(["app", "register", "--app", "com.rings", "--name", "Rings", "--share-purpose", "s", "--read-purpose", "r"]).status == 0)
+        let share = try run(["--app", "com.rings", "request", "--share", "activitySummary"])
+        #expect(share.status == 5)
+        #expect(share.stderr.contains("HKActivitySummaryTypeIdentifier"))
+        #expect(try run(["--app", "com.rings", "request", "--read", "activitySummary"]).status == 0)
+        let hidden = try run(["--app", "com.rings", "activity"])
+        #expect(hidden.status == 0)
+        #expect(hidden.stdout == "")
+        #expect(try run(["authorize", "--app", "com.rings", "--read", "activitySummary"]).status == 0)
+        #expect(try run(["--app", "com.rings", "activity"]).stdout == all.stdout)
+        #expect(try run(["verify"]).status == 0)
+    }
 }

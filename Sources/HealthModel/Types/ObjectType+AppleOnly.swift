@@ -29,7 +29,7 @@ extension ObjectType {
 
     static let appleOnlyCodes: Set<UInt16> = Set((appleOnlyQuantityTypes + appleOnlyCategoryTypes).compactMap {
         (try? ObjectType(identifier: $0))?.code
-    })
+    } + [ObjectType.activitySummary.code])  // HKActivitySummaryType: the rings, read-only
 
     /// Whether only Apple computes this type: apps may read it, never share it.
     public var isAppleOnly: Bool { Self.appleOnlyCodes.contains(code) }
