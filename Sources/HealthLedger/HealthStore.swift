@@ -226,6 +226,49 @@ public actor HealthStore {
     /// Saves one object.
     public func save(_ object: Sample) async throws { try await save([object]) }
 
+    // MARK: Workouts
+
+    /// HKHealthStore.add(_:to:): associates samples this app saved with a workout it
+    /// saved (a `samplesAssociated` event). Needs share permission for workouts;
+    /// refuses a target that is not a workout, a workout among the samples, another
+    /// source's object (`notOwner`), and a sample or workout not stored. Samples
+    /// already associated with the workout are left out; nothing new records nothing.
+    public func add(_ samples: [UUID], to workout: UUID) async throws {
+        guard !samples.isEmpty else { throw HealthStoreError.invalidArgument("add(_:to:) needs at least one sample") }
+        try await mappingRules {
+            try await ledger.execute(.associate(bundleIdentifier: app.bundleIdentifier, workout: workout, samples: samples))
+        }
+    }
+
+    /// Saves a workout with samples that belong to it, as HealthKit's tutorial does
+    /// (save, then `add(_:to:)`): the samples and the workout in one save (all or
+    /// nothing), then their association. Permissions for every type are checked
+    /// before anything is written.
+    public func save(_ workout: Workout, with samples: [Sample]) async throws {
+        let o = try await ordinal
+        let state = await ledger.state
+        var types = [ObjectType.workout]
+        for sample in samples { if case .known(let t) = sample.type, !types.contains(t) { types.append(t) } }
+        for type in types {
+            switch state.authorization.permission(app: o, type: type).share {
+            case .sharingAuthorized: continue
+            case .notDetermined: throw HealthStoreError.authorizationNotDetermined(type: type.identifier)
+            case .sharingDenied: throw HealthStoreError.authorizationDenied(type: type.identifier)
+            }
+        }
+        try await save(samples + [.workout(workout)])
+        if !samples.isEmpty { try await add(samples.map(\.uuid), to: workout.uuid) }
+    }
+
+    /// The samples of `type` associated with `workout` that this app may see
+    /// (HKQuery.predicateForObjects(from: workout)), in `sort` order.
+    public func samples(of type: ObjectType, associatedWith workout: UUID,
+                        sort: [SampleSortDescriptor] = []) async throws -> [Sample] {
+        let uuids = Set(await ledger.state.associations[workout] ?? [])
+        guard !uuids.isEmpty else { return [] }
+        return try await execute(SampleQuery(type: type, sort: sort, filter: .uuids(uuids)))
+    }
+
     /// Deletes objects this app saved, while it holds share permission for their
     /// type; all or nothing. Throws `objectNotFound`, `notOwner`, `authorizationDenied`.
     public func delete(_ uuids: [UUID], reason: String? = nil) async throws {

@@ -55,14 +55,30 @@ enum SaveCommand {
 }
 
 enum WorkoutCommand {
+    static func uuid(_ text: String) throws -> UUID {
+        guard let u = UUID(uuidString: text) else { throw CLIError.invalidInput("invalidUUID: '\(text)'") }
+        return u
+    }
+
     static let help = """
         USAGE: healthledger [--ledger PATH] workout save --app ID --activity TYPE --start T --end T
                                         [--energy V UNIT] [--distance V UNIT] [--brand NAME]
                                         [--meta KEY=VALUE]...
+               healthledger [--ledger PATH] workout add --app ID WORKOUT SAMPLE...
+               healthledger [--ledger PATH] workout samples (--app ID | --owner) WORKOUT TYPE [--json]
 
-        Save a workout as an app. TYPE is a HealthKit activity type (running, walking,
-        HKWorkoutActivityTypeYoga, hiit, other, …). Prancercise is `--activity other
-        --brand Prancercise` (HealthKit's HKWorkoutBrandName metadata).
+        save: save a workout as an app. TYPE is a HealthKit activity type (running,
+        walking, HKWorkoutActivityTypeYoga, hiit, other, …). Prancercise is `--activity
+        other --brand Prancercise` (HealthKit's HKWorkoutBrandName metadata). With
+        --energy, an activeEnergyBurned sample over the workout's interval is saved with
+        it and associated with it, as the tutorial does (the app needs share permission
+        for activeEnergyBurned as well as for workouts; nothing is saved otherwise).
+
+        add: HKHealthStore.add(_:to:) — associate samples the app saved (UUIDs) with
+        a workout it saved (an event).
+
+        samples: the samples of TYPE associated with WORKOUT, as the app (or owner)
+        may see them (HKQuery.predicateForObjects(from: workout)).
 
         \(ExitStatus.table)
         """
@@ -77,7 +93,30 @@ enum WorkoutCommand {
 
     static let command = Command(name: "workout", abstract: "Save a workout as an app", help: help) { args, global in
         if handledHelp(&args, help) { return }
-        guard args.positional() == "save" else { throw CLIError.usage("workout needs a subcommand: save") }
+        let sub = args.positional()
+        switch sub {
+        case "save": break
+        case "add":
+            guard case .app(let bundle)? = try Identity.read(&args, ownerAllowed: false) else { return }
+            let workout = try uuid(try args.required("WORKOUT"))
+            let samples = try args.remainingPositionals().map(uuid)
+            try args.finish()
+            guard !samples.isEmpty else { throw CLIError.usage("workout add needs at least one SAMPLE uuid") }
+            try await withStore(global, .app(bundle)) { _, store, _ in try await store!.add(samples, to: workout) }
+            return
+        case "samples":
+            guard let identity = try Identity.read(&args) else { return }
+            let workout = try uuid(try args.required("WORKOUT"))
+            let type = try Parse.type(try args.required("TYPE"))
+            try args.finish()
+            var view = try LedgerView.open(global)
+            let uuids = Set(view.state.associations[workout] ?? [])
+            let found = uuids.isEmpty ? [] : try view.samples(SampleQuery(type: type, filter: .uuids(uuids)), try view.visibility(identity, type))
+            QueryCommand.print(found, json: global.json)
+            return
+        default:
+            throw CLIError.usage("workout needs a subcommand: save, add or samples")
+        }
         guard case .app(let bundle)? = try Identity.read(&args, ownerAllowed: false) else { return }
         guard let activityText = try args.option("--activity") else { throw CLIError.usage("workout save needs --activity TYPE") }
         guard let startText = try args.option("--start"), let endText = try args.option("--end") else {
@@ -90,7 +129,12 @@ enum WorkoutCommand {
         let workout = try Workout(activityType: try WorkoutActivityType(name: activityText), start: try Parse.date(startText, "--start"),
                                   end: try Parse.date(endText, "--end"), totalEnergyBurned: energy, totalDistance: distance,
                                   metadata: metadata)
-        try await withStore(global, .app(bundle)) { _, store, _ in try await store!.save(.workout(workout)) }
+        var attached: [Sample] = []
+        if let energy {
+            attached.append(.quantity(try QuantitySample(type: .activeEnergyBurned, quantity: energy, start: workout.startDate,
+                                                         end: workout.endDate)))
+        }
+        try await withStore(global, .app(bundle)) { _, store, _ in try await store!.save(workout, with: attached) }
         if global.json { Output.line(SampleJSON.object(.workout(workout)).string) } else { Output.line(workout.uuid.uuidString) }
     }
 }

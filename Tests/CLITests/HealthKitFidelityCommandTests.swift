@@ -108,4 +108,58 @@ struct HealthKitFidelityCommandTests {
         #expect(try run(["--app", "com.rings", "activity"]).stdout == all.stdout)
         #expect(try run(["verify"]).status == 0)
     }
+
+    /// `workout save --energy` saves the active-energy sample with the workout and
+    /// associates it (add(_:to:)); `workout add` associates more; `workout samples`
+    /// reads them back. Refusals record nothing.
+    @Test func workoutSaveAttachesItsEnergySampleAndAddAssociatesMore() throws {
+        let dir = TemporaryDirectory()
+        for args in [["init"], ["app", "register", "--app", "com.p", "--name", "P", "--share-purpose", "s", "--read-purpose", "r"],
+                     ["app", "register", "--app", "com.q", "--name", "Q", "--share-purpose", "s", "--read-purpose", "r"],
+                     ["--app", "com.p", "request", "--share", "workout,activeEnergyBurned,heartRate", "--read", "workout"],
+                     ["authorize", "--app", "com.p", "--share", "workout,heartRate", "--read", "workout"]] {
+            let r = try run(dir, args)
+            #expect(r.status == 0, "\(args): \(r.stderr)")
+        }
+        let save = ["workout", "save", "--app", "com.p", "--activity", "other", "--brand", "Prancercise",
+                    "--start", "2026-03-01T08:00:00Z", "--end", "2026-03-01T08:30:00Z", "--energy", "250", "kcal"]
+        let log = dir.url.appendingPathComponent("ledger.log")
+        let before = try Data(contentsOf: log)
+        let refused = try run(dir, save)
+        #expect(refused.status == 5)
+        #expect(refused.stderr == "healthledger: authorizationNotDetermined: sharing HKQuantityTypeIdentifierActiveEnergyBurned was never answered\n")
+        #expect(try Data(contentsOf: log) == before)
+        #expect(try run(dir, ["authorize", "--app", "com.p", "--share", "activeEnergyBurned"]).status == 0)
+        let saved = try run(dir, save)
+        #expect(saved.status == 0, "\(saved.stderr)")
+        let workout = saved.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let energy = try run(dir, ["workout", "samples", "--owner", workout, "activeEnergyBurned", "--json"])
+        #expect(energy.stdout.contains("\"value\":250,\"unit\":\"kcal\",\"start\":\"2026-03-01T08:00:00Z\",\"end\":\"2026-03-01T08:30:00Z\",\"source\":\"com.p\""))
+        #expect(energy.stdout.split(separator: "\n").count == 1)
+        #expect(try run(dir, ["log"]).stdout.contains("1 sample added to workout \(workout)"))
+        // add(_:to:): a heart-rate sample the app saved joins the workout.
+        let hr = try run(dir, ["save", "--app", "com.p", "--type", "heartRate", "--value", "120", "--unit", "count/min",
+                               "--start", "2026-03-01T08:10:00Z"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try run(dir, ["workout", "add", "--app", "com.p", workout, hr]).status == 0)
+        let beats = try run(dir, ["workout", "samples", "--app", "com.p", workout, "heartRate"])
+        #expect(beats.stdout.hasPrefix("\(hr)  HKQuantityTypeIdentifierHeartRate  120 count/min"))
+        // Refused, nothing written: a workout as a sample, a sample as the workout,
+        // another app's workout, an unknown object.
+        let unchanged = try Data(contentsOf: log)
+        let asSample = try run(dir, ["workout", "add", "--app", "com.p", workout, workout])
+        #expect(asSample.status == 5)
+        #expect(asSample.stderr == "healthledger: invalidAssociation: \(workout) is a workout: only samples join a workout\n")
+        let notWorkout = try run(dir, ["workout", "add", "--app", "com.p", hr, hr])
+        #expect(notWorkout.stderr == "healthledger: invalidAssociation: \(hr) is not a workout\n")
+        let other = try run(dir, ["workout", "add", "--app", "com.q", workout, hr])
+        #expect(other.status == 5)
+        #expect(other.stderr.hasPrefix("healthledger: authorizationDenied: "))
+        let missing = try run(dir, ["workout", "add", "--app", "com.p", workout, "00000000-0000-0000-0000-000000000001"])
+        #expect(missing.status == 4)
+        #expect(try Data(contentsOf: log) == unchanged)
+        // Associations survive a snapshot; verify checks it against a replay.
+        #expect(try run(dir, ["replay", "--write-snapshot"]).status == 0)
+        #expect(try run(dir, ["workout", "samples", "--owner", workout, "heartRate"]).stdout == beats.stdout)
+        #expect(try run(dir, ["verify"]).status == 0)
+    }
 }

@@ -92,6 +92,7 @@ struct CodecTests {
             .ownerTimeZoneSet("Pacific/Honolulu"),
             .preferredUnitSet(type: .bodyMass, unit: try HealthUnit("lb")),
             .preferredUnitSet(type: .height, unit: nil),
+            .samplesAssociated(app: 1, workout: fixedUUID(40), samples: [fixedUUID(41), fixedUUID(42)]),
         ]
         #expect(Set(events.map(\.kind)) == Set(EventKind.allCases))
         for event in events {

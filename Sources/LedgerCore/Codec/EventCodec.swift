@@ -104,6 +104,10 @@ public enum EventCodec {
         case .preferredUnitSet(let type, let unit):
             w.u16(ObjectType.quantity(type).code)
             w.string(unit?.canonicalString ?? "")
+        case .samplesAssociated(_, let workout, let samples):
+            w.uuid(workout)
+            w.varint(samples.count)
+            for uuid in samples { w.uuid(uuid) }
         case .exportElementsKept(let elements):
             w.varint(elements.count)
             for element in elements {
@@ -277,6 +281,14 @@ public enum EventCodec {
                 }
             }
             event = .preferredUnitSet(type: type, unit: unit)
+        case .samplesAssociated:
+            let ordinal = try app()
+            let workout = try r.uuid()
+            let n = try r.count(limit: r.remaining / 16)
+            var samples: [UUID] = []
+            samples.reserveCapacity(n)
+            for _ in 0..<n { samples.append(try r.uuid()) }
+            event = .samplesAssociated(app: ordinal, workout: workout, samples: samples)
         case .exportElementsKept:
             try owner()
             let n = try r.count(limit: r.remaining)

@@ -142,11 +142,15 @@ public enum Event: Hashable, Sendable {
     /// The owner's preferred unit for a quantity type (HealthKit's preferredUnits(for:)
     /// as the person chose it); `nil` goes back to the locale's unit. Actor: the owner.
     case preferredUnitSet(type: QuantityType, unit: HealthUnit?)
+    /// Samples an app saved, associated with a workout it saved (HKHealthStore's
+    /// `add(_:to:)`). Actor: the app.
+    case samplesAssociated(app: AppOrdinal, workout: UUID, samples: [UUID])
 
     /// Who caused the event.
     public var actor: ActorID {
         switch self {
-        case .appRegistered(let app, _), .authorizationRequested(let app, _, _), .samplesSaved(let app, _): .app(app)
+        case .appRegistered(let app, _), .authorizationRequested(let app, _, _), .samplesSaved(let app, _),
+             .samplesAssociated(let app, _, _): .app(app)
         case .authorizationDecided, .characteristicSet, .characteristicCleared, .activitySummariesRecorded,
              .importStarted, .importFinished, .exportElementsKept, .ownerTimeZoneSet, .preferredUnitSet: .owner
         case .samplesDeleted(let actor, _, _): actor
@@ -169,6 +173,7 @@ public enum Event: Hashable, Sendable {
         case .exportElementsKept: .exportElementsKept
         case .ownerTimeZoneSet: .ownerTimeZoneSet
         case .preferredUnitSet: .preferredUnitSet
+        case .samplesAssociated: .samplesAssociated
         }
     }
 }
@@ -189,6 +194,7 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case ownerTimeZoneSet = 12
     /// 13 is the statistics helper's (source priority); 14–19 HealthKit fidelity.
     case preferredUnitSet = 14
+    case samplesAssociated = 15
 
     /// The version this release writes for the kind (`kindVersion`). Version 2 of
     /// `samplesSaved` added sample flags 64 (written UTC offsets) and 128 (HRV beats)

@@ -29,6 +29,9 @@ public struct LedgerState: Sendable, Equatable {
     /// The owner's preferred unit per quantity type (`preferredUnitSet`); a type not
     /// here is read in its locale's unit (`PreferredUnits`).
     public private(set) var preferredUnits: [QuantityType: HealthUnit] = [:]
+    /// Samples associated with each workout (`samplesAssociated`), in the order
+    /// associated, by workout UUID. Deleted samples stay listed; readers skip them.
+    public private(set) var associations: [UUID: [UUID]] = [:]
 
     /// The last sequence number folded in (0 for an empty log).
     public private(set) var lastSequence: UInt64 = 0
@@ -89,6 +92,8 @@ public struct LedgerState: Sendable, Equatable {
                 ownerTimeZone = identifier
             case .preferredUnitSet(let type, let unit):
                 preferredUnits[type] = unit
+            case .samplesAssociated(_, let workout, let uuids):
+                associations[workout, default: []].append(contentsOf: uuids)
             case .exportElementsKept:
                 break  // no projection: the log keeps them; `log` and `audit` show them
             case .samplesSaved:
@@ -123,6 +128,7 @@ public struct LedgerState: Sendable, Equatable {
             case .characteristicSet(let value): characteristics[value.type] = value
             case .ownerTimeZoneSet(let identifier): ownerTimeZone = identifier
             case .preferredUnitSet(let type, let unit): preferredUnits[type] = unit
+            case .samplesAssociated(_, let workout, let uuids): associations[workout, default: []].append(contentsOf: uuids)
             case .activitySummariesRecorded(let summaries):
                 for a in summaries { activitySummaries[Self.dayKey(a.day)] = a }
             default: break
@@ -184,6 +190,13 @@ public struct LedgerState: Sendable, Equatable {
         for type in preferred {
             d.u16(type.code)
             d.string(preferredUnits[type]!.canonicalString)
+        }
+        let workouts = associations.keys.sorted { $0.uuidString < $1.uuidString }
+        if !workouts.isEmpty { d.section("associations", count: workouts.count) }
+        for workout in workouts {
+            d.string(workout.uuidString)
+            d.u64(UInt64(associations[workout]!.count))
+            for uuid in associations[workout]! { d.string(uuid.uuidString) }
         }
         let kinds = eventCounts.keys.sorted()
         d.section("eventCounts", count: kinds.count)

@@ -176,6 +176,8 @@ public enum SnapshotFile {
         case ownerTimeZone = 7
         /// Written only when the owner chose a preferred unit (Snapshot+Preferences).
         case preferredUnits = 40
+        /// Written only when a workout has associated samples (Snapshot+Preferences).
+        case associations = 41
         case slots = 10, buckets, timelineSlots
         case timelines = 20, latest, tombstones, sync
     }
@@ -263,6 +265,9 @@ public enum SnapshotFile {
         }
         if !state.preferredUnits.isEmpty {
             small(.preferredUnits) { w in writePreferredUnits(state, into: &w) }
+        }
+        if !state.associations.isEmpty {
+            small(.associations) { w in writeAssociations(state, into: &w) }
         }
         if !state.imports.isEmpty {
             small(.imports) { w in
@@ -605,6 +610,9 @@ public enum SnapshotFile {
         }
         if small[.preferredUnits] != nil {
             try read(.preferredUnits) { r in events += try readPreferredUnits(&r) }
+        }
+        if small[.associations] != nil {
+            try read(.associations) { r in events += try readAssociations(&r) }
         }
         if small[.activitySummaries] != nil {
             try read(.activitySummaries) { r in
