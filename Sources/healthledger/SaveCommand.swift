@@ -11,8 +11,8 @@ enum SaveCommand {
 
         Save one sample as an app. Quantity types need --unit (it must fit the type: a
         bodyMass in count/min is refused); category types take a value name or number
-        (sleepAnalysis asleepCore). Times are ISO 8601; --start defaults to now and --end
-        to --start. --meta values are typed: 42, 0.5, true, "56 degF", or text.
+        (sleepAnalysis asleepCore). Times are ISO 8601 (a date alone is the start of that
+        day in the owner's time zone); --start defaults to now and --end to --start. --meta values are typed: 42, 0.5, true, "56 degF", or text.
         Prints the new sample's UUID.
 
         \(ExitStatus.table)
@@ -40,16 +40,27 @@ enum SaveCommand {
         guard let typeText = try args.option("--type") else { throw CLIError.usage("save needs --type TYPE") }
         guard let value = try args.option("--value") else { throw CLIError.usage("save needs --value V") }
         let unit = try args.option("--unit")
-        let start = try args.option("--start").map { try Parse.date($0, "--start") } ?? Date()
-        let end = try args.option("--end").map { try Parse.date($0, "--end") } ?? start
+        let startText = try args.option("--start"), endText = try args.option("--end")
+        let start = try startText.map { try Parse.date($0, "--start") } ?? Date()
+        let end = try endText.map { try Parse.date($0, "--end") } ?? start
         let uuid = try args.option("--uuid").map { text -> UUID in
             guard let u = UUID(uuidString: text) else { throw CLIError.invalidInput("invalidUUID: '\(text)'") }
             return u
         } ?? UUID()
         let metadata = try Parse.metadata(try args.options("--meta"))
         try args.finish()
-        let s = try sample(type: try Parse.type(typeText), value: value, unit: unit, start: start, end: end, uuid: uuid, metadata: metadata)
-        try await withStore(global, .app(bundle)) { _, store, _ in try await store!.save(s) }
+        let type = try Parse.type(typeText)
+        var s = try sample(type: type, value: value, unit: unit, start: start, end: end, uuid: uuid, metadata: metadata)
+        try await withStore(global, .app(bundle)) { ledger, store, _ in
+            // A date alone is a day boundary in the owner's time zone (checked above in UTC).
+            if [startText, endText].contains(where: { $0?.utf8.count == 10 }) {
+                let zone = global.timeZone(ledgerZone: await ledger.state.ownerTimeZone)
+                let zonedStart = try startText.map { try Parse.date($0, "--start", zone: zone) } ?? start
+                let zonedEnd = try endText.map { try Parse.date($0, "--end", zone: zone) } ?? zonedStart
+                s = try sample(type: type, value: value, unit: unit, start: zonedStart, end: zonedEnd, uuid: uuid, metadata: metadata)
+            }
+            try await store!.save(s)
+        }
         if global.json { Output.line(SampleJSON.object(s).string) } else { Output.line(uuid.uuidString) }
     }
 }

@@ -28,6 +28,13 @@ struct HealthKitFidelityCommandTests {
         let latest = try run(dir, ["--tz", "UTC", "--owner", "latest", "bodyMass", "--now", "2026-02-01"])
         #expect(latest.status == 4)
         #expect(latest.stderr == "healthledger: noData: no HKQuantityTypeIdentifierBodyMass sample before 2026-02-01T00:00:00Z\n")
+        // `save --start DATE` too: the start of that day in Honolulu.
+        let saved = try run(dir, ["save", "--app", "com.example.scale", "--type", "bodyMass", "--value", "71", "--unit", "kg",
+                                  "--start", "2026-03-01", "--json"])
+        #expect(saved.status == 0, "\(saved.stderr)")
+        #expect(saved.stdout.contains("\"start\":\"2026-03-01T10:00:00Z\",\"end\":\"2026-03-01T10:00:00Z\""))
+        let stored = try run(dir, ["--owner", "query", "bodyMass", "--from", "2026-03-01", "--json"])
+        #expect(stored.stdout.contains("\"value\":71,") && stored.stdout.contains("\"start\":\"2026-03-01T10:00:00Z\""))
     }
 
     /// preferredUnits(for:): the locale's unit until the owner chooses one (an event);
