@@ -50,6 +50,16 @@ public actor HealthStore {
         }
     }
 
+    /// HKHealthStore.earliestPermittedSampleDate(): no sample may start before it.
+    /// The ledger keeps every date from 0001-01-01T00:00:00Z (`ISO8601.validRange`,
+    /// the range its encoding and printing cover); a sample dated before it cannot be
+    /// made (`dateOutOfRange`), so a save of one never reaches the ledger, as HealthKit
+    /// refuses such a save. Queries of earlier intervals are allowed and find nothing.
+    public nonisolated func earliestPermittedSampleDate() -> Date { Self.earliestPermittedSampleDate }
+
+    /// The earliest permitted sample date, without a store.
+    public static let earliestPermittedSampleDate = ISO8601.validRange.lowerBound
+
     var ordinal: AppOrdinal {
         get async throws {
             guard let o = await ledger.state.registry.ordinal(of: app.bundleIdentifier) else {
@@ -57,6 +67,38 @@ public actor HealthStore {
             }
             return o
         }
+    }
+
+    // MARK: Activity summaries
+
+    /// HKActivitySummaryQuery: the days of activity rings in `query`'s range, oldest
+    /// first — all of them once the owner granted reading `HKActivitySummaryType`
+    /// (`ObjectType.activitySummary`), none before (HealthKit never tells an app it
+    /// may not read).
+    public func activitySummaries(_ query: ActivitySummaryQuery) async throws -> [ActivitySummary] {
+        let o = try await ordinal
+        return await ledger.state.activitySummaries(query, app: o)
+    }
+
+    // MARK: Preferred units
+
+    /// HKHealthStore.preferredUnits(for:): the unit the person reads each type in —
+    /// their choice (`OwnerStore.setPreferredUnit`), else the locale's
+    /// (`PreferredUnits`: `en_US` lb, in, mi, degF; metric elsewhere). As in HealthKit,
+    /// the app must have asked to share or read every type
+    /// (`authorizationNotDetermined` names the first that it did not).
+    public func preferredUnits(for types: Set<QuantityType>, locale: String) async throws -> [QuantityType: HealthUnit] {
+        let o = try await ordinal
+        let state = await ledger.state
+        for type in types.sorted() {
+            let p = state.authorization.permission(app: o, type: .quantity(type))
+            guard p.requestedShare || p.requestedRead else {
+                throw HealthStoreError.authorizationNotDetermined(type: type.identifier)
+            }
+        }
+        var units: [QuantityType: HealthUnit] = [:]
+        for type in types { units[type] = PreferredUnits.unit(for: type, locale: locale, ownerChoice: state.preferredUnits) }
+        return units
     }
 
     // MARK: Authorization
@@ -183,6 +225,49 @@ public actor HealthStore {
 
     /// Saves one object.
     public func save(_ object: Sample) async throws { try await save([object]) }
+
+    // MARK: Workouts
+
+    /// HKHealthStore.add(_:to:): associates samples this app saved with a workout it
+    /// saved (a `samplesAssociated` event). Needs share permission for workouts;
+    /// refuses a target that is not a workout, a workout among the samples, another
+    /// source's object (`notOwner`), and a sample or workout not stored. Samples
+    /// already associated with the workout are left out; nothing new records nothing.
+    public func add(_ samples: [UUID], to workout: UUID) async throws {
+        guard !samples.isEmpty else { throw HealthStoreError.invalidArgument("add(_:to:) needs at least one sample") }
+        try await mappingRules {
+            try await ledger.execute(.associate(bundleIdentifier: app.bundleIdentifier, workout: workout, samples: samples))
+        }
+    }
+
+    /// Saves a workout with samples that belong to it, as HealthKit's tutorial does
+    /// (save, then `add(_:to:)`): the samples and the workout in one save (all or
+    /// nothing), then their association. Permissions for every type are checked
+    /// before anything is written.
+    public func save(_ workout: Workout, with samples: [Sample]) async throws {
+        let o = try await ordinal
+        let state = await ledger.state
+        var types = [ObjectType.workout]
+        for sample in samples { if case .known(let t) = sample.type, !types.contains(t) { types.append(t) } }
+        for type in types {
+            switch state.authorization.permission(app: o, type: type).share {
+            case .sharingAuthorized: continue
+            case .notDetermined: throw HealthStoreError.authorizationNotDetermined(type: type.identifier)
+            case .sharingDenied: throw HealthStoreError.authorizationDenied(type: type.identifier)
+            }
+        }
+        try await save(samples + [.workout(workout)])
+        if !samples.isEmpty { try await add(samples.map(\.uuid), to: workout.uuid) }
+    }
+
+    /// The samples of `type` associated with `workout` that this app may see
+    /// (HKQuery.predicateForObjects(from: workout)), in `sort` order.
+    public func samples(of type: ObjectType, associatedWith workout: UUID,
+                        sort: [SampleSortDescriptor] = []) async throws -> [Sample] {
+        let uuids = Set(await ledger.state.associations[workout] ?? [])
+        guard !uuids.isEmpty else { return [] }
+        return try await execute(SampleQuery(type: type, sort: sort, filter: .uuids(uuids)))
+    }
 
     /// Deletes objects this app saved, while it holds share permission for their
     /// type; all or nothing. Throws `objectNotFound`, `notOwner`, `authorizationDenied`.

@@ -83,6 +83,32 @@ public actor OwnerStore {
         (await ledger.state.ownerTimeZone).flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
     }
 
+    /// Sets the unit the owner reads a quantity type in (nil: back to the locale's):
+    /// a `preferredUnitSet` event, unless it is already the choice. Throws
+    /// `invalidArgument` for a unit that does not measure what the type measures.
+    public func setPreferredUnit(_ unit: HealthUnit?, for type: QuantityType) async throws {
+        if let unit {
+            do { try PreferredUnits.check(unit, for: type) } catch {
+                throw HealthStoreError.invalidArgument("preferred unit \(unit) does not fit \(type.shortName) (\(type.dimension))")
+            }
+        }
+        try await mappingRules { try await ledger.execute(.setPreferredUnit(type, unit)) }
+    }
+
+    /// HealthKit's preferredUnits(for:) for the owner: each type's unit, the owner's
+    /// choice else the locale's (`PreferredUnits`).
+    public func preferredUnits(for types: Set<QuantityType>, locale: String) async -> [QuantityType: HealthUnit] {
+        let chosen = await ledger.state.preferredUnits
+        var units: [QuantityType: HealthUnit] = [:]
+        for type in types { units[type] = PreferredUnits.unit(for: type, locale: locale, ownerChoice: chosen) }
+        return units
+    }
+
+    /// HKActivitySummaryQuery for the owner: every recorded day in the range.
+    public func activitySummaries(_ query: ActivitySummaryQuery) async -> [ActivitySummary] {
+        await ledger.state.activitySummaries(query, app: nil)
+    }
+
     /// Clears a characteristic.
     public func clearCharacteristic(_ type: CharacteristicType) async throws {
         try await mappingRules { try await ledger.execute(.clearCharacteristic(type)) }

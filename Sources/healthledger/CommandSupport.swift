@@ -27,8 +27,13 @@ enum Identity {
 enum Parse {
     static func type(_ text: String) throws -> ObjectType { try ObjectType(identifier: text) }
 
-    static func date(_ text: String, _ what: String) throws -> Date {
-        do { return try ISO8601.parse(text) } catch {
+    /// An ISO 8601 date or date-time; with `zone`, a date alone is the start of that
+    /// day in the zone (the owner's day boundaries).
+    static func date(_ text: String, _ what: String, zone: TimeZone? = nil) throws -> Date {
+        do throws(HealthModelError) {
+            if let zone { return try ISO8601.parse(text, dayStartIn: zone) }
+            return try ISO8601.parse(text)
+        } catch {
             guard case .invalidDate(let shown, let reason) = error else { throw error }
             throw CLIError.invalidInput("invalidDate: \(what) '\(shown)' \(reason)")
         }
@@ -142,11 +147,22 @@ func withStore<T>(_ global: GlobalOptions, _ identity: Identity, closing: Bool =
     }
 }
 
-/// A sample as one line for people.
-func describe(_ s: Sample) -> String {
+/// The unit a quantity type is shown in: the owner's choice in the ledger, else the
+/// locale's (HKHealthStore.preferredUnits(for:)).
+func preferredUnit(_ type: QuantityType, state: LedgerState, locale: String) -> HealthUnit {
+    PreferredUnits.unit(for: type, locale: locale, ownerChoice: state.preferredUnits)
+}
+
+/// A sample as one line for people; a quantity in `unit` when given (and it converts).
+func describe(_ s: Sample, unit: HealthUnit? = nil) -> String {
     let value: String
     switch s {
-    case .quantity(let q): value = "\(JSONObject.number(q.quantity.value)) \(q.quantity.unit)"
+    case .quantity(let q):
+        if let unit, let converted = try? q.quantity.doubleValue(for: unit) {
+            value = "\(JSONObject.number(converted)) \(unit)"
+        } else {
+            value = "\(JSONObject.number(q.quantity.value)) \(q.quantity.unit)"
+        }
     case .category(let c): value = c.type.values.first { $0.value == c.value }?.shortName ?? String(c.value)
     case .workout(let w):
         value = "\(w.activityType.shortName) \(Int(w.duration)) s"

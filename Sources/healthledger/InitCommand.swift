@@ -1,5 +1,6 @@
 import Foundation
 import HealthLedger
+import HealthModel
 import LedgerCore
 
 /// `healthledger init`: a new, empty ledger folder.
@@ -68,8 +69,10 @@ enum AvailableCommand {
 
         Whether health data can be stored at the ledger path (HealthKit's
         isHealthDataAvailable()): a ledger folder exists there, its log is readable and
-        writable, and it opens (a reader checks its header). Prints `available`, else
-        exit 4 with notAvailableOnDevice and the reason.
+        writable, and it opens (a reader checks its header). Prints `available` and
+        the earliest date a sample may start (HealthKit's earliestPermittedSampleDate();
+        a save dated before it is refused, exit 3), else exit 4 with
+        notAvailableOnDevice and the reason.
 
         \(ExitStatus.table)
         """
@@ -79,6 +82,8 @@ enum AvailableCommand {
         try args.finish()
         try HealthStore.checkAvailability(at: global.ledgerPath)
         _ = try LedgerAccess.reader(global)
-        Output.line(global.json ? "{\"available\":true}" : "available")
+        let earliest = ISO8601.string(HealthStore.earliestPermittedSampleDate)
+        Output.line(global.json ? "{\"available\":true,\"earliestPermittedSampleDate\":\"\(earliest)\"}"
+                                : "available\nearliest permitted sample date: \(earliest)")
     }
 }

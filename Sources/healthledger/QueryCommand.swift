@@ -10,10 +10,16 @@ enum QueryCommand {
                                         [--strict-start] [--strict-end] [--limit N] [--after UUID]
                                         [--sort start|end|duration|energy|distance] [--ascending] [--source BUNDLE]... [--where EXPR] [--json]
                                         [--member 'MEMBERTYPE: EXPR']...   (food, bloodPressure)
+                                        [--unit U] [--locale ID]
                healthledger [--ledger PATH] query --owner --raw [IDENTIFIER] [same options]
 
         HKSampleQuery: samples of TYPE whose interval matches [--from, --to) — overlapping
         it, or with --strict-start its start inside, with --strict-end its end inside.
+        A date alone (YYYY-MM-DD) is the start of that day in the owner's time zone
+        (`timezone`; --tz overrides it). Lines for people show quantities in --unit,
+        else in the preferred unit (`preferred-unit`: the owner's choice, else
+        --locale's, default en_US); --json lines keep the stored value and unit and,
+        with --unit, add "converted" and "convertedUnit".
         No --limit (or 0) means all, as in HealthKit. Sorted by start date, newest first
         (--sort end, --ascending to change); ties go by the other date, then by log
         order (where the sample was saved), all in the same direction, so --ascending
@@ -57,10 +63,15 @@ enum QueryCommand {
 
     /// Writes a sample's line into stdout's buffer (JSON written straight to bytes),
     /// through `Output`, the one place where stdout's failures are checked.
-    static func print(_ sample: Sample, json: Bool) {
+    static func print(_ sample: Sample, json: Bool, unit: HealthUnit? = nil) {
         Output.line { bytes in
-            if !json {
-                bytes.append(contentsOf: describe(sample).utf8)
+            if json, let unit, case .quantity(let q) = sample, let converted = try? q.quantity.doubleValue(for: unit) {
+                var o = SampleJSON.object(sample)
+                o.set("converted", converted)
+                o.set("convertedUnit", unit.canonicalString)
+                bytes.append(contentsOf: o.string.utf8)
+            } else if !json {
+                bytes.append(contentsOf: describe(sample, unit: unit).utf8)
             } else if case .unrecognized(let u) = sample {
                 var o = SampleJSON.object(sample)
                 o.set("reason", u.reason)
@@ -79,8 +90,7 @@ enum QueryCommand {
     static let command = Command(name: "query", abstract: "Samples of a type (HKSampleQuery)", help: help) { args, global in
         if handledHelp(&args, help) { return }
         guard let identity = try Identity.read(&args) else { return }
-        let from = try args.option("--from").map { try Parse.date($0, "--from") }
-        let to = try args.option("--to").map { try Parse.date($0, "--to") }
+        let fromText = try args.option("--from"), toText = try args.option("--to")
         let strictStart = args.flag("--strict-start"), strictEnd = args.flag("--strict-end")
         let limitText = try args.option("--limit")
         let afterText = try args.option("--after")
@@ -90,6 +100,8 @@ enum QueryCommand {
         let raw = args.flag("--raw")
         let whereText = try args.option("--where")
         let memberTexts = try args.options("--member")
+        let unitOption = try args.option("--unit").map { try HealthUnit($0) }
+        let locale = try args.option("--locale") ?? "en_US"
         let typeText = raw ? args.positional() : try args.required("TYPE")
         try args.finish()
         guard let limit = Int(limitText ?? "0"), limit >= 0 else { throw CLIError.usage("--limit takes a whole number ≥ 0") }
@@ -101,10 +113,14 @@ enum QueryCommand {
             guard let u = UUID(uuidString: afterText) else { throw CLIError.usage("--after takes the UUID printed as `next:`") }
             after = u
         }
+        var view = try LedgerView.open(global)
+        // A date alone is a day boundary in the owner's time zone.
+        let zone = global.timeZone(ledgerZone: view.state.ownerTimeZone)
+        let from = try fromText.map { try Parse.date($0, "--from", zone: zone) }
+        let to = try toText.map { try Parse.date($0, "--to", zone: zone) }
         let predicate = from == nil && to == nil && !strictStart && !strictEnd ? nil
             : DatePredicate(start: from, end: to, strictStartDate: strictStart, strictEndDate: strictEnd)
         let sort = [SampleSortDescriptor(key, ascending: ascending)]
-        var view = try LedgerView.open(global)
         let reader = try SampleReader(view.fs)
         defer { flush() }
         let next: UUID?
@@ -158,7 +174,18 @@ enum QueryCommand {
                 let query = SampleQuery(type: type, predicate: predicate, limit: limit, sort: sort,
                                         sources: sources.isEmpty ? nil : Set(sources), filter: filter)
                 let visibility = try view.visibility(identity, type)
-                next = try reader.forEach(query, visibility: visibility, after: after, in: &view.state) { print($0, json: global.json) }
+                var unit: HealthUnit?
+                if case .quantity(let q) = type {
+                    unit = unitOption ?? (global.json ? nil : preferredUnit(q, state: view.state, locale: locale))
+                    if let unit, !unit.isCompatible(with: q.canonicalUnit) {
+                        throw CLIError.usage("--unit \(unit) does not fit \(q.shortName) (\(q.dimension))")
+                    }
+                } else if unitOption != nil {
+                    throw CLIError.usage("--unit applies to quantity types")
+                }
+                next = try reader.forEach(query, visibility: visibility, after: after, in: &view.state) {
+                    print($0, json: global.json, unit: unit)
+                }
             } else {
                 guard case .owner = identity else { throw CLIError.usage("--raw is for the owner: apps never see raw records") }
                 guard !key.isWorkoutField else { throw CLIError.usage("--sort \(sortText) applies to workouts only") }
@@ -188,11 +215,14 @@ enum QueryCommand {
 
 enum LatestCommand {
     static let help = """
-        USAGE: healthledger [--ledger PATH] latest (--app ID | --owner) TYPE [--unit U] [--now T] [--json]
+        USAGE: healthledger [--ledger PATH] latest (--app ID | --owner) TYPE [--unit U] [--locale ID] [--now T] [--json]
 
         The most recent sample as the tutorial defines it: from the distant past to now
         (--now to pick another instant), strictEndDate, newest start first, limit 1 — a
-        sample dated in the future is not "most recent". --unit converts the value.
+        sample dated in the future is not "most recent". A quantity is shown in --unit,
+        else in the preferred unit (`preferred-unit`: the owner's choice, else
+        --locale's, default en_US); --json keeps the stored value and unit and adds
+        "converted" and "convertedUnit".
 
         \(ExitStatus.table)
         """
@@ -200,16 +230,19 @@ enum LatestCommand {
     static let command = Command(name: "latest", abstract: "The most recent sample of a type", help: help) { args, global in
         if handledHelp(&args, help) { return }
         guard let identity = try Identity.read(&args) else { return }
-        let unit = try args.option("--unit").map { try HealthUnit($0) }
-        let now = try args.option("--now").map { try Parse.date($0, "--now") } ?? Date()
+        let unitOption = try args.option("--unit").map { try HealthUnit($0) }
+        let locale = try args.option("--locale") ?? "en_US"
+        let nowText = try args.option("--now")
         let type = try Parse.type(try args.required("TYPE"))
         try args.finish()
         var view = try LedgerView.open(global)
+        let zone = global.timeZone(ledgerZone: view.state.ownerTimeZone)
+        let now = try nowText.map { try Parse.date($0, "--now", zone: zone) } ?? Date()
         guard let sample = try view.samples(.mostRecent(type, now: now), try view.visibility(identity, type)).first else {
             throw CLIError.notFound("noData: no \(type.identifier) sample before \(ISO8601.string(now))")
         }
-        if let unit {
-            guard case .quantity(let q) = sample else { throw CLIError.usage("--unit applies to quantity types") }
+        if case .quantity(let q) = sample {
+            let unit = unitOption ?? preferredUnit(q.type, state: view.state, locale: locale)
             let value = try q.quantity.doubleValue(for: unit)
             if global.json {
                 var o = SampleJSON.object(sample)
@@ -221,6 +254,7 @@ enum LatestCommand {
             }
             return
         }
+        guard unitOption == nil else { throw CLIError.usage("--unit applies to quantity types") }
         QueryCommand.print([sample], json: global.json)
     }
 }
@@ -229,7 +263,9 @@ enum ProfileCommand {
     static let help = """
         USAGE: healthledger [--ledger PATH] profile (--app ID | --owner) [--now T] [--locale ID] [--json]
 
-        The tutorial's Profile & BMI screen: age (completed years on --now's date, UTC),
+        The tutorial's Profile & BMI screen: age (completed years on --now's date in the
+        owner's time zone; a date alone is that day's start there), height and weight in
+        the owner's preferred unit when they chose one (`preferred-unit set`),
         sex, blood type, height and weight (most recent samples, formatted for people in
         --locale, default en_US), and BMI to two decimals — as the app sees them: what
         it may not read looks unset.
@@ -240,10 +276,12 @@ enum ProfileCommand {
     static let command = Command(name: "profile", abstract: "The Profile & BMI screen, as an app sees it", help: help) { args, global in
         if handledHelp(&args, help) { return }
         guard let identity = try Identity.read(&args) else { return }
-        let now = try args.option("--now").map { try Parse.date($0, "--now") } ?? Date()
+        let nowText = try args.option("--now")
         let locale = Locale(identifier: try args.option("--locale") ?? "en_US")
         try args.finish()
         var view = try LedgerView.open(global)
+        let zone = global.timeZone(ledgerZone: view.state.ownerTimeZone)
+        let now = try nowText.map { try Parse.date($0, "--now", zone: zone) } ?? Date()
         func readable(_ c: CharacteristicType) throws -> CharacteristicValue? {
             if case .app(let bundle) = identity,
                !view.state.authorization.permission(app: try view.ordinal(bundle), type: .characteristic(c)).canRead { return nil }
@@ -255,6 +293,11 @@ enum ProfileCommand {
             if case .quantity(let q)? = found.first { return q.quantity }
             return nil
         }
+        /// In the owner's chosen unit, when they chose one (else the locale's formatting).
+        func shown(_ q: Quantity, _ type: QuantityType) throws -> String? {
+            guard let unit = view.state.preferredUnits[type] else { return nil }
+            return "\(JSONObject.number(try q.doubleValue(for: unit))) \(unit)"
+        }
         var dob: DateOfBirth?
         if case .dateOfBirth(let d)? = try readable(.dateOfBirth) { dob = d }
         var sex = BiologicalSex.notSet, blood = BloodType.notSet
@@ -262,9 +305,9 @@ enum ProfileCommand {
         if case .bloodType(let b)? = try readable(.bloodType) { blood = b }
         let height = try latest(.height), weight = try latest(.bodyMass)
         let bmi = try BodyMassIndex.compute(weight: weight, height: height)
-        let screen = ProfileScreen(age: dob?.age(at: now, in: global.timeZone(ledgerZone: view.state.ownerTimeZone)), biologicalSex: sex, bloodType: blood, height: height, weight: weight,
-                                   heightText: try height.map { try PersonFormatting.height($0, locale: locale) },
-                                   weightText: try weight.map { try PersonFormatting.bodyMass($0, locale: locale) },
+        let screen = ProfileScreen(age: dob?.age(at: now, in: zone), biologicalSex: sex, bloodType: blood, height: height, weight: weight,
+                                   heightText: try height.map { try shown($0, .height) ?? PersonFormatting.height($0, locale: locale) },
+                                   weightText: try weight.map { try shown($0, .bodyMass) ?? PersonFormatting.bodyMass($0, locale: locale) },
                                    bodyMassIndexText: bmi.map(BodyMassIndex.formatted), bodyMassIndex: bmi)
         if global.json {
             var o = JSONObject()

@@ -11,8 +11,8 @@ enum SaveCommand {
 
         Save one sample as an app. Quantity types need --unit (it must fit the type: a
         bodyMass in count/min is refused); category types take a value name or number
-        (sleepAnalysis asleepCore). Times are ISO 8601; --start defaults to now and --end
-        to --start. --meta values are typed: 42, 0.5, true, "56 degF", or text.
+        (sleepAnalysis asleepCore). Times are ISO 8601 (a date alone is the start of that
+        day in the owner's time zone); --start defaults to now and --end to --start. --meta values are typed: 42, 0.5, true, "56 degF", or text.
         Prints the new sample's UUID.
 
         \(ExitStatus.table)
@@ -40,29 +40,56 @@ enum SaveCommand {
         guard let typeText = try args.option("--type") else { throw CLIError.usage("save needs --type TYPE") }
         guard let value = try args.option("--value") else { throw CLIError.usage("save needs --value V") }
         let unit = try args.option("--unit")
-        let start = try args.option("--start").map { try Parse.date($0, "--start") } ?? Date()
-        let end = try args.option("--end").map { try Parse.date($0, "--end") } ?? start
+        let startText = try args.option("--start"), endText = try args.option("--end")
+        let start = try startText.map { try Parse.date($0, "--start") } ?? Date()
+        let end = try endText.map { try Parse.date($0, "--end") } ?? start
         let uuid = try args.option("--uuid").map { text -> UUID in
             guard let u = UUID(uuidString: text) else { throw CLIError.invalidInput("invalidUUID: '\(text)'") }
             return u
         } ?? UUID()
         let metadata = try Parse.metadata(try args.options("--meta"))
         try args.finish()
-        let s = try sample(type: try Parse.type(typeText), value: value, unit: unit, start: start, end: end, uuid: uuid, metadata: metadata)
-        try await withStore(global, .app(bundle)) { _, store, _ in try await store!.save(s) }
+        let type = try Parse.type(typeText)
+        var s = try sample(type: type, value: value, unit: unit, start: start, end: end, uuid: uuid, metadata: metadata)
+        try await withStore(global, .app(bundle)) { ledger, store, _ in
+            // A date alone is a day boundary in the owner's time zone (checked above in UTC).
+            if [startText, endText].contains(where: { $0?.utf8.count == 10 }) {
+                let zone = global.timeZone(ledgerZone: await ledger.state.ownerTimeZone)
+                let zonedStart = try startText.map { try Parse.date($0, "--start", zone: zone) } ?? start
+                let zonedEnd = try endText.map { try Parse.date($0, "--end", zone: zone) } ?? zonedStart
+                s = try sample(type: type, value: value, unit: unit, start: zonedStart, end: zonedEnd, uuid: uuid, metadata: metadata)
+            }
+            try await store!.save(s)
+        }
         if global.json { Output.line(SampleJSON.object(s).string) } else { Output.line(uuid.uuidString) }
     }
 }
 
 enum WorkoutCommand {
+    static func uuid(_ text: String) throws -> UUID {
+        guard let u = UUID(uuidString: text) else { throw CLIError.invalidInput("invalidUUID: '\(text)'") }
+        return u
+    }
+
     static let help = """
         USAGE: healthledger [--ledger PATH] workout save --app ID --activity TYPE --start T --end T
                                         [--energy V UNIT] [--distance V UNIT] [--brand NAME]
                                         [--meta KEY=VALUE]...
+               healthledger [--ledger PATH] workout add --app ID WORKOUT SAMPLE...
+               healthledger [--ledger PATH] workout samples (--app ID | --owner) WORKOUT TYPE [--json]
 
-        Save a workout as an app. TYPE is a HealthKit activity type (running, walking,
-        HKWorkoutActivityTypeYoga, hiit, other, …). Prancercise is `--activity other
-        --brand Prancercise` (HealthKit's HKWorkoutBrandName metadata).
+        save: save a workout as an app. TYPE is a HealthKit activity type (running,
+        walking, HKWorkoutActivityTypeYoga, hiit, other, …). Prancercise is `--activity
+        other --brand Prancercise` (HealthKit's HKWorkoutBrandName metadata). With
+        --energy, an activeEnergyBurned sample over the workout's interval is saved with
+        it and associated with it, as the tutorial does (the app needs share permission
+        for activeEnergyBurned as well as for workouts; nothing is saved otherwise).
+
+        add: HKHealthStore.add(_:to:) — associate samples the app saved (UUIDs) with
+        a workout it saved (an event).
+
+        samples: the samples of TYPE associated with WORKOUT, as the app (or owner)
+        may see them (HKQuery.predicateForObjects(from: workout)).
 
         \(ExitStatus.table)
         """
@@ -77,7 +104,30 @@ enum WorkoutCommand {
 
     static let command = Command(name: "workout", abstract: "Save a workout as an app", help: help) { args, global in
         if handledHelp(&args, help) { return }
-        guard args.positional() == "save" else { throw CLIError.usage("workout needs a subcommand: save") }
+        let sub = args.positional()
+        switch sub {
+        case "save": break
+        case "add":
+            guard case .app(let bundle)? = try Identity.read(&args, ownerAllowed: false) else { return }
+            let workout = try uuid(try args.required("WORKOUT"))
+            let samples = try args.remainingPositionals().map(uuid)
+            try args.finish()
+            guard !samples.isEmpty else { throw CLIError.usage("workout add needs at least one SAMPLE uuid") }
+            try await withStore(global, .app(bundle)) { _, store, _ in try await store!.add(samples, to: workout) }
+            return
+        case "samples":
+            guard let identity = try Identity.read(&args) else { return }
+            let workout = try uuid(try args.required("WORKOUT"))
+            let type = try Parse.type(try args.required("TYPE"))
+            try args.finish()
+            var view = try LedgerView.open(global)
+            let uuids = Set(view.state.associations[workout] ?? [])
+            let found = uuids.isEmpty ? [] : try view.samples(SampleQuery(type: type, filter: .uuids(uuids)), try view.visibility(identity, type))
+            QueryCommand.print(found, json: global.json)
+            return
+        default:
+            throw CLIError.usage("workout needs a subcommand: save, add or samples")
+        }
         guard case .app(let bundle)? = try Identity.read(&args, ownerAllowed: false) else { return }
         guard let activityText = try args.option("--activity") else { throw CLIError.usage("workout save needs --activity TYPE") }
         guard let startText = try args.option("--start"), let endText = try args.option("--end") else {
@@ -90,7 +140,12 @@ enum WorkoutCommand {
         let workout = try Workout(activityType: try WorkoutActivityType(name: activityText), start: try Parse.date(startText, "--start"),
                                   end: try Parse.date(endText, "--end"), totalEnergyBurned: energy, totalDistance: distance,
                                   metadata: metadata)
-        try await withStore(global, .app(bundle)) { _, store, _ in try await store!.save(.workout(workout)) }
+        var attached: [Sample] = []
+        if let energy {
+            attached.append(.quantity(try QuantitySample(type: .activeEnergyBurned, quantity: energy, start: workout.startDate,
+                                                         end: workout.endDate)))
+        }
+        try await withStore(global, .app(bundle)) { _, store, _ in try await store!.save(workout, with: attached) }
         if global.json { Output.line(SampleJSON.object(.workout(workout)).string) } else { Output.line(workout.uuid.uuidString) }
     }
 }

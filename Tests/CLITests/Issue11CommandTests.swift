@@ -135,6 +135,8 @@ struct Issue11CommandTests {
         #expect(try CLIRunner.run(["--ledger", dir.path, "init"]).status == 0)
         let ok = try CLIRunner.run(["--ledger", dir.path, "available"])
         #expect(ok.status == 0)
-        #expect(ok.stdout == "available\n")
+        #expect(ok.stdout == "available\nearliest permitted sample date: 0001-01-01T00:00:00Z\n")
+        let json = try CLIRunner.run(["--ledger", dir.path, "available", "--json"])
+        #expect(json.stdout == "{\"available\":true,\"earliestPermittedSampleDate\":\"0001-01-01T00:00:00Z\"}\n")
     }
 }

@@ -133,7 +133,7 @@ struct ReadmeCommandTests {
             outputs.append(r.stdout)
         }
         #expect(Set(outputs).count == 1)
-        #expect(outputs[0].contains("70"))
+        #expect(outputs[0].contains("  154.3235835294143 lb  "))  // 70 kg in en_US's preferred unit
         let missing = try CLIRunner.run(["--ledger", dir.path, "query", "bodyMass", "--app"])
         #expect(missing.status == 2)
         #expect(missing.stderr == "healthledger: usage: --app needs a value\n")

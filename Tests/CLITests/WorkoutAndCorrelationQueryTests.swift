@@ -8,8 +8,8 @@ struct WorkoutAndCorrelationQueryTests {
         let dir = TemporaryDirectory()
         func run(_ args: [String]) throws -> CLIResult { try CLIRunner.run(["--ledger", dir.path] + args) }
         for args in [["init"], ["app", "register", "--app", "com.a", "--name", "A", "--share-purpose", "s", "--read-purpose", "r"],
-                     ["--app", "com.a", "request", "--share", "workout", "--read", "workout"],
-                     ["authorize", "--app", "com.a", "--share", "workout", "--read", "workout"]] {
+                     ["--app", "com.a", "request", "--share", "workout,activeEnergyBurned", "--read", "workout"],
+                     ["authorize", "--app", "com.a", "--share", "workout,activeEnergyBurned", "--read", "workout"]] {
             #expect(try run(args).status == 0)
         }
         var ids: [String] = []

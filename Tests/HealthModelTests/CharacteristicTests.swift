@@ -100,3 +100,20 @@ struct CharacteristicTests {
         #expect(ISO8601.date(from: "yesterday") == nil)
     }
 }
+
+/// A date alone is a day boundary in a time zone (the owner's).
+struct DayBoundaryTests {
+    @Test func aDateAloneStartsTheDayInTheZone() throws {
+        let honolulu = TimeZone(identifier: "Pacific/Honolulu")!
+        #expect(try ISO8601.parse("2026-02-01", dayStartIn: honolulu) == ISO8601.parse("2026-02-01T10:00:00Z"))
+        // New York's clocks moved at 02:00 on 2026-03-08: midnight was still EST (−5).
+        let newYork = TimeZone(identifier: "America/New_York")!
+        #expect(try ISO8601.parse("2026-03-08", dayStartIn: newYork) == ISO8601.parse("2026-03-08T05:00:00Z"))
+        #expect(try ISO8601.parse("2026-03-09", dayStartIn: newYork) == ISO8601.parse("2026-03-09T04:00:00Z"))
+        // A date-time keeps its own offset.
+        #expect(try ISO8601.parse("2026-03-09T00:00:00Z", dayStartIn: newYork) == ISO8601.parse("2026-03-09T00:00:00Z"))
+        #expect(throws: HealthModelError.invalidDate(text: "0001-01-01", reason: "starts outside \(ISO8601.validRangeText) in Asia/Tokyo")) {
+            try ISO8601.parse("0001-01-01", dayStartIn: TimeZone(identifier: "Asia/Tokyo")!)
+        }
+    }
+}

@@ -70,7 +70,9 @@ struct ObjectTypeTests {
         #expect(ObjectType.characteristic(.dateOfBirth).code == 0x0100)
         #expect(ObjectType.correlation(.food).code == 0x0501)
         #expect(ObjectType.workout.code == 0x0600)
-        #expect(ObjectType(code: 0x0700) == nil)
+        #expect(ObjectType.activitySummary.code == 0x0700)
+        #expect(ObjectType(code: 0x0701) == nil)
+        #expect(ObjectType(code: 0x0800) == nil)
         #expect(ObjectType(code: 0x02FF) == nil)
     }
 

@@ -91,6 +91,9 @@ struct CodecTests {
             ])]),
             .ownerTimeZoneSet("Pacific/Honolulu"),
             .sourcePrioritySet(type: .stepCount, sources: ["com.apple.health.WATCH", "com.example.a"]),
+            .preferredUnitSet(type: .bodyMass, unit: try HealthUnit("lb")),
+            .preferredUnitSet(type: .height, unit: nil),
+            .samplesAssociated(app: 1, workout: fixedUUID(40), samples: [fixedUUID(41), fixedUUID(42)]),
         ]
         #expect(Set(events.map(\.kind)) == Set(EventKind.allCases))
         for event in events {
@@ -200,5 +203,32 @@ struct CodecTests {
         let payload = EventCodec.payload(.samplesSaved(app: 3, samples: [SavedSample(.quantity(s))]))
         // actor 1 + count 1 + length 1 + kind 1 + uuid 16 + type 2 + dates 16 + flags 1 + value 8 + unit 10
         #expect(payload.count == 57)
+    }
+}
+
+/// `preferredUnitSet` (kind 14) refuses, as malformed, what the owner could never set.
+struct PreferredUnitCodecTests {
+    func payload(actor: UInt64, code: UInt16, unit: String) -> [UInt8] {
+        var w = ByteWriter()
+        w.varint(actor)
+        w.u16(code)
+        w.string(unit)
+        return w.bytes
+    }
+
+    func decode(_ bytes: [UInt8]) throws -> Event {
+        try bytes.withUnsafeBytes { try EventCodec.decode(kind: EventKind.preferredUnitSet.rawValue, version: 1, payload: $0) }
+    }
+
+    @Test func aPreferenceMustBeTheOwnersForAQuantityInAFittingUnit() throws {
+        #expect(try decode(payload(actor: 0, code: 0x0200, unit: "lb"))
+                == .preferredUnitSet(type: .bodyMass, unit: try HealthUnit("lb")))
+        #expect(try decode(payload(actor: 0, code: 0x0200, unit: ""))
+                == .preferredUnitSet(type: .bodyMass, unit: nil))
+        for (actor, code, unit) in [(UInt64(1), UInt16(0x0200), "lb"), (0, 0x0400, "lb"), (0, 0x0200, "count/min"), (0, 0x0200, "furlong")] {
+            #expect(throws: EventDecodingError.self, "\(actor) \(code) \(unit)") {
+                try decode(payload(actor: actor, code: code, unit: unit))
+            }
+        }
     }
 }

@@ -21,6 +21,7 @@ struct TypeCodeTableTests {
             case .category: kind = "category"
             case .correlation: kind = "correlation"
             case .workout: kind = "workout"
+            case .activitySummary: kind = "activitySummary"
             }
             lines.append(String(format: "0x%04X", type.code) + "\t\(kind)\t\(type.identifier)")
         }

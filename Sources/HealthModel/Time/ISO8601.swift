@@ -41,6 +41,17 @@ public enum ISO8601 {
         try? parse(text)
     }
 
+    /// Parses like `parse(_:)`, except that a date alone (`YYYY-MM-DD`) is the start of
+    /// that day in `zone` (the owner's day, not UTC's). Throws as `parse(_:)` does, and
+    /// `invalidDate` when that start falls outside `validRange`.
+    public static func parse(_ text: String, dayStartIn zone: TimeZone) throws(HealthModelError) -> Date {
+        let date = try parse(text)
+        guard text.utf8.count == 10 else { return date }
+        let start = CivilDate.startOfDay(utcMidnight: date, in: zone)
+        guard isInRange(start) else { throw .invalidDate(text: text, reason: "starts outside \(validRangeText) in \(zone.identifier)") }
+        return start
+    }
+
     /// Parses an ISO 8601 date or date-time (see the type's forms). Throws
     /// `invalidDate` with the reason (not a form, no UTC offset, offset beyond ±23:59,
     /// or outside `validRange`).
@@ -190,6 +201,15 @@ public enum CivilDate {
         let seconds = date.timeIntervalSince1970 + Double(timeZone.secondsFromGMT(for: date))
         guard seconds.isFinite, abs(seconds) < 2.5e11 else { return fromDaysSinceEpoch(0) }
         return fromDaysSinceEpoch(Int((seconds / 86_400).rounded(.down)))
+    }
+
+    /// The first instant of a civil day in `zone`, given that day's midnight in UTC:
+    /// midnight minus the zone's offset at local midnight (checked twice, so a
+    /// daylight-saving change on that day is honoured).
+    public static func startOfDay(utcMidnight: Date, in zone: TimeZone) -> Date {
+        let t = utcMidnight.timeIntervalSince1970
+        let guess = t - Double(zone.secondsFromGMT(for: utcMidnight))
+        return Date(timeIntervalSince1970: t - Double(zone.secondsFromGMT(for: Date(timeIntervalSince1970: guess))))
     }
 
     /// The civil date `days` days after 1970-01-01.

@@ -11,6 +11,41 @@ public struct CategoryType: Hashable, Sendable, Comparable, CustomStringConverti
         let shortName: String
         /// (value, short name, older names HealthKit also wrote). Empty: only `notApplicable` (0).
         let values: [(Int, String, [String])]
+        /// The HealthKit value enumeration after `HKCategoryValue` when several types share
+        /// one (`Severity`, `Presence`, `VaginalBleeding`); `nil`: the type's own
+        /// (`HKCategoryValueSleepAnalysis…`).
+        let valueEnum: String?
+
+        init(shortName: String, values: [(Int, String, [String])], valueEnum: String? = nil) {
+            self.shortName = shortName
+            self.values = values
+            self.valueEnum = valueEnum
+        }
+
+        /// A type whose values are a shared HealthKit enumeration.
+        init(_ shortName: String, _ shared: SharedValues) {
+            self.init(shortName: shortName, values: shared.values, valueEnum: shared.name)
+        }
+    }
+
+    /// A value enumeration several category types share (from Apple's documentation of
+    /// `HKCategoryValueSeverity`, `HKCategoryValuePresence`, `HKCategoryValueVaginalBleeding`).
+    struct SharedValues: Sendable {
+        let name: String
+        let values: [(Int, String, [String])]
+
+        /// `HKCategoryValueSeverity`: symptoms.
+        static let severity = SharedValues(name: "Severity", values: [
+            (0, "unspecified", []), (1, "notPresent", []), (2, "mild", []), (3, "moderate", []), (4, "severe", [])])
+        /// `HKCategoryValuePresence`: mood and sleep changes.
+        static let presence = SharedValues(name: "Presence", values: [(0, "present", []), (1, "notPresent", [])])
+        /// `HKCategoryValueVaginalBleeding`: bleeding during or after pregnancy, after menopause.
+        static let vaginalBleeding = SharedValues(name: "VaginalBleeding", values: [
+            (1, "unspecified", []), (2, "light", []), (3, "medium", []), (4, "heavy", []), (5, "none", [])])
+        /// `HKCategoryValuePregnancyTestResult` / `…ProgesteroneTestResult` (same numbers, own names).
+        static func testResult(_ name: String) -> SharedValues {
+            SharedValues(name: name, values: [(1, "negative", []), (2, "positive", []), (3, "indeterminate", [])])
+        }
     }
 
     init(uncheckedCode code: UInt16) { self.code = code }
@@ -44,7 +79,8 @@ public struct CategoryType: Hashable, Sendable, Comparable, CustomStringConverti
     /// (`HKCategoryValueSleepAnalysisAsleepCore`) and short name (`asleepCore`).
     public var values: [(value: Int, rawName: String, shortName: String)] {
         if descriptor.values.isEmpty { return [(0, "HKCategoryValueNotApplicable", "notApplicable")] }
-        return descriptor.values.map { ($0.0, "HKCategoryValue" + Self.capitalized(shortName) + Self.capitalized($0.1), $0.1) }
+        let prefix = "HKCategoryValue" + (descriptor.valueEnum ?? Self.capitalized(shortName))
+        return descriptor.values.map { ($0.0, prefix + Self.capitalized($0.1), $0.1) }
     }
 
     /// HealthKit's raw name of `value`, or `nil` when the type does not define it.
@@ -58,7 +94,8 @@ public struct CategoryType: Hashable, Sendable, Comparable, CustomStringConverti
     public func value(named name: String) throws -> Int {
         for entry in values where entry.rawName == name || entry.shortName == name { return entry.value }
         for (value, _, aliases) in descriptor.values {
-            for alias in aliases where alias == name || "HKCategoryValue" + Self.capitalized(shortName) + Self.capitalized(alias) == name {
+            let prefix = "HKCategoryValue" + (descriptor.valueEnum ?? Self.capitalized(shortName))
+            for alias in aliases where alias == name || prefix + Self.capitalized(alias) == name {
                 return value
             }
         }
@@ -108,6 +145,65 @@ public struct CategoryType: Hashable, Sendable, Comparable, CustomStringConverti
             (1, "initialLow", []), (2, "initialVeryLow", []), (3, "repeatLow", []), (4, "repeatVeryLow", [])]),
         /* 16 */ Descriptor(shortName: "lowCardioFitnessEvent", values: [(1, "lowFitness", [])]),
         /* 17 */ Descriptor(shortName: "audioExposureEvent", values: [(1, "loudEnvironment", [])]),
+        // Added from Apple's HKCategoryTypeIdentifier documentation (iOS 13.6–27): symptoms
+        // (HKCategoryValueSeverity), cycle and pregnancy facts (HKCategoryValueNotApplicable),
+        // and the types with their own values.
+        /* 18 */ Descriptor("abdominalCramps", .severity),
+        /* 19 */ Descriptor("acne", .severity),
+        /* 20 */ Descriptor("bladderIncontinence", .severity),
+        /* 21 */ Descriptor("bloating", .severity),
+        /* 22 */ Descriptor("breastPain", .severity),
+        /* 23 */ Descriptor("chestTightnessOrPain", .severity),
+        /* 24 */ Descriptor("chills", .severity),
+        /* 25 */ Descriptor("constipation", .severity),
+        /* 26 */ Descriptor("coughing", .severity),
+        /* 27 */ Descriptor("diarrhea", .severity),
+        /* 28 */ Descriptor("dizziness", .severity),
+        /* 29 */ Descriptor("drySkin", .severity),
+        /* 30 */ Descriptor("fainting", .severity),
+        /* 31 */ Descriptor("fatigue", .severity),
+        /* 32 */ Descriptor("fever", .severity),
+        /* 33 */ Descriptor("generalizedBodyAche", .severity),
+        /* 34 */ Descriptor("hairLoss", .severity),
+        /* 35 */ Descriptor("headache", .severity),
+        /* 36 */ Descriptor("heartburn", .severity),
+        /* 37 */ Descriptor("hotFlashes", .severity),
+        /* 38 */ Descriptor("lossOfSmell", .severity),
+        /* 39 */ Descriptor("lossOfTaste", .severity),
+        /* 40 */ Descriptor("lowerBackPain", .severity),
+        /* 41 */ Descriptor("memoryLapse", .severity),
+        /* 42 */ Descriptor("nausea", .severity),
+        /* 43 */ Descriptor("nightSweats", .severity),
+        /* 44 */ Descriptor("pelvicPain", .severity),
+        /* 45 */ Descriptor("rapidPoundingOrFlutteringHeartbeat", .severity),
+        /* 46 */ Descriptor("runnyNose", .severity),
+        /* 47 */ Descriptor("shortnessOfBreath", .severity),
+        /* 48 */ Descriptor("sinusCongestion", .severity),
+        /* 49 */ Descriptor("skippedHeartbeat", .severity),
+        /* 50 */ Descriptor("soreThroat", .severity),
+        /* 51 */ Descriptor("vaginalDryness", .severity),
+        /* 52 */ Descriptor("vomiting", .severity),
+        /* 53 */ Descriptor("wheezing", .severity),
+        /* 54 */ Descriptor("moodChanges", .presence),
+        /* 55 */ Descriptor("sleepChanges", .presence),
+        /* 56 */ Descriptor(shortName: "appetiteChanges", values: [
+            (0, "unspecified", []), (1, "noChange", []), (2, "decreased", []), (3, "increased", [])]),
+        /* 57 */ Descriptor(shortName: "contraceptive", values: [
+            (1, "unspecified", []), (2, "implant", []), (3, "injection", []), (4, "intrauterineDevice", []),
+            (5, "intravaginalRing", []), (6, "oral", []), (7, "patch", [])]),
+        /* 58 */ Descriptor("pregnancyTestResult", .testResult("PregnancyTestResult")),
+        /* 59 */ Descriptor("progesteroneTestResult", .testResult("ProgesteroneTestResult")),
+        /* 60 */ Descriptor("bleedingDuringPregnancy", .vaginalBleeding),
+        /* 61 */ Descriptor("bleedingAfterPregnancy", .vaginalBleeding),
+        /* 62 */ Descriptor("bleedingAfterMenopause", .vaginalBleeding),
+        /* 63 */ Descriptor(shortName: "infrequentMenstrualCycles", values: []),
+        /* 64 */ Descriptor(shortName: "irregularMenstrualCycles", values: []),
+        /* 65 */ Descriptor(shortName: "lactation", values: []),
+        /* 66 */ Descriptor(shortName: "persistentIntermenstrualBleeding", values: []),
+        /* 67 */ Descriptor(shortName: "pregnancy", values: []),
+        /* 68 */ Descriptor(shortName: "prolongedMenstrualPeriods", values: []),
+        /* 69 */ Descriptor(shortName: "sleepApneaEvent", values: []),
+        /* 70 */ Descriptor(shortName: "hypertensionEvent", values: []),
     ]
 
     static let byName: [String: CategoryType] = {

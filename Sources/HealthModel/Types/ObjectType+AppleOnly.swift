@@ -21,11 +21,15 @@ extension ObjectType {
     public static let appleOnlyCategoryTypes: [String] = [
         "appleStandHour", "appleWalkingSteadinessEvent", "highHeartRateEvent", "lowHeartRateEvent",
         "irregularHeartRhythmEvent", "lowCardioFitnessEvent",
+        // Apple Watch's breathing-disturbance and hypertension notifications, like its
+        // heart-rate notifications above (…/hkcategorytypeidentifier/sleepapneaevent,
+        // …/hypertensionevent).
+        "sleepApneaEvent", "hypertensionEvent",
     ]
 
     static let appleOnlyCodes: Set<UInt16> = Set((appleOnlyQuantityTypes + appleOnlyCategoryTypes).compactMap {
         (try? ObjectType(identifier: $0))?.code
-    })
+    } + [ObjectType.activitySummary.code])  // HKActivitySummaryType: the rings, read-only
 
     /// Whether only Apple computes this type: apps may read it, never share it.
     public var isAppleOnly: Bool { Self.appleOnlyCodes.contains(code) }

@@ -10,9 +10,14 @@ public enum ObjectType: Hashable, Sendable, Comparable, CustomStringConvertible 
     case category(CategoryType)
     case correlation(CorrelationType)
     case workout
+    /// HKActivitySummaryType: the days of activity rings. Apps may read it, never
+    /// share it (only Apple computes the rings).
+    case activitySummary
 
     /// `HKWorkoutTypeIdentifier`, the raw identifier of the workout type.
     public static let workoutIdentifier = "HKWorkoutTypeIdentifier"
+    /// `HKActivitySummaryTypeIdentifier`, the raw identifier of the activity summary type.
+    public static let activitySummaryIdentifier = "HKActivitySummaryTypeIdentifier"
 
     /// Looks a type up by raw identifier or short form, whatever its kind;
     /// throws `dataTypeNotAvailable` naming the identifier.
@@ -28,6 +33,8 @@ public enum ObjectType: Hashable, Sendable, Comparable, CustomStringConvertible 
         } else if identifier == Self.workoutIdentifier || identifier == "workout" || identifier == "workouts"
                     || identifier == "workoutType" {
             self = .workout
+        } else if identifier == Self.activitySummaryIdentifier || identifier == "activitySummary" {
+            self = .activitySummary
         } else {
             throw HealthModelError.dataTypeNotAvailable(identifier: identifier)
         }
@@ -41,6 +48,7 @@ public enum ObjectType: Hashable, Sendable, Comparable, CustomStringConvertible 
         case .category(let t): t.identifier
         case .correlation(let t): t.identifier
         case .workout: Self.workoutIdentifier
+        case .activitySummary: Self.activitySummaryIdentifier
         }
     }
 
@@ -52,6 +60,7 @@ public enum ObjectType: Hashable, Sendable, Comparable, CustomStringConvertible 
         case .category(let t): t.shortName
         case .correlation(let t): t.shortName
         case .workout: "workout"
+        case .activitySummary: "activitySummary"
         }
     }
 
@@ -61,8 +70,10 @@ public enum ObjectType: Hashable, Sendable, Comparable, CustomStringConvertible 
     /// Whether samples of this type exist (everything but characteristics).
     /// Only sample types can be shared (written).
     public var isSampleType: Bool {
-        if case .characteristic = self { return false }
-        return true
+        switch self {
+        case .characteristic, .activitySummary: false
+        default: true
+        }
     }
 
     /// The stable type code (see the type's documentation).
@@ -73,6 +84,7 @@ public enum ObjectType: Hashable, Sendable, Comparable, CustomStringConvertible 
         case .category(let t): 0x0400 | t.code
         case .correlation(let t): 0x0500 | t.rawValue
         case .workout: 0x0600
+        case .activitySummary: 0x0700
         }
     }
 
@@ -86,6 +98,7 @@ public enum ObjectType: Hashable, Sendable, Comparable, CustomStringConvertible 
         case 0x0400: guard let t = CategoryType(code: index) else { return nil }; self = .category(t)
         case 0x0500: guard let t = CorrelationType(rawValue: index) else { return nil }; self = .correlation(t)
         case 0x0600: guard index == 0 else { return nil }; self = .workout
+        case 0x0700: guard index == 0 else { return nil }; self = .activitySummary
         default: return nil
         }
     }
@@ -96,7 +109,7 @@ public enum ObjectType: Hashable, Sendable, Comparable, CustomStringConvertible 
     public static var allTypes: [ObjectType] {
         CharacteristicType.allCases.map { .characteristic($0) } + QuantityType.allTypes.map { .quantity($0) }
             + CategoryType.allTypes.map { .category($0) } + CorrelationType.allCases.map { .correlation($0) }
-            + [.workout]
+            + [.workout, .activitySummary]
     }
 }
 

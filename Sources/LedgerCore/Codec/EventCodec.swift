@@ -105,6 +105,13 @@ public enum EventCodec {
             w.u16(ObjectType.quantity(type).code)
             w.varint(sources.count)
             for s in sources { w.string(s) }
+        case .preferredUnitSet(let type, let unit):
+            w.u16(ObjectType.quantity(type).code)
+            w.string(unit?.canonicalString ?? "")
+        case .samplesAssociated(_, let workout, let samples):
+            w.uuid(workout)
+            w.varint(samples.count)
+            for uuid in samples { w.uuid(uuid) }
         case .exportElementsKept(let elements):
             w.varint(elements.count)
             for element in elements {
@@ -275,6 +282,33 @@ public enum EventCodec {
                 sources.append(s)
             }
             event = .sourcePrioritySet(type: type, sources: sources)
+        case .preferredUnitSet:
+            try owner()
+            let at = r.absolutePosition
+            guard case .quantity(let type) = try objectType(&r) else {
+                throw .malformed(offset: at, reason: "a preferred unit is for a quantity type")
+            }
+            let unitAt = r.absolutePosition
+            let text = try r.string()
+            var unit: HealthUnit?
+            if !text.isEmpty {
+                do {
+                    let parsed = try HealthUnit(text)
+                    try PreferredUnits.check(parsed, for: type)
+                    unit = parsed
+                } catch {
+                    throw .malformed(offset: unitAt, reason: "preferred unit: \(error)")
+                }
+            }
+            event = .preferredUnitSet(type: type, unit: unit)
+        case .samplesAssociated:
+            let ordinal = try app()
+            let workout = try r.uuid()
+            let n = try r.count(limit: r.remaining / 16)
+            var samples: [UUID] = []
+            samples.reserveCapacity(n)
+            for _ in 0..<n { samples.append(try r.uuid()) }
+            event = .samplesAssociated(app: ordinal, workout: workout, samples: samples)
         case .exportElementsKept:
             try owner()
             let n = try r.count(limit: r.remaining)

@@ -143,13 +143,20 @@ public enum Event: Hashable, Sendable {
     /// first): where samples of several sources overlap, a cumulative sum counts the
     /// best-ranked one. An empty list returns to HealthKit's default order. Actor: the owner.
     case sourcePrioritySet(type: QuantityType, sources: [String])
+    /// The owner's preferred unit for a quantity type (HealthKit's preferredUnits(for:)
+    /// as the person chose it); `nil` goes back to the locale's unit. Actor: the owner.
+    case preferredUnitSet(type: QuantityType, unit: HealthUnit?)
+    /// Samples an app saved, associated with a workout it saved (HKHealthStore's
+    /// `add(_:to:)`). Actor: the app.
+    case samplesAssociated(app: AppOrdinal, workout: UUID, samples: [UUID])
 
     /// Who caused the event.
     public var actor: ActorID {
         switch self {
-        case .appRegistered(let app, _), .authorizationRequested(let app, _, _), .samplesSaved(let app, _): .app(app)
+        case .appRegistered(let app, _), .authorizationRequested(let app, _, _), .samplesSaved(let app, _),
+             .samplesAssociated(let app, _, _): .app(app)
         case .authorizationDecided, .characteristicSet, .characteristicCleared, .activitySummariesRecorded,
-             .importStarted, .importFinished, .exportElementsKept, .ownerTimeZoneSet, .sourcePrioritySet: .owner
+             .importStarted, .importFinished, .exportElementsKept, .ownerTimeZoneSet, .sourcePrioritySet, .preferredUnitSet: .owner
         case .samplesDeleted(let actor, _, _): actor
         }
     }
@@ -170,6 +177,8 @@ public enum Event: Hashable, Sendable {
         case .exportElementsKept: .exportElementsKept
         case .ownerTimeZoneSet: .ownerTimeZoneSet
         case .sourcePrioritySet: .sourcePrioritySet
+        case .preferredUnitSet: .preferredUnitSet
+        case .samplesAssociated: .samplesAssociated
         }
     }
 }
@@ -189,6 +198,8 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case exportElementsKept = 11
     case ownerTimeZoneSet = 12
     case sourcePrioritySet = 13
+    case preferredUnitSet = 14
+    case samplesAssociated = 15
 
     /// The version this release writes for the kind (`kindVersion`). Version 2 of
     /// `samplesSaved` added sample flags 64 (written UTC offsets) and 128 (HRV beats)

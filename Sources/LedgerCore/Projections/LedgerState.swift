@@ -29,6 +29,12 @@ public struct LedgerState: Sendable, Equatable {
 
     /// The owner's time zone (IANA identifier), nil until an `ownerTimeZoneSet`.
     public private(set) var ownerTimeZone: String?
+    /// The owner's preferred unit per quantity type (`preferredUnitSet`); a type not
+    /// here is read in its locale's unit (`PreferredUnits`).
+    public private(set) var preferredUnits: [QuantityType: HealthUnit] = [:]
+    /// Samples associated with each workout (`samplesAssociated`), in the order
+    /// associated, by workout UUID. Deleted samples stay listed; readers skip them.
+    public private(set) var associations: [UUID: [UUID]] = [:]
 
     /// The last sequence number folded in (0 for an empty log).
     public private(set) var lastSequence: UInt64 = 0
@@ -91,6 +97,10 @@ public struct LedgerState: Sendable, Equatable {
                 ownerTimeZone = identifier
             case .sourcePrioritySet(let type, let sources):
                 statistics.setPriority(ObjectType.quantity(type).code, sources)
+            case .preferredUnitSet(let type, let unit):
+                preferredUnits[type] = unit
+            case .samplesAssociated(_, let workout, let uuids):
+                associations[workout, default: []].append(contentsOf: uuids)
             case .exportElementsKept:
                 break  // no projection: the log keeps them; `log` and `audit` show them
             case .samplesSaved:
@@ -124,6 +134,8 @@ public struct LedgerState: Sendable, Equatable {
             case .appRegistered(let ordinal, let registration): registry.apply(ordinal, registration)
             case .characteristicSet(let value): characteristics[value.type] = value
             case .ownerTimeZoneSet(let identifier): ownerTimeZone = identifier
+            case .preferredUnitSet(let type, let unit): preferredUnits[type] = unit
+            case .samplesAssociated(_, let workout, let uuids): associations[workout, default: []].append(contentsOf: uuids)
             case .activitySummariesRecorded(let summaries):
                 for a in summaries { activitySummaries[Self.dayKey(a.day)] = a }
             default: break
@@ -178,6 +190,20 @@ public struct LedgerState: Sendable, Equatable {
         if let ownerTimeZone {
             d.section("ownerTimeZone", count: 1)
             d.string(ownerTimeZone)
+        }
+        // Digested only when set, so that a ledger without any keeps its digest.
+        let preferred = preferredUnits.keys.sorted()
+        if !preferred.isEmpty { d.section("preferredUnits", count: preferred.count) }
+        for type in preferred {
+            d.u16(type.code)
+            d.string(preferredUnits[type]!.canonicalString)
+        }
+        let workouts = associations.keys.sorted { $0.uuidString < $1.uuidString }
+        if !workouts.isEmpty { d.section("associations", count: workouts.count) }
+        for workout in workouts {
+            d.string(workout.uuidString)
+            d.u64(UInt64(associations[workout]!.count))
+            for uuid in associations[workout]! { d.string(uuid.uuidString) }
         }
         let kinds = eventCounts.keys.sorted()
         d.section("eventCounts", count: kinds.count)

@@ -59,6 +59,13 @@ public enum EventJSON {
         case .sourcePrioritySet(let type, let sources):
             o.set("type", type.shortName)
             o.setRaw("sources", JSONObject.array(sources.map { JSONObject.quote($0) }))
+        case .preferredUnitSet(let type, let unit):
+            o.set("type", type.shortName)
+            o.set("unit", unit?.canonicalString)
+        case .samplesAssociated(let app, let workout, let samples):
+            o.set("app", registry.label(app))
+            o.set("workout", workout.uuidString)
+            o.setRaw("samples", JSONObject.array(samples.map { JSONObject.quote($0.uuidString) }))
         case .exportElementsKept(let elements):
             o.setRaw("elements", JSONObject.array(elements.map { element in
                 JSONObject.array(element.nodes.map { node in
@@ -113,6 +120,10 @@ public enum EventJSON {
             return head + "\ttime zone \(identifier)"
         case .sourcePrioritySet(let type, let sources):
             return head + "\t\(type.shortName) sources: " + (sources.isEmpty ? "default order" : sources.joined(separator: ", "))
+        case .samplesAssociated(_, let workout, let samples):
+            return head + "\t\(samples.count) sample\(samples.count == 1 ? "" : "s") added to workout \(workout.uuidString)"
+        case .preferredUnitSet(let type, let unit):
+            return head + "\tpreferred unit of \(type.shortName): " + (unit.map { "\($0)" } ?? "the locale's")
         case .exportElementsKept(let elements):
             return head + "\tkept as written: " + elements.map(\.name).joined(separator: ", ")
         case .importStarted(let s):

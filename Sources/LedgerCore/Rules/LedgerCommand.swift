@@ -32,6 +32,12 @@ public enum LedgerCommand: Sendable {
     /// The owner orders the sources of a quantity type (best first; empty: the
     /// default order); the order already in force is a no-op.
     case setSourcePriority(QuantityType, [String])
+    /// The owner sets (or with nil clears) the unit they read a quantity type in;
+    /// the same choice again is a no-op.
+    case setPreferredUnit(QuantityType, HealthUnit?)
+    /// An app associates samples it saved with a workout it saved (`add(_:to:)`);
+    /// samples already associated with it are left out, and nothing new is a no-op.
+    case associate(bundleIdentifier: String, workout: UUID, samples: [UUID])
 }
 
 /// decide(command, state) → events.
@@ -133,6 +139,17 @@ public enum LedgerDecider {
             return state.ownerTimeZone == identifier ? [] : [.ownerTimeZoneSet(identifier)]
         case .setSourcePriority(let type, let sources):
             return state.statistics.priority(ObjectType.quantity(type).code) == sources ? [] : [.sourcePrioritySet(type: type, sources: sources)]
+        case .associate(let bundle, let workout, let samples):
+            let ordinal = try app(bundle, state)
+            guard !samples.isEmpty else { throw .emptyCall("an association") }
+            let already = Set(state.associations[workout] ?? [])
+            let new = samples.filter { !already.contains($0) }
+            guard new.isEmpty else { return [.samplesAssociated(app: ordinal, workout: workout, samples: new)] }
+            // Nothing new: still only what this app may do (checked as if recorded).
+            try LedgerRules.check(EventFacts(.samplesAssociated(app: ordinal, workout: workout, samples: samples)), in: state)
+            return []
+        case .setPreferredUnit(let type, let unit):
+            return state.preferredUnits[type] == unit ? [] : [.preferredUnitSet(type: type, unit: unit)]
         }
     }
 }

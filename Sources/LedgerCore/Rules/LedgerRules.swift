@@ -192,6 +192,24 @@ enum LedgerRules {
             }
             // E8: every one a registered app
             for s in sources where state.registry.ordinal(of: s) == nil { throw .appNotRegistered(s) }
+        case .preferredUnitSet:
+            break  // owner-only and a unit of the type's dimension: enforced by the decoder
+        case .samplesAssociated(let app, let workout, let samples):
+            _ = try requireApp(app, state)
+            guard !samples.isEmpty else { throw .emptyCall("an association") }
+            guard let slot = state.samples.slot(of: workout), state.samples.isLive(slot) else { throw .objectNotFound(workout) }
+            let target = state.samples.entry(slot)
+            guard target.typeCode == ObjectType.workout.code else { throw .invalidAssociation(workout, "is not a workout") }
+            guard target.app == app else { throw .notOwnerOfObject(uuid: workout, app: state.registry.label(app)) }
+            try requireShare(app: app, code: ObjectType.workout.code, state: state)
+            var seen = Set<UUID>()
+            for uuid in samples {
+                guard seen.insert(uuid).inserted else { throw .invalidAssociation(uuid, "is listed twice") }
+                guard let s = state.samples.slot(of: uuid), state.samples.isLive(s) else { throw .objectNotFound(uuid) }
+                let entry = state.samples.entry(s)
+                guard entry.typeCode != ObjectType.workout.code else { throw .invalidAssociation(uuid, "is a workout: only samples join a workout") }
+                guard entry.app == app else { throw .notOwnerOfObject(uuid: uuid, app: state.registry.label(app)) }
+            }
         case .importStarted(let start):
             guard state.imports.firstIndex(where: { $0.start.importId == start.importId }) == nil else {
                 throw .importMismatch(start.importId, "was already started")

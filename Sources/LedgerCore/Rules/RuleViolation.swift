@@ -35,6 +35,9 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     case tombstoneMismatch(UUID)
     /// A save or delete with nothing in it.
     case emptyCall(String)
+    /// An association HealthKit refuses: the target is not a workout, a workout is
+    /// associated with a workout, or a sample is listed twice.
+    case invalidAssociation(UUID, String)
     /// An `importStarted` whose id is already used, or an `importFinished` for an
     /// import that never started or already finished.
     case importMismatch(UUID, String)
@@ -48,6 +51,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .appNotRegistered(let app): "appNotRegistered: \(app) is not registered"
+        case .invalidAssociation(let u, let reason): "invalidAssociation: \(u.uuidString) \(reason)"
         case .registrationOutOfOrder(let b, let o, let e): "registrationOutOfOrder: \(b) registered as app #\(o), expected #\(e)"
         case .authorizationNotDetermined(let app, let type): "authorizationNotDetermined: \(app) has no answer for sharing \(type)"
         case .authorizationDenied(let app, let type): "authorizationDenied: \(app) may not share \(type)"

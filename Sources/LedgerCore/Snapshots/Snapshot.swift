@@ -176,6 +176,10 @@ public enum SnapshotFile {
         case ownerTimeZone = 7
         /// The statistics projection (`Snapshot+Statistics.swift`).
         case sourcePriorities = 8, statisticsValues = 30, statisticsUserEntered = 31
+        /// Written only when the owner chose a preferred unit (Snapshot+Preferences).
+        case preferredUnits = 40
+        /// Written only when a workout has associated samples (Snapshot+Preferences).
+        case associations = 41
         case slots = 10, buckets, timelineSlots
         case timelines = 20, latest, tombstones, sync
     }
@@ -260,6 +264,12 @@ public enum SnapshotFile {
         }
         if let zone = state.ownerTimeZone {
             small(.ownerTimeZone) { w in w.string(zone) }
+        }
+        if !state.preferredUnits.isEmpty {
+            small(.preferredUnits) { w in writePreferredUnits(state, into: &w) }
+        }
+        if !state.associations.isEmpty {
+            small(.associations) { w in writeAssociations(state, into: &w) }
         }
         if !state.imports.isEmpty {
             small(.imports) { w in
@@ -613,6 +623,12 @@ public enum SnapshotFile {
         }
         if small[.ownerTimeZone] != nil {
             try read(.ownerTimeZone) { r in events.append(.ownerTimeZoneSet(try r.string())) }
+        }
+        if small[.preferredUnits] != nil {
+            try read(.preferredUnits) { r in events += try readPreferredUnits(&r) }
+        }
+        if small[.associations] != nil {
+            try read(.associations) { r in events += try readAssociations(&r) }
         }
         if small[.activitySummaries] != nil {
             try read(.activitySummaries) { r in
