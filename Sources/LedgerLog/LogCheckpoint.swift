@@ -136,6 +136,8 @@ public struct LogCheckpoint: Sendable, Equatable {
     /// length (I3): the index is written only after the log was synced that far, so
     /// it is a length known durable. A log shorter than it lost acknowledged bytes.
     static func knownDurableLength(_ fs: any LogFileSystem, ledgerId: UUID) -> UInt64? {
+        // A store that commits every batch before showing it vouches for all it holds.
+        if let stored = fs.storeDurableLogLength() { return stored }
         guard fs.exists(fileName), let file = try? fs.open(fileName, .readOnly) else { return nil }
         defer { file.close() }
         guard let size = try? file.size(), size <= 1 << 32 else { return nil }

@@ -111,7 +111,7 @@ extension Transparency {
     /// (check, sequence, offset, what) and lines to show.
     static func verifyProblems(_ global: GlobalOptions, checkpointPath: String?, verifierKey: String?)
         throws -> (problems: [(String, UInt64?, UInt64?, String)], notes: [String]) {
-        let fs = LedgerAccess.fileSystem(global)
+        let fs = try LedgerAccess.fileSystem(global)
         let checkpoint = try checkpointPath.map { try readCheckpoint($0) }
         let verifier = try checkpoint == nil ? nil : Transparency.verifier(global, verifierKey)
         guard checkpoint != nil || fs.exists(MerkleTreeFile.fileName) else { return ([], []) }

@@ -183,7 +183,7 @@ struct StoreCommandTests {
         let top = try CLIRunner.run(["--help"])
         let names = top.stdout.split(separator: "\n", omittingEmptySubsequences: false).drop { !$0.hasPrefix("COMMANDS:") }.dropFirst()
             .prefix { !$0.isEmpty }.map { String($0.split(separator: " ").first!) }
-        #expect(names.count == 28)  // 20 + checkpoint, prove, key + request, request-status, timezone, available + changes
+        #expect(names.count == 30)  // 20 + checkpoint, prove, key + request, request-status, timezone, available + changes + copy, ledgers
         for name in names {
             let r = try CLIRunner.run([name, "--help"])
             #expect(r.status == 0, "\(name)")

@@ -81,3 +81,33 @@ public protocol LogFileSystem: Sendable {
     /// throws `LogError.ledgerLocked` when another holder keeps it.
     func lockExclusive(timeout: Double) throws -> any LogLock
 }
+
+/// A store's own signal that the log changed (PostgreSQL's LISTEN/NOTIFY): a wake-up
+/// only. A signal may be spurious or lost; followers re-read the log by position
+/// after each, and poll the length as well, so a lost one delays and never loses.
+public protocol LogChangeSignal: AnyObject, Sendable {
+    /// Blocks until the store signals a change or `timeout` seconds pass; true on a signal.
+    func waitForSignal(timeout: Double) throws -> Bool
+}
+
+extension LogFileSystem {
+    /// The length of the log known durable without `index/log.idx` (I3), or nil. A
+    /// database store returns its whole stored log: every stored batch was committed
+    /// before anyone could see it, so invalid bytes there are damage, never a torn tail.
+    public func storeDurableLogLength() -> UInt64? { (self as? any LogStoreDurability)?.committedLogLength() }
+
+    /// The store's change signal for followers, or nil (files: inotify or polling).
+    public func makeChangeSignal() throws -> (any LogChangeSignal)? {
+        try (self as? any LogStoreDurability)?.changeSignal()
+    }
+}
+
+/// What a log store other than files says about its log: everything it holds is
+/// committed, and it can wake followers. (Files need neither: `index/log.idx` proves
+/// durable lengths, inotify wakes followers.)
+public protocol LogStoreDurability: Sendable {
+    /// The stored log's length, all of it committed; nil when it cannot be read now.
+    func committedLogLength() -> UInt64?
+    /// A new change signal for one follower.
+    func changeSignal() throws -> any LogChangeSignal
+}
