@@ -78,7 +78,18 @@ public final class PostgresConnection: @unchecked Sendable {
                                 connectionLost: true)
         }
         connection = conn
-        _ = try execute("SET synchronous_commit TO on")
+        // One round trip (a simple query may hold several statements); notices such as
+        // "trigger does not exist, skipping" stay off stderr.
+        let settings = PQexec(conn, "SET synchronous_commit TO on; SET client_min_messages TO warning")
+        let ok = settings.map { PQresultStatus($0) == PGRES_COMMAND_OK } ?? false
+        if let settings { PQclear(settings) }
+        guard ok else {
+            let message = Self.oneLine(String(cString: PQerrorMessage(conn)))
+            PQfinish(conn)
+            connection = nil
+            throw PostgresError(operation: "configure the session on \(serverDescription)", sqlState: "", message: message,
+                                connectionLost: true)
+        }
     }
 
     deinit { close() }

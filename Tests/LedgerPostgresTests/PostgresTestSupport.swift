@@ -1,6 +1,7 @@
 import Foundation
 import LedgerLog
 @testable import LedgerPostgres
+import Testing
 import TestSupport
 
 /// The server the PostgreSQL tests run against: `HEALTHLEDGER_TEST_POSTGRES`
@@ -72,7 +73,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 }
 
 /// One ledger in one store, for the shared suite.
-final class StoreUnderTest {
+final class StoreUnderTest: @unchecked Sendable {
     let kind: StoreKind
     let cache = TemporaryDirectory("cache")
     let folder = TemporaryDirectory("ledger")
