@@ -3,7 +3,7 @@
 # (tools/pg_server.sh: initdb/pg_ctl in a temporary folder as an unprivileged user,
 # 127.0.0.1, a free port), builds with HEALTHLEDGER_POSTGRES=1 (warnings fail), runs
 # the PostgreSQL tests (LedgerPostgresTests) against it, and stops it.
-# Usage: tools/pg_test.sh [extra swift test arguments, e.g. --filter NAME]
+# Usage: tools/pg_test.sh [swift test arguments, e.g. --filter NAME: run only those]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/pg_server.sh
@@ -18,7 +18,14 @@ if grep -E "(^|/)[^ ]+\.swift:[0-9]+:[0-9]+: warning:" "$log"; then
     exit 1
 fi
 echo "== PostgreSQL tests"
-filter=(--filter LedgerPostgresTests)
-if [ $# -gt 0 ]; then filter=("$@"); fi
+if [ $# -gt 0 ]; then
+    HEALTHLEDGER_POSTGRES=1 HEALTHLEDGER_TEST_POSTGRES="$PG_URL" HEALTHLEDGER_TEST_PG_RESTART="$PG_TMP/restart.sh" \
+        swift test --skip-build "$@"
+    exit 0
+fi
+HEALTHLEDGER_POSTGRES=1 HEALTHLEDGER_TEST_POSTGRES="$PG_URL" \
+    swift test --skip-build --filter LedgerPostgresTests
+# The server restart cuts every session: that test runs alone, after the others.
+echo "== PostgreSQL server restart mid-ingest (alone)"
 HEALTHLEDGER_POSTGRES=1 HEALTHLEDGER_TEST_POSTGRES="$PG_URL" HEALTHLEDGER_TEST_PG_RESTART="$PG_TMP/restart.sh" \
-    swift test --skip-build "${filter[@]}"
+    swift test --skip-build --filter aServerRestartMidIngestLosesNothingAcknowledged

@@ -10,7 +10,7 @@ import LedgerLog
 /// links before it is used). The writer lock is a session advisory lock on the ledger's
 /// name, held by the connection the writer appends through: another worker on any
 /// machine gets `ledgerLocked`; if the session dies, the lock goes with it.
-public final class PostgresLogFileSystem: LogFileSystem, LogStoreDurability, @unchecked Sendable {
+public final class PostgresLogFileSystem: LogFileSystem, CommittedLogStore, @unchecked Sendable {
     /// The store and ledger.
     public let location: PostgresLocation
     /// The cache folder for derived files.
@@ -178,14 +178,7 @@ public final class PostgresLogFileSystem: LogFileSystem, LogStoreDurability, @un
         connection.close()
     }
 
-    // MARK: LogStoreDurability
-
-    public func committedLogLength() -> UInt64? {
-        // Never the writer's session: it sees its own transaction's rows before they commit.
-        guard let connection = try? connect() else { return nil }
-        defer { connection.close() }
-        return try? PostgresLogFile.storedLength(connection, ledger: ledger, location: path)
-    }
+    // MARK: CommittedLogStore
 
     public func changeSignal() throws -> any LogChangeSignal {
         try PostgresChangeSignal(connection: connect(), ledger: ledger, location: path)

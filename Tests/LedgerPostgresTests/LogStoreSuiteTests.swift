@@ -78,20 +78,21 @@ struct LogStoreSuiteTests {
     }
 
     /// A byte changed anywhere is found at the unit it damaged, with the same rule in
-    /// both stores; the writer refuses to open over it and changes nothing.
+    /// both stores, by the verifier and by a chain-checking reader; nothing else changes.
     @Test(arguments: StoreKind.allCases)
     func aChangedByteIsDetectedAtTheDamagedUnit(_ kind: StoreKind) async throws {
         let store = try StoreUnderTest(kind)
         _ = try await Self.fill(store, batches: 12)
         let pristine = try store.logBytes()
-        // byte 64 + 2: the first batch header's magic; 64 + 40 + 40: a payload byte of
-        // record 1; the first batch's link (its last byte).
+        // The first batch holds one record of 10 payload bytes: header 40, record 32 + 10, link 32.
         let firstLength = Int(pristine[68]) | Int(pristine[69]) << 8
+        try #require(firstLength == 114)
         let cases: [(offset: UInt64, kind: LogDamage.Kind, at: UInt64)] = [
-            (66, .batchHeader, 64),
-            (64 + 40 + 40, .recordChecksum, 64 + 40),
-            (UInt64(64 + firstLength - 1), .chainMismatch, 64),
-            (20, .fileHeader, 0),
+            (66, .batchHeader, 64),                    // the batch magic
+            (64 + 40 + 32 + 5, .recordChecksum, 104),  // a payload byte of record 1
+            (64 + 40 + 8, .recordChecksum, 104),       // record 1's sequence number (under its CRC)
+            (64 + 113, .chainMismatch, 64 + 114 - 32), // the first batch's link
+            (20, .fileHeader, 0),                      // the ledger id in the file header
         ]
         for c in cases {
             try store.flip(at: c.offset)
@@ -99,7 +100,11 @@ struct LogStoreSuiteTests {
             #expect(report.damage?.kind == c.kind, "byte \(c.offset)")
             #expect(report.damage?.offset == c.at, "byte \(c.offset)")
             #expect(report.damage?.inDurablePrefix == true, "byte \(c.offset)")
-            #expect(throws: LogError.self) { _ = try LogWriter.open(store.fs) }
+            if c.offset >= 64 {
+                #expect(throws: LogError.self, "byte \(c.offset)") {
+                    try LogReader(store.fs).forEachRecord(verifyChain: true) { _ in true }
+                }
+            }
             #expect(try store.logBytes() == Self.flipped(pristine, at: c.offset), "nothing else changed")
             try store.flip(at: c.offset)  // back
             #expect(try LogVerifier.verify(store.fs).isIntact)
@@ -118,12 +123,23 @@ struct LogStoreSuiteTests {
         let store = try StoreUnderTest(.postgres)
         _ = try await Self.fill(store, batches: 5)
         let bytes = try store.logBytes()
-        try store.flip(at: UInt64(bytes.count - 72 + 10))  // inside the seal's header
+        let seal = UInt64(bytes.count - 72)
+        try store.flip(at: seal + 10)  // inside the seal's header
         let report = try LogVerifier.verify(store.fs)
         #expect(report.damage?.kind == .batchHeader)
+        #expect(report.damage?.offset == seal)
         #expect(report.damage?.inDurablePrefix == true)
-        #expect(throws: LogError.self) { _ = try LogWriter.open(store.fs) }
+        // Without the cached index, a writer's open scans to the end: damage, nothing cut.
+        try store.fs.remove("index/log.idx")
+        do {
+            _ = try LogWriter.open(store.fs)
+            Issue.record("opened over a damaged last batch")
+        } catch LogError.damaged(let damage) {
+            #expect(damage.offset == seal)
+            #expect(damage.inDurablePrefix)
+        }
         #expect(try store.logBytes().count == bytes.count)
+        #expect(store.fs.list("quarantine").isEmpty)
     }
 
     /// Readers scanning while a writer appends see a consistent, growing prefix: dense

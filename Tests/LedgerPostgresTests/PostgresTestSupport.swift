@@ -123,7 +123,7 @@ final class FixedClock: @unchecked Sendable {
 /// Records for batch `i` of a test: 1–4 records of deterministic payloads, some empty, one large.
 func testRecords(batch i: Int) -> [LogRecord] {
     (0..<(1 + i % 4)).map { j in
-        let length = i % 17 == 5 ? 70_000 : (i + j) % 9 == 0 ? 0 : 10 + (i * 31 + j * 7) % 300
+        let length = i % 17 == 5 ? 70_000 : (i + j) % 9 == 4 ? 0 : 10 + (i * 31 + j * 7) % 300
         return LogRecord(kind: UInt16(1 + (i + j) % 12), kindVersion: 1, payload: payload(seed: UInt64(i * 8 + j), length: length))
     }
 }

@@ -157,7 +157,9 @@ struct PostgresWriterTests {
     /// A server restart in the middle of an ingest: the writer gets a clear error naming
     /// PostgreSQL and the lost connection; reopened after the restart it continues, and
     /// every append acknowledged before or after is in the log.
-    @Test(.enabled(if: PGTest.restartScript != nil, "needs HEALTHLEDGER_TEST_PG_RESTART (tools/pg_test.sh sets it)"))
+    /// It restarts the server under every other test: tools/pg_test.sh runs it alone.
+    @Test(.enabled(if: PGTest.restartScript != nil,
+                   "needs HEALTHLEDGER_TEST_PG_RESTART; it restarts the server, so tools/pg_test.sh runs it alone"))
     func aServerRestartMidIngestLosesNothingAcknowledged() async throws {
         let cache = TemporaryDirectory("cache")
         let name = PGTest.freshName("restart")

@@ -91,23 +91,22 @@ public protocol LogChangeSignal: AnyObject, Sendable {
 }
 
 extension LogFileSystem {
-    /// The length of the log known durable without `index/log.idx` (I3), or nil. A
-    /// database store returns its whole stored log: every stored batch was committed
-    /// before anyone could see it, so invalid bytes there are damage, never a torn tail.
-    public func storeDurableLogLength() -> UInt64? { (self as? any LogStoreDurability)?.committedLogLength() }
+    /// True for a store that shows a byte only once it is committed (a database): every
+    /// byte a reader sees there is known durable (I3), so invalid bytes anywhere, the
+    /// last batch included, are damage, never a torn tail. False for files, where only
+    /// `index/log.idx` proves durable lengths.
+    public var storeCommitsEveryByte: Bool { self is any CommittedLogStore }
 
     /// The store's change signal for followers, or nil (files: inotify or polling).
     public func makeChangeSignal() throws -> (any LogChangeSignal)? {
-        try (self as? any LogStoreDurability)?.changeSignal()
+        try (self as? any CommittedLogStore)?.changeSignal()
     }
 }
 
-/// What a log store other than files says about its log: everything it holds is
-/// committed, and it can wake followers. (Files need neither: `index/log.idx` proves
-/// durable lengths, inotify wakes followers.)
-public protocol LogStoreDurability: Sendable {
-    /// The stored log's length, all of it committed; nil when it cannot be read now.
-    func committedLogLength() -> UInt64?
+/// A log store other than files (PostgreSQL): it shows only committed bytes and it can
+/// wake followers. (Files need neither: `index/log.idx` proves durable lengths,
+/// inotify wakes followers.)
+public protocol CommittedLogStore: Sendable {
     /// A new change signal for one follower.
     func changeSignal() throws -> any LogChangeSignal
 }
