@@ -205,6 +205,7 @@ struct PostgresWriterTests {
         #expect(!errors.isEmpty, "the restart was never noticed")
         if case .io(let operation, let path, _) = errors.first {
             #expect(operation.hasPrefix("postgres "))
+            #expect(operation.contains("connection lost: the last commit's outcome is known only after reopening"))
             #expect(path == fs.path)
         } else {
             Issue.record("first error: \(String(describing: errors.first))")
