@@ -44,9 +44,10 @@ trap 'pg_stop; rm -rf "$scratch"' EXIT
 pg_start
 
 echo "== HEALTHLEDGER_POSTGRES=1 swift build -c release" >&2
-HEALTHLEDGER_POSTGRES=1 swift build -c release --product healthledger >"$scratch/build.log" 2>&1 \
-    || { cat "$scratch/build.log" >&2; exit 1; }
-bin=$(pwd)/.build/release/healthledger
+# Its own scratch path: the default release build (no libpq) stays as it is.
+HEALTHLEDGER_POSTGRES=1 swift build -c release --product healthledger --scratch-path .build/postgres \
+    >"$scratch/build.log" 2>&1 || { cat "$scratch/build.log" >&2; exit 1; }
+bin=$(pwd)/.build/postgres/release/healthledger
 export HEALTHLEDGER_CACHE="$scratch/cache"
 
 now() { date +%s.%N; }

@@ -24,6 +24,18 @@ enum LedgerAccess {
         return PosixFileSystem(path: location)
     }
 
+    /// The local folder of a ledger's own files (keys): the ledger folder, or for a
+    /// PostgreSQL ledger the worker's cache folder for it.
+    static func localFolder(_ global: GlobalOptions) throws -> String {
+        #if HEALTHLEDGER_POSTGRES
+        if let pg = try fileSystem(global) as? PostgresLogFileSystem {
+            try pg.cache.createFolder()
+            return pg.cache.path
+        }
+        #endif
+        return global.ledgerPath
+    }
+
     static func isPostgresURL(_ text: String) -> Bool {
         text.hasPrefix("postgres://") || text.hasPrefix("postgresql://")
     }

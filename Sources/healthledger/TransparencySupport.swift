@@ -30,7 +30,8 @@ enum Transparency {
 
     /// The signer: `--key FILE`, else the ledger's `keys/checkpoint.key` if present.
     static func signer(_ global: GlobalOptions, keyPath: String?) throws -> SignedNote.Signer? {
-        let path = keyPath ?? (global.ledgerPath as NSString).appendingPathComponent(keyFile)
+        let local = try LedgerAccess.localFolder(global) as NSString
+        let path = keyPath ?? local.appendingPathComponent(keyFile)
         guard FileManager.default.fileExists(atPath: path) else {
             if keyPath != nil { throw CLIError.notFound("keyNotFound: \(path)") }
             return nil
@@ -46,7 +47,7 @@ enum Transparency {
         var text = option
         if let o = option, FileManager.default.fileExists(atPath: o) { text = try? String(contentsOfFile: o, encoding: .utf8) }
         if option == nil {
-            let path = (global.ledgerPath as NSString).appendingPathComponent(verifierFile)
+            let path = (try LedgerAccess.localFolder(global) as NSString).appendingPathComponent(verifierFile)
             text = try? String(contentsOfFile: path, encoding: .utf8)
         }
         guard let text else { return nil }
