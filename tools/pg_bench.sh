@@ -8,19 +8,22 @@
 #     from psql (autocommit, synchronous_commit on) in the same run, and the ratio.
 # Starts a throwaway PostgreSQL 15 (tools/pg_server.sh) and stops it at the end.
 #
-#   tools/pg_bench.sh [--ledgers N] [--appends N] [--scratch DIR]
+#   tools/pg_bench.sh [--ledgers N] [--appends N] [--rounds N] [--scratch DIR]
+# (single appends: N rounds alternating ours-files, ours-postgres, psql; best of each)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ledgers=100
 appends=2000
+rounds=3
 scratch=tools/scratch/pg_bench
 while [ $# -gt 0 ]; do
     case "$1" in
         --ledgers) ledgers="$2"; shift ;;
         --appends) appends="$2"; shift ;;
+        --rounds) rounds="$2"; shift ;;
         --scratch) scratch="$2"; shift ;;
-        --help|-h) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --help|-h) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "pg_bench: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -112,9 +115,7 @@ single() {  # location → appends/s
     t1=$(now)
     python3 -c "print(f'{$appends / ($t1 - $t0):.0f}')"
 }
-echo "== $appends durable single appends" >&2
-files_a=$(single "$scratch/files/single")
-pg_a=$(single "$PG_URL?ledger=bench-single")
+echo "== $appends durable single appends, $rounds rounds alternating (best of each)" >&2
 psql_url="$PG_URL"
 psql -X -q "$psql_url" -c "CREATE TABLE bench_rows (id bigserial PRIMARY KEY, payload bytea NOT NULL)"
 python3 - "$appends" >"$scratch/inserts.sql" <<'PY'
@@ -122,10 +123,22 @@ import sys
 for i in range(int(sys.argv[1])):
     print("INSERT INTO bench_rows (payload) VALUES ('\\x%s');" % (("%02x" % (i % 256)) * 100))
 PY
-t0=$(now)
-psql -X -q "$psql_url" -v ON_ERROR_STOP=1 -c "SET synchronous_commit TO on" -f "$scratch/inserts.sql" >/dev/null
-t1=$(now)
-psql_a=$(python3 -c "print(f'{$appends / ($t1 - $t0):.0f}')")
+psql_single() {
+    local t0 t1
+    t0=$(now)
+    psql -X -q "$psql_url" -v ON_ERROR_STOP=1 -c "SET synchronous_commit TO on" -f "$scratch/inserts.sql" >/dev/null
+    t1=$(now)
+    python3 -c "print(f'{$appends / ($t1 - $t0):.0f}')"
+}
+files_all=(); pg_all=(); psql_all=()
+for r in $(seq 1 "$rounds"); do
+    files_all+=("$(single "$scratch/files/single-$r")")
+    pg_all+=("$(single "$PG_URL?ledger=bench-single-$r")")
+    psql_all+=("$(psql_single)")
+done
+best() { printf '%s\n' "$@" | sort -n | tail -1; }
+files_a=$(best "${files_all[@]}"); pg_a=$(best "${pg_all[@]}"); psql_a=$(best "${psql_all[@]}")
+echo "rounds (appends/s): files ${files_all[*]}; postgresql ${pg_all[*]}; psql ${psql_all[*]}"
 
 python3 - "$files_s" "$pg_s" "$files_n" "$files_a" "$pg_a" "$psql_a" "$ledgers" "$(nproc)" "$(cut -d' ' -f1 /proc/loadavg)" <<'PY'
 import sys

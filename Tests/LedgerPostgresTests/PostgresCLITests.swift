@@ -84,6 +84,34 @@ struct PostgresCLITests {
         #expect(!list.stdout.contains(name + "-b"))
     }
 
+    /// Derived files are a worker's cache: a snapshot another worker has outgrown is
+    /// used with the tail replayed, and a worker with no cache at all rebuilds.
+    @Test func workerCachesAreRebuiltWhenStaleOrAbsent() throws {
+        let one = TemporaryDirectory("cache1"), two = TemporaryDirectory("cache2")
+        let url = PGTest.ledgerURL(PGTest.freshName("cache"))
+        try PGCLI.prepare(url, cache: one)
+        let save = ["--ledger", url, "save", "--app", "com.example.scale", "--type", "bodyMass", "--unit", "kg"]
+        #expect(try PGCLI.run(save + ["--value", "70", "--start", "2026-02-01T08:00:00Z"], cache: one).status == 0)
+        let snap = try PGCLI.run(["--ledger", url, "replay", "--write-snapshot"], cache: one)
+        #expect(snap.status == 0, "\(snap.stderr)")
+        #expect(!FileManager.default.enumerator(atPath: one.path)!.allObjects.compactMap { $0 as? String }
+            .filter { $0.contains("snapshots/snapshot-") }.isEmpty)
+        // Another worker appends; the first one's snapshot is now behind the log.
+        #expect(try PGCLI.run(save + ["--value", "71", "--start", "2026-02-02T08:00:00Z"], cache: two).status == 0)
+        let query = ["--ledger", url, "--json", "query", "--owner", "bodyMass"]
+        let fromOne = try PGCLI.run(query, cache: one)
+        let fromTwo = try PGCLI.run(query, cache: two)
+        #expect(fromOne.status == 0 && fromTwo.status == 0)
+        #expect(fromOne.stdout.split(separator: "\n").count == 2)
+        #expect(fromOne.stdout == fromTwo.stdout)
+        let verify = try PGCLI.run(["--ledger", url, "verify"], cache: one)
+        #expect(verify.status == 0)
+        #expect(verify.stdout.contains("snapshots checked: 1"))
+        // No cache at all: everything from the store.
+        let fresh = try PGCLI.run(query, cache: TemporaryDirectory("cache3"))
+        #expect(fresh.stdout == fromOne.stdout)
+    }
+
     /// `ledgers --store` on a PostgreSQL store and on a folder of ledgers.
     @Test func ledgersListsEveryLedgerOfAStore() throws {
         let cache = TemporaryDirectory("cache")
