@@ -81,6 +81,6 @@ var postgresTargets: [Target] {
         .target(name: "LedgerPostgres", dependencies: ["LedgerLog", "CLibPQ"]),
         // Runs only against a server named by HEALTHLEDGER_TEST_POSTGRES (tools/pg_test.sh starts one).
         .testTarget(name: "LedgerPostgresTests",
-                    dependencies: ["LedgerPostgres", "LedgerLog", "TestSupport", "healthledger", "ledger-torture"]),
+                    dependencies: ["LedgerPostgres", "LedgerLog", "TestSupport", "healthledger"]),
     ]
 }
