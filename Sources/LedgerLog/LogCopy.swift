@@ -2,8 +2,8 @@
 /// database, back, or between two of either. The source is verified first (every
 /// rule, the whole chain) and only its valid batches are copied, as they are; the
 /// destination must hold no ledger, is written under its writer lock, synced once at
-/// the end (one transaction in a database: the copy is all there or not at all), and
-/// verified again. Derived files are not copied: they are rebuilt beside the copy.
+/// the end (in a database one transaction, the ledger's header row included: the copy
+/// is all there or not at all), and verified again. Derived files are not copied: they are rebuilt beside the copy.
 public enum LogCopy {
     /// What was copied.
     public struct Report: Sendable, Equatable {
@@ -41,8 +41,6 @@ public enum LogCopy {
         }
         try output.lockExclusive()
         try header.withUnsafeBytes { try output.write($0, at: 0) }
-        try output.sync()
-        try destination.syncFolder(nil)
 
         var batches = 0
         var records: UInt64 = 0
@@ -62,7 +60,9 @@ public enum LogCopy {
             records += UInt64(batch.recordCount)
             return true
         }
+        // One sync for everything: in a database one transaction, header row included.
         try output.sync()
+        try destination.syncFolder(nil)
 
         // The copy must be the same log: same length, same chain head, intact.
         let copied = try LogVerifier.verify(destination)

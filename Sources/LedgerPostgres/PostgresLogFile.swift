@@ -37,6 +37,8 @@ final class PostgresLogFile: LogFile, @unchecked Sendable {
     /// The header bytes, once known (creating: before they are stored).
     private var header: [UInt8]?
     private var headerStored: Bool
+    /// The header row was inserted in the open transaction (gone again on rollback).
+    private var headerUncommitted = false
     /// End of the rows committed, as this appending handle knows them.
     private var committedEnd: UInt64
     /// End of the rows sent (committed, or inserted in the open transaction).
@@ -61,7 +63,8 @@ final class PostgresLogFile: LogFile, @unchecked Sendable {
         if mode == .appending {
             committedEnd = try Self.storedLength(connection, ledger: ledger, location: location)
         } else {
-            committedEnd = 0
+            // Creating: batches follow the header, which is stored with the first commit.
+            committedEnd = 64
         }
         sentEnd = committedEnd
     }
@@ -99,8 +102,8 @@ final class PostgresLogFile: LogFile, @unchecked Sendable {
         switch mode {
         case .reading:
             return try Self.storedLength(connection, ledger: ledger, location: location)
-        case .creating where !headerStored:
-            return max(UInt64(header?.count ?? 0), reservedEnd)
+        case .creating where header == nil:
+            return reservedEnd
         case .creating, .appending:
             return max(sentEnd + UInt64(pending.count), reservedEnd)
         }
@@ -111,7 +114,7 @@ final class PostgresLogFile: LogFile, @unchecked Sendable {
         defer { lock.unlock() }
         guard buffer.count > 0 else { return 0 }
         // Bytes not yet sent are this handle's own (creating or appending).
-        if mode != .reading, !headerStored {
+        if mode != .reading, !headerStored, offset < 64 {
             let h = header ?? []
             guard offset < UInt64(h.count) else { return 0 }
             let n = min(buffer.count, h.count - Int(offset))
@@ -205,8 +208,8 @@ final class PostgresLogFile: LogFile, @unchecked Sendable {
         switch mode {
         case .reading:
             throw LogError.io(operation: "write (a reading handle)", path: location, errno: EBADF)
-        case .creating where !headerStored:
-            guard offset == 0, bytes.count == 64, header == nil else {
+        case .creating where header == nil:
+            guard offset == 0, bytes.count == 64 else {
                 throw LogError.io(operation: "write the header (64 bytes at offset 0 first)", path: location, errno: EINVAL)
             }
             header = Array(bytes)
@@ -223,21 +226,7 @@ final class PostgresLogFile: LogFile, @unchecked Sendable {
     func sync() throws {
         lock.lock()
         defer { lock.unlock() }
-        guard mode != .reading else { return }
-        if !headerStored {
-            guard let header else { return }
-            try mapped {
-                do {
-                    try connection.execute("INSERT INTO healthledger_ledgers (ledger, header) VALUES ($1, $2)",
-                                           [.text(ledger), .bytes(header)], operation: "create the ledger")
-                } catch let error as PostgresError where error.isUniqueViolation {
-                    throw LogError.ledgerExists(path: location)
-                }
-            }
-            headerStored = true
-            committedEnd = 64
-            sentEnd = 64
-        }
+        guard mode != .reading, headerStored || header != nil else { return }
         try send(commit: true)
     }
 
@@ -261,16 +250,32 @@ final class PostgresLogFile: LogFile, @unchecked Sendable {
             throw LogError.io(operation: "sync inside a batch (\(pending.count - i) bytes of an unfinished batch)",
                               path: location, errno: EINVAL)
         }
-        guard !batches.isEmpty || (commit && inTransaction) else { return }
+        // A new ledger's header row goes in the same transaction as its first batches.
+        let headerRow = headerStored ? nil : header
+        guard !batches.isEmpty || (commit && (inTransaction || headerRow != nil)) else { return }
         do {
             let insert = """
                 INSERT INTO healthledger_batches (ledger, byte_offset, first_sequence, record_count, bytes)
                 VALUES ($1, $2, $3, $4, $5)
                 """
-            let lone = commit && !inTransaction && batches.count == 1
+            let lone = commit && !inTransaction && batches.count + (headerRow == nil ? 0 : 1) == 1
             if !lone, !inTransaction {
                 try connection.execute("BEGIN", operation: "BEGIN")
                 inTransaction = true
+            }
+            if let headerRow {
+                do {
+                    try connection.execute("INSERT INTO healthledger_ledgers (ledger, header) VALUES ($1, $2)",
+                                           [.text(ledger), .bytes(headerRow)], operation: "create the ledger")
+                } catch let error as PostgresError where error.isUniqueViolation {
+                    if inTransaction { _ = try? connection.execute("ROLLBACK") }
+                    inTransaction = false
+                    sentEnd = committedEnd
+                    pending = []
+                    throw LogError.ledgerExists(path: location)
+                }
+                headerStored = true
+                headerUncommitted = inTransaction
             }
             for b in batches {
                 try connection.execute(insert, [.text(ledger), .text(String(b.offset)), .text(String(b.first)),
@@ -280,12 +285,15 @@ final class PostgresLogFile: LogFile, @unchecked Sendable {
             if commit, inTransaction {
                 try connection.execute("COMMIT", operation: "COMMIT")
                 inTransaction = false
+                headerUncommitted = false
             }
         } catch let error as PostgresError {
             if inTransaction { _ = try? connection.execute("ROLLBACK") }
             inTransaction = false
             sentEnd = committedEnd
             pending = []
+            if headerUncommitted { headerStored = false }
+            headerUncommitted = false
             throw PostgresLogFileSystem.logError(error, location: location)
         }
         sentEnd += UInt64(i)
@@ -297,12 +305,12 @@ final class PostgresLogFile: LogFile, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard mode != .reading else { throw LogError.io(operation: "truncate (a reading handle)", path: location, errno: EBADF) }
-        let dataEnd = headerStored ? sentEnd + UInt64(pending.count) : UInt64(header?.count ?? 0)
+        let dataEnd = header == nil && !headerStored ? 0 : sentEnd + UInt64(pending.count)
         if length >= dataEnd {
             reservedEnd = length
             return
         }
-        guard headerStored, length >= sentEnd else {
+        guard length >= sentEnd else {
             throw LogError.io(operation: "cut the log to \(length) bytes (the PostgreSQL store never cuts stored batches)",
                               path: location, errno: EPERM)
         }
