@@ -192,6 +192,48 @@ struct PostgresCLITests {
         #expect(try PGCLI.run(["--ledger", url, "verify"], cache: cache).status == 0)
     }
 
+    /// Two worker processes: while one ingest holds the ledger (its stdin still open),
+    /// another is refused with exit 7 and stores nothing; after it, the other continues.
+    @Test func aSecondWorkerProcessIsRefusedWhileTheFirstWrites() throws {
+        let cache = TemporaryDirectory("cache")
+        let name = PGTest.freshName("procs")
+        let url = PGTest.ledgerURL(name)
+        try PGCLI.prepare(url, cache: cache)
+        signal(SIGPIPE, SIG_IGN)
+        let first = try PGCLI.start(["--ledger", url, "ingest", "--app", "com.example.scale", "--batch", "100"], cache: cache)
+        let out = first.standardOutput as! Pipe
+        let input = (first.standardInput as! Pipe).fileHandleForWriting
+        try input.write(contentsOf: Data(PGCLI.weightLines(100).utf8))
+        let acks = Mutex("")
+        let reading = Thread {
+            while true {
+                let data = out.fileHandleForReading.availableData
+                if data.isEmpty { return }
+                acks.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            }
+        }
+        reading.start()
+        for _ in 0..<1200 where !acks.withLock({ $0.contains("committed 1-100\n") }) { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(acks.withLock { $0 } == "committed 1-100\n")
+        let before = try PGTest.storedLog(name)
+        let second = try PGCLI.run(["--ledger", url, "ingest", "--app", "com.example.scale", "--batch", "10"],
+                                   stdin: PGCLI.weightLines(30, from: 5000), cache: TemporaryDirectory("cache2"))
+        #expect(second.status == 7)
+        #expect(second.stdout == "")
+        #expect(second.stderr == "healthledger: ledgerLocked: another writer holds \(try PGTest.location(name).description)\n")
+        #expect(try PGTest.storedLog(name) == before)
+        try input.write(contentsOf: Data(PGCLI.weightLines(100, from: 100).utf8))
+        try input.close()
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 0)
+        let again = try PGCLI.run(["--ledger", url, "ingest", "--app", "com.example.scale", "--batch", "10"],
+                                  stdin: PGCLI.weightLines(30, from: 5000), cache: TemporaryDirectory("cache2"))
+        #expect(again.status == 0, "\(again.stderr)")
+        let stored = try PGCLI.run(["--ledger", url, "--json", "query", "--owner", "bodyMass"], cache: cache)
+        #expect(stored.stdout.split(separator: "\n").count == 230)
+        #expect(try PGCLI.run(["--ledger", url, "verify"], cache: cache).status == 0)
+    }
+
     /// `changes --follow` on PostgreSQL: woken by NOTIFY, reading by position.
     @Test func followPrintsAnotherWorkersCommits() throws {
         let cache = TemporaryDirectory("cache")
