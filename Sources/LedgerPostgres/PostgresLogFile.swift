@@ -179,7 +179,7 @@ final class PostgresLogFile: LogFile, @unchecked Sendable {
                 ORDER BY byte_offset
                 """, [.text(ledger), .text(String(covered)), .text(String(end))], operation: "read batches")
             for i in rows.rows.indices {
-                guard let start = rows.integer(i, 0).map(UInt64.init), let bytes = rows.rows[i][1] else { continue }
+                guard let start = rows.integer(i, 0).flatMap({ UInt64(exactly: $0) }), let bytes = rows.rows[i][1] else { continue }
                 let rowEnd = start + UInt64(bytes.count)
                 guard rowEnd > covered else { continue }
                 if start > covered {

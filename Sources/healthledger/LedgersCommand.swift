@@ -34,7 +34,7 @@ enum LedgersCommand {
             #if HEALTHLEDGER_POSTGRES
             let location = try PostgresLocation(store)
             for entry in try PostgresStore.ledgers(location) {
-                found.append((entry.name, try location.with(ledger: entry.name).description, UInt64(entry.bytes)))
+                found.append((entry.name, try location.with(ledger: entry.name).description, UInt64(clamping: entry.bytes)))
             }
             #else
             _ = try LedgerAccess.store(store)
