@@ -2,6 +2,11 @@
 // HealthLedger: HealthKit's central repository as an append-only, tamper-evident
 // event log. No package dependencies, by design: everything below is ours.
 import PackageDescription
+import Foundation
+
+/// `HEALTHLEDGER_POSTGRES=1` adds the PostgreSQL log store (libpq, from `libpq-dev`)
+/// and the `postgres://` scheme of `healthledger`. Without it nothing here needs libpq.
+let withPostgres = ProcessInfo.processInfo.environment["HEALTHLEDGER_POSTGRES"] == "1"
 
 let package = Package(
     name: "HealthLedger",
@@ -40,7 +45,9 @@ let package = Package(
 
         // The command-line tool.
         .executableTarget(name: "healthledger",
-                          dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "HealthLedger", "AppleHealthImport", "HealthReport"]),
+                          dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "HealthLedger", "AppleHealthImport", "HealthReport"]
+                              + (withPostgres ? ["LedgerPostgres"] : []),
+                          swiftSettings: withPostgres ? [.define("HEALTHLEDGER_POSTGRES")] : []),
 
         // Benchmarks (release builds only; see tools/README.md).
         .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "AppleHealthImport",
@@ -67,6 +74,19 @@ let package = Package(
         // Also imports the executable (@testable) and its parsers for the in-process fuzzer.
         .testTarget(name: "CLITests", dependencies: ["healthledger", "ledger-torture", "TestSupport", "LedgerLog",
                                                      "AppleHealthImport", "HealthModel"]),
-    ],
+    ] + (withPostgres ? postgresTargets : []),
     swiftLanguageModes: [.v6]
 )
+
+/// The PostgreSQL log store and its tests: only with `HEALTHLEDGER_POSTGRES=1`.
+var postgresTargets: [Target] {
+    [
+        // libpq's C API (`libpq-fe.h`), linked from the system (Debian: libpq-dev).
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // Layer 2, beside the file system: the log's bytes in a PostgreSQL table of batches.
+        .target(name: "LedgerPostgres", dependencies: ["LedgerLog", "CLibPQ"]),
+        // Runs only against a server named by HEALTHLEDGER_TEST_POSTGRES (tools/pg_test.sh starts one).
+        .testTarget(name: "LedgerPostgresTests",
+                    dependencies: ["LedgerPostgres", "LedgerLog", "TestSupport", "healthledger"]),
+    ]
+}

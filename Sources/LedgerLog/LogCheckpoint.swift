@@ -135,7 +135,11 @@ public struct LogCheckpoint: Sendable, Equatable {
     /// The coveredLength an intact index of this ledger claims, whatever the log's
     /// length (I3): the index is written only after the log was synced that far, so
     /// it is a length known durable. A log shorter than it lost acknowledged bytes.
-    static func knownDurableLength(_ fs: any LogFileSystem, ledgerId: UUID) -> UInt64? {
+    /// `seenLength` is the log's length as the caller read it: a store that commits
+    /// every byte before showing it vouches for all of that (and no more: a writer may
+    /// have committed since, which the caller has not seen).
+    static func knownDurableLength(_ fs: any LogFileSystem, ledgerId: UUID, seenLength: UInt64) -> UInt64? {
+        if fs.storeCommitsEveryByte { return seenLength }
         guard fs.exists(fileName), let file = try? fs.open(fileName, .readOnly) else { return nil }
         defer { file.close() }
         guard let size = try? file.size(), size <= 1 << 32 else { return nil }

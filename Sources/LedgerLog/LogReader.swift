@@ -156,7 +156,8 @@ public final class LogReader: Sendable {
         // I3: a log shorter than a length known durable lost acknowledged bytes. The
         // size is read again first: a writer may have grown the log (and saved the
         // index) since the first read.
-        let knownDurable = knownDurableLength()
+        // A store that commits every byte vouches for all this scan sees.
+        let knownDurable = fs.storeCommitsEveryByte ? size : knownDurableLength()
         if knownDurable > size, try file.size() < knownDurable {
             throw LogError.damaged(LogDamage(kind: .truncatedBelowDurable, offset: size, length: knownDurable - size,
                                              sequence: nil, inDurablePrefix: true))
@@ -191,7 +192,7 @@ public final class LogReader: Sendable {
     private func knownDurableLength() -> UInt64 {
         knownDurable.withLock { known in
             if let known { return known }
-            let value = LogCheckpoint.knownDurableLength(fs, ledgerId: header.ledgerId) ?? 0
+            let value = LogCheckpoint.knownDurableLength(fs, ledgerId: header.ledgerId, seenLength: 0) ?? 0
             known = value
             return value
         }

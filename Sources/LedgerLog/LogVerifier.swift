@@ -69,7 +69,7 @@ public enum LogVerifier {
         }
         // I3: bytes below a length the index proves durable are never a torn tail, and
         // a log shorter than that length lost acknowledged bytes.
-        let knownDurable = LogCheckpoint.knownDurableLength(fs, ledgerId: opening.header.ledgerId) ?? 0
+        let knownDurable = LogCheckpoint.knownDurableLength(fs, ledgerId: opening.header.ledgerId, seenLength: opening.size) ?? 0
         if let found = damage, !found.inDurablePrefix, found.offset < knownDurable {
             damage = found.withDurability(true)
         } else if damage == nil, knownDurable > opening.size {

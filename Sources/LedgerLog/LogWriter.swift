@@ -214,7 +214,7 @@ public final class LogWriter: Sendable {
         }
         // I3: a log shorter than a length known durable lost acknowledged bytes:
         // damage, never a torn tail to cut.
-        let knownDurable = LogCheckpoint.knownDurableLength(fs, ledgerId: opened.header.ledgerId) ?? 0
+        let knownDurable = LogCheckpoint.knownDurableLength(fs, ledgerId: opened.header.ledgerId, seenLength: opened.size) ?? 0
         if knownDurable > opened.size {
             throw LogError.damaged(LogDamage(kind: .truncatedBelowDurable, offset: opened.size,
                                              length: knownDurable - opened.size, sequence: nil, inDurablePrefix: true))

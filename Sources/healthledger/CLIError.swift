@@ -3,6 +3,9 @@ import HealthLedger
 import HealthModel
 import LedgerCore
 import LedgerLog
+#if HEALTHLEDGER_POSTGRES
+import LedgerPostgres
+#endif
 
 /// A command's failure, with the exit status it maps to.
 ///
@@ -90,6 +93,10 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
         }
     case let e as ArchiveError:
         return (ExitStatus.invalidInput, e.description)
+    #if HEALTHLEDGER_POSTGRES
+    case let e as PostgresLocationError:
+        return (ExitStatus.usage, e.description)
+    #endif
     default:
         return (ExitStatus.failure, String(describing: error))
     }

@@ -24,7 +24,7 @@ struct GlobalOptions: Sendable {
     }
 
     /// The global options that take a value, in either form, before or after the command.
-    static let valueOptions: Set<String> = ["--ledger", "--app", "--tz"]
+    static let valueOptions: Set<String> = ["--ledger", "--app", "--tz", "--store"]
 
     static func read(_ args: inout ArgumentList) throws -> GlobalOptions {
         args.joinValues(of: valueOptions)

@@ -86,7 +86,7 @@ enum Parse {
 /// plus the log's tail. Read commands use it so that they work while a writer runs.
 struct LedgerView {
     var state: LedgerState
-    let fs: PosixFileSystem
+    let fs: any LogFileSystem
     let reader: LogReader
     var fetcher: SampleFetcher
 

@@ -29,7 +29,7 @@ enum DemoCommand {
     static let command = Command(name: "demo", abstract: "The tutorial's whole journey on a fresh ledger", help: help) { args, global in
         if handledHelp(&args, help) { return }
         try args.finish()
-        let fs = LedgerAccess.fileSystem(global)
+        let fs = try LedgerAccess.fileSystem(global)
         guard !fs.exists(LogWriter.logFileName) else {
             throw CLIError(status: ExitStatus.failure, message: "demo: \(global.ledgerPath) already holds a ledger; the demo only writes to a fresh one (--ledger NEW_PATH)")
         }

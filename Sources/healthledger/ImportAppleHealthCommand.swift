@@ -66,7 +66,7 @@ enum ImportAppleHealthCommand {
             Progress.finish()
             throw error
         }
-        let fs = LedgerAccess.fileSystem(global)
+        let fs = try LedgerAccess.fileSystem(global)
         if !fs.exists(LogWriter.logFileName) {
             try await Ledger.create(fs).close()
             Output.error("healthledger: created a new ledger at \(global.ledgerPath)")

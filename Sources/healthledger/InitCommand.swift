@@ -2,6 +2,7 @@ import Foundation
 import HealthLedger
 import HealthModel
 import LedgerCore
+import LedgerLog
 
 /// `healthledger init`: a new, empty ledger folder.
 enum InitCommand {
@@ -80,7 +81,14 @@ enum AvailableCommand {
     static let command = Command(name: "available", abstract: "Whether a ledger exists at the path and opens", help: help) { args, global in
         if handledHelp(&args, help) { return }
         try args.finish()
-        try HealthStore.checkAvailability(at: global.ledgerPath)
+        if LedgerAccess.isPostgresURL(global.ledgerPath) {
+            // A database ledger: it exists and its log opens (the same reader check).
+            guard try LedgerAccess.fileSystem(global).exists(LogWriter.logFileName) else {
+                throw HealthStoreError.notAvailableOnDevice(path: global.ledgerPath, reason: "the store holds no such ledger (run `healthledger init`)")
+            }
+        } else {
+            try HealthStore.checkAvailability(at: global.ledgerPath)
+        }
         _ = try LedgerAccess.reader(global)
         let earliest = ISO8601.string(HealthStore.earliestPermittedSampleDate)
         Output.line(global.json ? "{\"available\":true,\"earliestPermittedSampleDate\":\"\(earliest)\"}"

@@ -29,8 +29,9 @@ enum KeyCommand {
         do { signer = try SignedNote.Signer.generate(name: name) } catch {
             throw CLIError.usage("--name must be non-empty, without spaces or '+'")
         }
-        let keysFolder = (global.ledgerPath as NSString).appendingPathComponent("keys")
-        let path = out ?? (global.ledgerPath as NSString).appendingPathComponent(Transparency.keyFile)
+        let local = try LedgerAccess.localFolder(global) as NSString
+        let keysFolder = local.appendingPathComponent("keys")
+        let path = out ?? local.appendingPathComponent(Transparency.keyFile)
         if FileManager.default.fileExists(atPath: path) && !force {
             throw CLIError(status: ExitStatus.refused, message: "keyExists: \(path) already holds a key (--force replaces it)")
         }

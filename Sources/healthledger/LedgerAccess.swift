@@ -1,16 +1,48 @@
 import Foundation
 import LedgerCore
 import LedgerLog
+#if HEALTHLEDGER_POSTGRES
+import LedgerPostgres
+#endif
 
 /// Opening ledgers from the command line, with progress on stderr when it is a terminal.
 enum LedgerAccess {
-    static func fileSystem(_ global: GlobalOptions) -> PosixFileSystem {
-        PosixFileSystem(path: global.ledgerPath)
+    static func fileSystem(_ global: GlobalOptions) throws -> any LogFileSystem {
+        try store(global.ledgerPath)
+    }
+
+    /// A ledger by location: a folder path, or (in a build with PostgreSQL) a
+    /// `postgres://host/db?ledger=ID` URL, whose derived files are cached locally.
+    static func store(_ location: String) throws -> any LogFileSystem {
+        if isPostgresURL(location) {
+            #if HEALTHLEDGER_POSTGRES
+            return try PostgresLogFileSystem(PostgresLocation(location))
+            #else
+            throw CLIError.usage("\(location.prefix(while: { $0 != ":" })):// needs a build with PostgreSQL (HEALTHLEDGER_POSTGRES=1 swift build)")
+            #endif
+        }
+        return PosixFileSystem(path: location)
+    }
+
+    /// The local folder of a ledger's own files (keys): the ledger folder, or for a
+    /// PostgreSQL ledger the worker's cache folder for it.
+    static func localFolder(_ global: GlobalOptions) throws -> String {
+        #if HEALTHLEDGER_POSTGRES
+        if let pg = try fileSystem(global) as? PostgresLogFileSystem {
+            try pg.cache.createFolder()
+            return pg.cache.path
+        }
+        #endif
+        return global.ledgerPath
+    }
+
+    static func isPostgresURL(_ text: String) -> Bool {
+        text.hasPrefix("postgres://") || text.hasPrefix("postgresql://")
     }
 
     /// Opens for writing (lock, recovery, projections). Reports a cut tail on stderr.
     static func openForWriting(_ global: GlobalOptions, lockTimeout: Double = 0) throws -> Ledger {
-        let fs = fileSystem(global)
+        let fs = try fileSystem(global)
         guard fs.exists(LogWriter.logFileName) else { throw LogError.ledgerNotFound(path: fs.path) }
         let ledger = try Ledger.open(fs, options: LedgerOptions(log: LogWriterOptions(lockTimeout: lockTimeout)),
                                      progress: Progress.replay())
@@ -26,8 +58,8 @@ enum LedgerAccess {
 
     /// Opens for reading only (no lock). Every reader is remembered, so that
     /// `warnIfStoppedShort` can tell whether any read stopped before the file's end.
-    static func reader(_ global: GlobalOptions) throws -> (PosixFileSystem, LogReader) {
-        let fs = fileSystem(global)
+    static func reader(_ global: GlobalOptions) throws -> (any LogFileSystem, LogReader) {
+        let fs = try fileSystem(global)
         let reader = try LogReader(fs)
         openedReaders.append(reader)
         return (fs, reader)

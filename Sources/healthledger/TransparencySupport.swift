@@ -30,7 +30,8 @@ enum Transparency {
 
     /// The signer: `--key FILE`, else the ledger's `keys/checkpoint.key` if present.
     static func signer(_ global: GlobalOptions, keyPath: String?) throws -> SignedNote.Signer? {
-        let path = keyPath ?? (global.ledgerPath as NSString).appendingPathComponent(keyFile)
+        let local = try LedgerAccess.localFolder(global) as NSString
+        let path = keyPath ?? local.appendingPathComponent(keyFile)
         guard FileManager.default.fileExists(atPath: path) else {
             if keyPath != nil { throw CLIError.notFound("keyNotFound: \(path)") }
             return nil
@@ -46,7 +47,7 @@ enum Transparency {
         var text = option
         if let o = option, FileManager.default.fileExists(atPath: o) { text = try? String(contentsOfFile: o, encoding: .utf8) }
         if option == nil {
-            let path = (global.ledgerPath as NSString).appendingPathComponent(verifierFile)
+            let path = (try LedgerAccess.localFolder(global) as NSString).appendingPathComponent(verifierFile)
             text = try? String(contentsOfFile: path, encoding: .utf8)
         }
         guard let text else { return nil }
@@ -111,7 +112,7 @@ extension Transparency {
     /// (check, sequence, offset, what) and lines to show.
     static func verifyProblems(_ global: GlobalOptions, checkpointPath: String?, verifierKey: String?)
         throws -> (problems: [(String, UInt64?, UInt64?, String)], notes: [String]) {
-        let fs = LedgerAccess.fileSystem(global)
+        let fs = try LedgerAccess.fileSystem(global)
         let checkpoint = try checkpointPath.map { try readCheckpoint($0) }
         let verifier = try checkpoint == nil ? nil : Transparency.verifier(global, verifierKey)
         guard checkpoint != nil || fs.exists(MerkleTreeFile.fileName) else { return ([], []) }

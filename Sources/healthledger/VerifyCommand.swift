@@ -28,7 +28,7 @@ enum VerifyCommand {
         let verifierKey = try args.option("--verifier-key")
         try args.finish()
         let merkle = try Transparency.verifyProblems(global, checkpointPath: checkpointPath, verifierKey: verifierKey)
-        let fs = LedgerAccess.fileSystem(global)
+        let fs = try LedgerAccess.fileSystem(global)
         let report = try LedgerVerifier.verify(fs, progress: Progress.replay())
         Progress.finish()
         var problems: [(String, UInt64?, UInt64?, String)] = []  // (check, sequence, offset, what)

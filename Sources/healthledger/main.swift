@@ -38,6 +38,8 @@ let commands: [Command] = [
     ProveCommand.command,
     KeyCommand.command,
     UnitCommand.command,
+    CopyCommand.command,
+    LedgersCommand.command,
 ]
 
 let topHelp = """
@@ -49,7 +51,9 @@ let topHelp = """
     \(commands.map { "  " + $0.name.padding(toLength: 20, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
 
     GLOBAL OPTIONS:
-      --ledger PATH   the ledger folder (default: $HEALTHLEDGER_PATH, else ./health.ledger)
+      --ledger PATH   the ledger folder (default: $HEALTHLEDGER_PATH, else ./health.ledger); in a
+                      build with PostgreSQL also postgres://[user@]host[:port]/db?ledger=ID
+      --store STORE   with no command: list the ledgers of a folder or postgres://host/db
       --json          machine output (JSON Lines where the output is a list)
       --app ID        act as an app (commands that read or write as one)
       --owner         act as the ledger's owner: sees everything, may delete anything
@@ -76,6 +80,9 @@ func runMain() async -> Int32 {
                 try await command.run(&args, global)
                 LedgerAccess.warnIfStoppedShort()
             }
+        } else if let store = try args.option("--store") {
+            try args.finish()
+            try LedgersCommand.list(store, global)
         } else {
             Output.line(topHelp)
             if !args.flag("--help", "-h") { status = ExitStatus.usage }

@@ -19,6 +19,8 @@ public final class LogWatcher: @unchecked Sendable {
     private let pollInterval: Double
     private var inotify: Int32 = -1
     private var last: Mark
+    /// A store's own signal (PostgreSQL: LISTEN/NOTIFY); the length is polled besides.
+    private let signal: (any LogChangeSignal)?
 
     struct Mark: Equatable {
         var size: UInt64
@@ -30,6 +32,7 @@ public final class LogWatcher: @unchecked Sendable {
         file = try fs.open(LogWriter.logFileName, .readOnly)
         self.pollInterval = max(0.001, pollInterval)
         path = fs is PosixFileSystem ? fs.path + "/" + LogWriter.logFileName : nil
+        signal = try fs.makeChangeSignal()
         last = Mark(size: 0, modified: 0)
         #if canImport(Glibc)
         if let path {
@@ -81,6 +84,20 @@ public final class LogWatcher: @unchecked Sendable {
                 continue
             }
             #endif
+            if let signal {
+                // A wake-up only: a signal that was lost shows as a longer log within a second.
+                if try signal.waitForSignal(timeout: min(1, max(0, deadline.timeIntervalSinceNow))) {
+                    last = try mark()
+                    return true
+                }
+                let now = try mark()
+                if now != last {
+                    last = now
+                    return true
+                }
+                if deadline.timeIntervalSinceNow <= 0 { return false }
+                continue
+            }
             let now = try mark()
             if now != last {
                 last = now

@@ -81,3 +81,32 @@ public protocol LogFileSystem: Sendable {
     /// throws `LogError.ledgerLocked` when another holder keeps it.
     func lockExclusive(timeout: Double) throws -> any LogLock
 }
+
+/// A store's own signal that the log changed (PostgreSQL's LISTEN/NOTIFY): a wake-up
+/// only. A signal may be spurious or lost; followers re-read the log by position
+/// after each, and poll the length as well, so a lost one delays and never loses.
+public protocol LogChangeSignal: AnyObject, Sendable {
+    /// Blocks until the store signals a change or `timeout` seconds pass; true on a signal.
+    func waitForSignal(timeout: Double) throws -> Bool
+}
+
+extension LogFileSystem {
+    /// True for a store that shows a byte only once it is committed (a database): every
+    /// byte a reader sees there is known durable (I3), so invalid bytes anywhere, the
+    /// last batch included, are damage, never a torn tail. False for files, where only
+    /// `index/log.idx` proves durable lengths.
+    public var storeCommitsEveryByte: Bool { self is any CommittedLogStore }
+
+    /// The store's change signal for followers, or nil (files: inotify or polling).
+    public func makeChangeSignal() throws -> (any LogChangeSignal)? {
+        try (self as? any CommittedLogStore)?.changeSignal()
+    }
+}
+
+/// A log store other than files (PostgreSQL): it shows only committed bytes and it can
+/// wake followers. (Files need neither: `index/log.idx` proves durable lengths,
+/// inotify wakes followers.)
+public protocol CommittedLogStore: Sendable {
+    /// A new change signal for one follower.
+    func changeSignal() throws -> any LogChangeSignal
+}

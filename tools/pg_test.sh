@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The PostgreSQL store against a real server: starts a throwaway PostgreSQL 15
+# (tools/pg_server.sh: initdb/pg_ctl in a temporary folder as an unprivileged user,
+# 127.0.0.1, a free port), builds with HEALTHLEDGER_POSTGRES=1 (warnings fail), runs
+# the PostgreSQL tests (LedgerPostgresTests) against it, and stops it.
+# Usage: tools/pg_test.sh [swift test arguments, e.g. --filter NAME: run only those]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. tools/pg_server.sh
+trap pg_stop EXIT
+pg_start
+
+log=$PG_TMP/build.log
+echo "== HEALTHLEDGER_POSTGRES=1 swift build --build-tests"
+HEALTHLEDGER_POSTGRES=1 swift build --build-tests 2>&1 | tee "$log"
+if grep -E "(^|/)[^ ]+\.swift:[0-9]+:[0-9]+: warning:" "$log"; then
+    echo "pg_test: compiler warnings (above) are failures" >&2
+    exit 1
+fi
+echo "== PostgreSQL tests"
+if [ $# -gt 0 ]; then
+    HEALTHLEDGER_POSTGRES=1 HEALTHLEDGER_TEST_POSTGRES="$PG_URL" HEALTHLEDGER_TEST_PG_RESTART="$PG_TMP/restart.sh" \
+        swift test --skip-build "$@"
+    exit 0
+fi
+HEALTHLEDGER_POSTGRES=1 HEALTHLEDGER_TEST_POSTGRES="$PG_URL" \
+    swift test --skip-build --filter LedgerPostgresTests
+# The server restart cuts every session: that test runs alone, after the others.
+echo "== PostgreSQL server restart mid-ingest (alone)"
+HEALTHLEDGER_POSTGRES=1 HEALTHLEDGER_TEST_POSTGRES="$PG_URL" HEALTHLEDGER_TEST_PG_RESTART="$PG_TMP/restart.sh" \
+    swift test --skip-build --filter aServerRestartMidIngestLosesNothingAcknowledged
