@@ -90,6 +90,13 @@ public enum AuditTimeline {
             guard app == nil else { return nil }
             return (nil, "owner", sources.isEmpty ? "source order for \(type.shortName) back to the default"
                                                   : "source order for \(type.shortName): \(sources.joined(separator: " › "))")
+        case .preferredUnitSet(let type, let unit):
+            guard app == nil else { return nil }
+            return (nil, "owner", unit.map { "preferred unit of \(type.shortName): \($0.canonicalString)" }
+                                  ?? "preferred unit of \(type.shortName) back to the locale's")
+        case .samplesAssociated(let o, let workout, let samples):
+            guard app == nil || app == bundle(o) else { return nil }
+            return (bundle(o), bundle(o), "added \(samples.count) sample\(samples.count == 1 ? "" : "s") to workout \(workout.uuidString)")
         case .samplesSaved, .activitySummariesRecorded, .exportElementsKept:
             return nil
         }
