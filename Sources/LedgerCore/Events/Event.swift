@@ -139,13 +139,16 @@ public enum Event: Hashable, Sendable {
     /// The owner's time zone (an IANA identifier, `Pacific/Honolulu`): age, "today"
     /// and day boundaries are counted in it. Actor: the owner.
     case ownerTimeZoneSet(String)
+    /// A newer export no longer holds what earlier imports brought: removed by the
+    /// import that found it out (kind 21). Actor: the owner, through that import.
+    case absentFromExport(ExportAbsence)
 
     /// Who caused the event.
     public var actor: ActorID {
         switch self {
         case .appRegistered(let app, _), .authorizationRequested(let app, _, _), .samplesSaved(let app, _): .app(app)
         case .authorizationDecided, .characteristicSet, .characteristicCleared, .activitySummariesRecorded,
-             .importStarted, .importFinished, .exportElementsKept, .ownerTimeZoneSet: .owner
+             .importStarted, .importFinished, .exportElementsKept, .ownerTimeZoneSet, .absentFromExport: .owner
         case .samplesDeleted(let actor, _, _): actor
         }
     }
@@ -165,6 +168,7 @@ public enum Event: Hashable, Sendable {
         case .importFinished: .importFinished
         case .exportElementsKept: .exportElementsKept
         case .ownerTimeZoneSet: .ownerTimeZoneSet
+        case .absentFromExport: .absentFromExport
         }
     }
 }
@@ -183,6 +187,8 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case importFinished = 10
     case exportElementsKept = 11
     case ownerTimeZoneSet = 12
+    // 13: statistics (source priority); 14–19: HealthKit fidelity; 20, 22–24: import v2 (reserved).
+    case absentFromExport = 21
 
     /// The version this release writes for the kind (`kindVersion`). Version 2 of
     /// `samplesSaved` added sample flags 64 (written UTC offsets) and 128 (HRV beats)

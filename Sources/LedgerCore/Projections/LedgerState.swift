@@ -84,6 +84,13 @@ public struct LedgerState: Sendable, Equatable {
                 }
             case .ownerTimeZoneSet(let identifier):
                 ownerTimeZone = identifier
+            case .absentFromExport(let absence):
+                for o in absence.objects {
+                    if let slot = samples.slot(of: o.uuid), samples.isLive(slot) {
+                        samples.delete(slot, sequence: sequence, actor: .owner)
+                    }
+                }
+                for day in absence.days { activitySummaries[Self.dayKey(day)] = nil }
             case .exportElementsKept:
                 break  // no projection: the log keeps them; `log` and `audit` show them
             case .samplesSaved:

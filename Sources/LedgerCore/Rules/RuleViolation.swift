@@ -41,6 +41,9 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// A command of a group whose events would take more than the log's limit (a
     /// record's payload, or the group's batch): left out of the group, which goes on.
     case tooLarge(bytes: Int, limit: Int)
+    /// An `absentFromExport` removes what no import brought (a sample of a source that
+    /// is not imported, a correlation's member on its own, a day without a summary).
+    case notBroughtByImport(String)
 
     public var description: String {
         switch self {
@@ -55,6 +58,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .syncVersionNotNewer(let id, let stored, let given): "syncVersionNotNewer: \(id) is stored at version \(stored); \(given) does not replace it"
         case .syncReplacementTypeMismatch(let id, let stored, let given): "syncReplacementTypeMismatch: \(id) is stored as \(stored); a \(given) sample does not replace it"
         case .replacementMismatch(let u, let e, let r): "replacementMismatch: \(u.uuidString) should replace \(e?.uuidString ?? "nothing") but records \(r?.uuidString ?? "nothing")"
+        case .notBroughtByImport(let what): "notBroughtByImport: \(what)"
         case .ownerOnly(let action): "ownerOnly: only the ledger's owner may \(action)"
         case .unrecognizedTypeNotAllowed(let app, let type): "unrecognizedTypeNotAllowed: \(app) may not save records of unknown type \(type)"
         case .tombstoneMismatch(let u): "tombstoneMismatch: the tombstone of \(u.uuidString) does not carry its sync identity"
