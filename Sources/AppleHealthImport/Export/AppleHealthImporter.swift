@@ -142,6 +142,8 @@ public enum AppleHealthImporter {
         var memberFingerprints: [UInt64: Int] = [:]
         /// Indexes (in document order of top-level samples) of samples a sync identity keeps out.
         var notSaved: Set<Int> = []
+        /// Exact fingerprints of top-level Records seen more than once.
+        var repeatedRecords: Set<UInt64> = []
     }
 
     /// Counts a sample's source and the type it needs permission for.
@@ -196,7 +198,10 @@ public enum AppleHealthImporter {
             case .record(let r):
                 survey.summary.records += 1
                 survey.summary.recordsByType[r.typeName, default: 0] += 1
-                if !exact.insert(r.exactFingerprint) { survey.summary.exactDuplicateRecords += 1 }
+                if !exact.insert(r.exactFingerprint) {
+                    survey.summary.exactDuplicateRecords += 1
+                    survey.repeatedRecords.insert(r.exactFingerprint)
+                }
                 if !logical.insert(r.logicalFingerprint) { survey.summary.logicalDuplicateRecords += 1 }
                 survey.summary.metadataEntries += r.metadataCount
                 survey.summary.beatLists += r.beatLists

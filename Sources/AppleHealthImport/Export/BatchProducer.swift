@@ -26,6 +26,7 @@ final class BatchProducer: @unchecked Sendable {
     private let sources: [String]
     private let memberFingerprints: [UInt64: Int]
     private let notSaved: Set<Int>
+    private let repeatedRecords: Set<UInt64>
     private let options: ImportOptions
     private let slots: DispatchSemaphore
     private let lock = NSLock()
@@ -38,6 +39,7 @@ final class BatchProducer: @unchecked Sendable {
         self.sources = sources
         self.memberFingerprints = survey.memberFingerprints
         self.notSaved = survey.notSaved
+        self.repeatedRecords = survey.repeatedRecords
         self.options = options
         self.slots = DispatchSemaphore(value: depth)
     }
@@ -79,6 +81,7 @@ final class BatchProducer: @unchecked Sendable {
         let scanner = XMLScanner(stream: ReadAheadStream(try source.openXML()), predefinedNames: ExportName.all)
         let mapper = ExportMapper(scanner: scanner, file: source.xmlName,
                                   routeFile: { [source] in try source.routeLocations($0) })
+        mapper.repeatedRecords = repeatedRecords
         var tally = Tally()
         var members = memberFingerprints
         var commands: [LedgerCommand] = []

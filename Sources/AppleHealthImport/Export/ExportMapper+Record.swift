@@ -145,7 +145,8 @@ extension ExportMapper {
                                 logicalFingerprint: head.logical, metadataCount: metadata.count, beatLists: beatLists,
                                 beats: beats.count)
         }
-        let uuid = identity.uuid(member ? .member : .record, from: formStart)
+        let uuid = identity.uuid(member ? .member : .record, from: formStart,
+                                 mayRepeat: member || repeatedRecords.map { $0.contains(exact) } ?? true)
         let (sample, reason) = try makeSample(head, metadata: metadata, beats: beats, uuid: uuid)
         try attachPendingChildren(from: mark, to: "Record", [MetadataEntry(key: "uuid", value: .string(sample.uuid.uuidString))])
         return MappedRecord(sample: sample, typeCode: typeCode, syncIdentity: sync, source: head.source,

@@ -13,6 +13,10 @@ final class ExportMapper {
     /// The content identity of the current top-level element and the export's
     /// occurrence counts.
     var identity = RecordIdentity()
+    /// Exact fingerprints of the top-level Records the checking pass saw more than
+    /// once (nil: unknown, every Record may repeat). Only these need an occurrence
+    /// count, so the identity's table stays as small as the export's repeats.
+    var repeatedRecords: Set<UInt64>?
     /// Start tags are added to `identity` while a Record, Correlation or Workout is read.
     var identifying = false
     /// Reads a route file named by a `FileReference` (nil when the export has none).

@@ -96,14 +96,17 @@ struct RecordIdentity {
     /// D = SHA-256(domain ‖ form[start...]); the first occurrence in this export is
     /// D's first 16 bytes, the k-th repeat (k ≥ 1) the first 16 bytes of
     /// SHA-256(D ‖ k as u32 BE); then version 8 and the RFC 9562 variant are set.
-    mutating func uuid(_ domain: Domain, from start: Int = 0) -> UUID {
+    /// `mayRepeat` false: the caller knows no other element of the export has this
+    /// content (its exact fingerprint was seen once in the checking pass), so it is
+    /// not remembered — the occurrence table then holds only the repeated ones.
+    mutating func uuid(_ domain: Domain, from start: Int = 0, mayRepeat: Bool = true) -> UUID {
         var sha = SHA256()
         var d = domain.rawValue
         withUnsafeBytes(of: &d) { sha.update($0) }
         form.withUnsafeBytes { sha.update(UnsafeRawBufferPointer(rebasing: $0[start...])) }
         var digest = sha.finalize().array
         let key = digest.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-        if !seen.insert(key) {
+        if mayRepeat && !seen.insert(key) {
             let k = repeats[key, default: 1]
             repeats[key] = k + 1
             digest += [UInt8(truncatingIfNeeded: k >> 24), UInt8(truncatingIfNeeded: k >> 16),
