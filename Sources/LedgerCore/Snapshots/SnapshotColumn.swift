@@ -66,8 +66,11 @@ struct ColumnSource: @unchecked Sendable {
 
     /// Reads a column section's array (payload at `offset`, `length` bytes), checking
     /// the prefix against `crc` and every block against its own CRC, blocks in
-    /// parallel. Nil when a checksum fails.
-    static func read<T>(_: T.Type, from file: any LogFile, at offset: UInt64, length: Int, crc: UInt32) throws -> [T]? {
+    /// parallel. Nil when a checksum fails. `spare`: extra capacity to reserve past the
+    /// elements read (virtual memory until used), so that a ledger opened to write
+    /// appends without first copying the whole column into a larger buffer.
+    static func read<T>(_: T.Type, from file: any LogFile, at offset: UInt64, length: Int, crc: UInt32,
+                        spare: (Int) -> Int = { _ in 0 }) throws -> [T]? {
         var head = [UInt8](repeating: 0, count: 8)
         guard length >= 8, try head.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) }) == 8 else { return nil }
         let (blockSize, blocks) = head.withUnsafeBytes {
@@ -85,9 +88,9 @@ struct ColumnSource: @unchecked Sendable {
         let count = dataLength / MemoryLayout<T>.stride
         let dataOffset = offset + UInt64(prefixLength)
         let failures = Mutex4Core(0)
-        let array = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
+        let array = [T](unsafeUninitializedCapacity: count + spare(count)) { buffer, initialized in
             HugePages.advise(UnsafeMutableRawBufferPointer(buffer))
-            let raw = DisjointWrites(UnsafeMutableRawBufferPointer(buffer))
+            let raw = DisjointWrites(UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[0..<count * MemoryLayout<T>.stride]))
             DispatchQueue.concurrentPerform(iterations: blocks) { i in
                 let lower = i * blockSize, upper = min(dataLength, lower + blockSize)
                 let block = UnsafeMutableRawBufferPointer(rebasing: raw.buffer[lower..<upper])
