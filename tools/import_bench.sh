@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Import benchmark: `healthledger import-apple-health` against the tools people use
-# today, on the same ~200 MB synthetic export, in the same run.
+# today, on the same ~200 MB synthetic export, in the same run: the first import
+# (then `verify`), a re-import of the same export (nothing new: only the bracket is
+# appended), and the import of a newer export with 1% new records (a merge).
 #
 #   tools/import_bench.sh [--peers] [--runs N] [--scratch DIR]
 #
@@ -47,6 +49,23 @@ if [ ! -f "$xml" ] || [ ! -f "$zip" ]; then
     echo "== generating the ~200 MB export (once)" >&2
     python3 "$gen" "$seed" "$xml" --target-mb 200 --zip "$zip" >&2
 fi
+newer="$scratch/big-newer.xml"
+if [ ! -f "$newer" ]; then
+    echo "== deriving the newer export (1% new records: every 100th one-line Record, written again a second later)" >&2
+    python3 - "$xml" "$newer" <<'PY'
+import re, sys
+src, out = sys.argv[1], sys.argv[2]
+later = re.compile(rb'creationDate="(\d{4}-\d\d-\d\d \d\d:\d\d:)(\d\d)')
+n = 0
+with open(src, "rb") as f, open(out, "wb") as o:
+    for line in f:
+        o.write(line)
+        if line.startswith(b" <Record ") and line.rstrip().endswith(b"/>"):
+            n += 1
+            if n % 100 == 0:
+                o.write(later.sub(lambda m: b'creationDate="' + m.group(1) + b"%02d" % ((int(m.group(2)) + 1) % 60), line, count=1))
+PY
+fi
 records=$(grep -c '^ <Record ' "$xml" || true)
 xml_bytes=$(stat -c %s "$xml")
 zip_bytes=$(stat -c %s "$zip")
@@ -82,6 +101,11 @@ for input in xml zip; do
         sync
         measure "healthledger import" "$input" -- "$bin" --ledger "$ledger" import-apple-health "$path"
         measure "healthledger verify" "$input" -- "$bin" --ledger "$ledger" verify
+        if [ "$input" = xml ]; then
+            measure "healthledger re-import" "$input" -- "$bin" --ledger "$ledger" import-apple-health "$path"
+            measure "healthledger newer 1%" "$input" -- "$bin" --ledger "$ledger" import-apple-health "$newer"
+            tail -1 "$scratch/out.txt" >&2 || true
+        fi
     done
 done
 du -sh "$ledger" >&2
@@ -140,4 +164,27 @@ for (name, inp), (sec, rss) in best.items():
         continue
     ref = ours.get(inp) or ours.get("xml")
     print(f"{name:<22} {inp:<5} {sec:8.2f} {xml_bytes / 1e6 / sec:9.1f} {records / sec:10.0f} {rss // 1024:8d} {sec / ref:7.2f}")
+
+# Against the targets of issue 14 (best runs of this one run).
+def b(name, inp="xml"):
+    return best.get((name, inp), (None, None))
+imp, ver = b("healthledger import"), b("healthledger verify")
+re_, newer = b("healthledger re-import"), b("healthledger newer 1%")
+print("\ntargets (issue 14), xml input:")
+for peer, target in (("healthkit-to-sqlite", 20), ("atlas-db", 6)):
+    p = b(peer)
+    if p[0] and imp[0]:
+        r = p[0] / imp[0]
+        print(f"  first import vs {peer}: {r:.1f}x (target >= {target}x): {'met' if r >= target else 'NOT met'}")
+p = b("healthkit-to-sqlite")
+if p[0] and imp[0] and ver[0]:
+    r = p[0] / (imp[0] + ver[0])
+    print(f"  import + verify vs healthkit-to-sqlite: {r:.1f}x (target >= 12x): {'met' if r >= 12 else 'NOT met'}")
+if re_[0] and imp[0]:
+    print(f"  re-import {re_[0]:.2f} s vs first import {imp[0]:.2f} s: {'met' if re_[0] <= imp[0] else 'NOT met'} (at least as fast)")
+if newer[0]:
+    print(f"  newer export with 1% new records: {newer[0]:.2f} s, {newer[1] // 1024} MB peak")
+peaks = [v[1] for k, v in best.items() if k[0].startswith("healthledger import") or k[0] in ("healthledger re-import", "healthledger newer 1%")]
+if peaks:
+    print(f"  peak RSS of our imports: {max(peaks) // 1024} MB (target <= 100 MB): {'met' if max(peaks) // 1024 <= 100 else 'NOT met'}")
 EOF

@@ -6,7 +6,7 @@ import LedgerLog
 /// `healthledger import-apple-health PATH`: an Apple Health export into the ledger.
 enum ImportAppleHealthCommand {
     static let help = """
-        USAGE: healthledger [--ledger PATH] import-apple-health EXPORT [--again] [--json]
+        USAGE: healthledger [--ledger PATH] import-apple-health EXPORT [--dry-run] [--force] [--json]
 
         Import an Apple Health export ("Export All Health Data" on the iPhone): the
         export.zip, its unzipped folder, or the export XML itself. The XML is found by
@@ -30,8 +30,20 @@ enum ImportAppleHealthCommand {
           - elements with no model of their own (ClinicalRecord, Audiogram,
             VisionPrescription, ...) kept as written, attributes and children;
           - importFinished with the counts.
-        Exact repeats in the export are imported as they are and counted. The same
-        export (same XML content) is refused the second time unless --again.
+        Exact repeats in the export are imported as they are and counted.
+
+        Every import merges: a sample's UUID comes from its content (events/FORMAT.md,
+        "Record identity"), so a newer export of the same person appends only what
+        is new, skips (and counts) what the ledger holds, and removes what earlier
+        imports brought and this export no longer has, in one absentFromExport event
+        ("absent from the export dated D"; `audit UUID` names it). The same export
+        twice appends only the import's start and finish; an interrupted import is
+        finished by importing the same export again. Refused (exit 5) unless --force:
+        an export older than one already imported (it would remove newer data), or
+        one whose <Me> has another date of birth or biological sex.
+
+          --dry-run   print new / unchanged / removed per type; write nothing
+          --force     merge an older export, or another person's, anyway
 
         Prints a summary (--json: one JSON object). Progress on stderr at a terminal.
 
@@ -41,11 +53,12 @@ enum ImportAppleHealthCommand {
     static let command = Command(name: "import-apple-health", abstract: "Import an Apple Health export (zip, folder or XML)",
                                  help: help) { args, global in
         if handledHelp(&args, help) { return }
-        let again = args.flag("--again")
+        let force = args.flag("--force")
+        let dryRun = args.flag("--dry-run")
         guard let path = args.positional() else { throw CLIError.usage("import-apple-health needs the export's path") }
         try args.finish()
         let source = try ExportSource(path: path)
-        var options = ImportOptions(again: again)
+        var options = ImportOptions(force: force, dryRun: dryRun)
         if Output.stderrIsTerminal {
             let start = Date()
             options.progress = { p in
@@ -67,6 +80,10 @@ enum ImportAppleHealthCommand {
             throw error
         }
         let fs = try LedgerAccess.fileSystem(global)
+        if dryRun {
+            try await dryRunImport(checked, fs: fs, global: global)
+            return
+        }
         if !fs.exists(LogWriter.logFileName) {
             try await Ledger.create(fs).close()
             Output.error("healthledger: created a new ledger at \(global.ledgerPath)")
@@ -83,6 +100,29 @@ enum ImportAppleHealthCommand {
             if await ledger.state.lastSequence > startSequence { try? await ledger.close() } else { ledger.abandon() }
             throw error
         }
+        if global.json {
+            Output.line(summary.json)
+        } else {
+            for line in summary.lines { Output.line(line) }
+        }
+    }
+
+    /// `--dry-run`: the merge counted against the ledger (an empty one when there is
+    /// none, made in a temporary folder and removed), nothing written to it.
+    static func dryRunImport(_ checked: AppleHealthImporter.CheckedExport, fs: any LogFileSystem, global: GlobalOptions) async throws {
+        let summary: ImportSummary
+        if fs.exists(LogWriter.logFileName) {
+            let ledger = try LedgerAccess.openForWriting(global)
+            defer { ledger.abandon() }
+            summary = try await AppleHealthImporter.run(checked, into: ledger)
+        } else {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("healthledger-dry-run-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let ledger = try Ledger.create(PosixFileSystem(path: folder.path))
+            defer { ledger.abandon() }
+            summary = try await AppleHealthImporter.run(checked, into: ledger)
+        }
+        Progress.finish()
         if global.json {
             Output.line(summary.json)
         } else {

@@ -164,57 +164,74 @@ struct ImportBehaviourTests {
         #expect(report.isIntact)
     }
 
-    /// The same export twice: refused, naming the first import; with `again`, imported in full.
-    @Test func aSecondImportIsRefusedUnlessAgain() async throws {
+    /// The same export twice: the second import finds every sample and the activity
+    /// summary already there and appends nothing but its start and finish.
+    @Test func theSameExportTwiceAppendsOnlyItsBracket() async throws {
         let dir = TemporaryDirectory()
         let path = try SmallExport.write(in: dir.path + "-export")
         let ledger = try Ledger.create(dir.fs)
         let first = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger)
         #expect(first.firstSequence == 1)
-        let before = await ledger.state.lastSequence
-        await #expect {
-            _ = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger)
-        } throws: { error in
-            guard case ImportError.alreadyImported(let exportDate, let sequence) = error else { return false }
-            return exportDate == "2019-06-17 21:07:11 -0400" && sequence == 1
-        }
-        #expect(await ledger.state.lastSequence == before)
-        let again = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger, options: ImportOptions(again: true))
-        #expect(again.again)
-        #expect(again.firstSequence == before + 1)
-        #expect(again.samplesSaved == 8)
-        let mass = try await ledger.samples(SampleQuery(type: .quantity(.bodyMass)), visibility: .everything)
-        #expect(mass.count == 4)
-        #expect(Set(mass.map(\.uuid)).count == 4)
-        #expect(await ledger.state.imports.count == 2)
+        #expect(first.samplesSaved == 8)
+        let before = await ledger.state
+        let second = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger)
+        #expect(second.again)
+        #expect(second.samplesSaved == 0)
+        #expect(second.unchanged == 9)  // 8 samples and 1 activity summary
+        #expect(second.removed == 0)
+        #expect(second.firstSequence == before.lastSequence + 1)
+        #expect(second.lastSequence == before.lastSequence + 2)
+        let after = await ledger.state
+        #expect(after.samples == before.samples)
+        #expect(after.activitySummaries == before.activitySummaries)
+        #expect(after.imports.count == 2)
+        #expect(after.eventCounts[EventKind.importStarted.rawValue] == 2)
+        #expect(after.eventCounts[EventKind.importFinished.rawValue] == 2)
+        let eventsAfter: UInt64 = after.eventCounts.values.reduce(0, +)
+        let eventsBefore: UInt64 = before.eventCounts.values.reduce(0, +)
+        #expect(eventsAfter == eventsBefore + 2)
         try await ledger.close()
         #expect(try LedgerVerifier.verify(dir.fs).isIntact)
     }
 
-    /// An import whose `importFinished` never came (the process died) is named, and
-    /// the export is imported again only when asked.
-    @Test func anInterruptedImportIsNamedAndAgainImportsInFull() async throws {
+    /// An import stopped as a killed process would (batches durable, no finish) is
+    /// finished by importing the same export again: nothing doubled, nothing lost.
+    @Test func anInterruptedImportIsFinishedByImportingAgain() async throws {
         let dir = TemporaryDirectory()
         let path = try SmallExport.write(in: dir.path + "-export")
+        let reference = TemporaryDirectory()
+        let fresh = try Ledger.create(reference.fs)
+        _ = try await AppleHealthImporter.run(try ExportSource(path: path), into: fresh)
+        let expected = await fresh.state.samples
+        try await fresh.close()
+
         let ledger = try Ledger.create(dir.fs)
-        // What a killed import leaves: its start, with the export's content hash, and no finish.
-        let start = ExportImportStart(importId: UUID(), contentSHA256: SHA256.hash(Array(SmallExport.xml.utf8)).array,
-                                      exportDate: "2019-06-17 21:07:11 -0400", locale: "en_US", exportVersion: "11",
-                                      sourcePath: path, again: false, me: [])
-        _ = try await ledger.execute(.startImport(start))
-        await #expect {
-            _ = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger)
-        } throws: { error in
-            guard case ImportError.interrupted(let exportDate, let sequence) = error else { return false }
-            return exportDate == "2019-06-17 21:07:11 -0400" && sequence == 1
+        var options = ImportOptions()
+        options.samplesPerBatch = 3
+        options.samplesPerEvent = 3
+        options.crashAfterBatches = 1
+        await #expect(throws: SimulatedCrash.self) {
+            _ = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger, options: options)
         }
-        #expect(await ledger.state.lastSequence == 1)
-        let again = try await AppleHealthImporter.run(try ExportSource(path: path), into: ledger, options: ImportOptions(again: true))
-        #expect(again.samplesSaved == 8)
+        let partial = await ledger.state.samples.count
+        #expect(partial > 0 && partial < expected.count)
+        ledger.abandon()  // the process died: no seal, no snapshot
+
+        let reopened = try Ledger.open(dir.fs)
+        #expect(await reopened.state.imports.map(\.finishedAt) == [nil])
+        let again = try await AppleHealthImporter.run(try ExportSource(path: path), into: reopened)
         #expect(again.again)
-        let imports = await ledger.state.imports
-        #expect(imports.map(\.finishedAt) == [nil, await ledger.state.lastSequence])
-        try await ledger.close()
+        #expect(again.removed == 0)
+        let state = await reopened.state
+        #expect(state.samples.count == expected.count)
+        #expect(state.samples.deletedCount == 0)
+        for slot in 0..<UInt32(expected.count) {
+            let uuid = expected.entry(slot).uuid
+            let live: Bool? = state.samples.slot(of: uuid).map { !state.samples.entry($0).isDeleted }
+            #expect(live == true)
+        }
+        #expect(state.imports.map { $0.finishedAt == nil } == [true, false])
+        try await reopened.close()
         #expect(try LedgerVerifier.verify(dir.fs).isIntact)
     }
 
@@ -244,7 +261,7 @@ struct ImportBehaviourTests {
         let state = await ledger.state
         let length = ledger.logLength, head = ledger.chainHead
         await #expect {
-            _ = try await AppleHealthImporter.run(try ExportSource(path: bad), into: ledger, options: ImportOptions(again: true))
+            _ = try await AppleHealthImporter.run(try ExportSource(path: bad), into: ledger)
         } throws: { error in
             "\(error)" == message
         }

@@ -4,10 +4,11 @@ import TestSupport
 import LedgerLog
 
 /// `healthledger import-apple-health` as a user runs it: a relative ledger path,
-/// exit codes, the summary, refusal of a second import, and a failed import that
-/// leaves no ledger behind.
+/// exit codes, the summary, a second import that merges, a newer export that
+/// removes what it lacks (dry run first), an older one refused, and a failed import
+/// that leaves no ledger behind.
 struct ImportCommandTests {
-    @Test func importsRefusesAgainAndLeavesNothingOnFailure() throws {
+    @Test func importsMergesAgainAndLeavesNothingOnFailure() throws {
         let dir = TemporaryDirectory("work")
         try SmallExport.write(in: dir.path)
         let here = dir.url
@@ -17,26 +18,24 @@ struct ImportCommandTests {
         #expect(first.stderr == "healthledger: created a new ledger at L\n")
         let lines = first.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "imported export.xml (\(SmallExport.xml.utf8.count) bytes, exported 2019-06-17 21:07:11 -0400, export version 11)")
-        #expect(lines.contains("  samples saved:      8"))
+        #expect(lines.contains("  samples saved:      8 new; 0 unchanged; 0 removed (absent from this export)"))
         #expect(lines.contains("    kept raw: 1 × HKQuantityTypeIdentifierStepCount: no value"))
 
-        let second = try CLIRunner.run(["--ledger", "L", "import-apple-health", "export.xml"], currentDirectory: here)
-        #expect(second.status == 5)
-        #expect(second.stdout == "")
-        #expect(second.stderr == "healthledger: alreadyImported: this export (exported 2019-06-17 21:07:11 -0400) was imported at event #1; pass --again to import it again\n")
-
-        let again = try CLIRunner.run(["--ledger", "L", "--json", "import-apple-health", "--again", "export.xml"], currentDirectory: here)
+        // The same export again: everything is there already; only the bracket is appended.
+        let again = try CLIRunner.run(["--ledger", "L", "--json", "import-apple-health", "export.xml"], currentDirectory: here)
         #expect(again.status == 0)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
         #expect(json["again"] as? Bool == true)
         #expect(json["firstSequence"] as? Int == 24)
-        #expect(json["samplesSaved"] as? Int == 8)
+        #expect(json["lastSequence"] as? Int == 25)
+        #expect(json["samplesSaved"] as? Int == 0)
+        #expect(json["unchanged"] as? Int == 9)
         #expect(json["records"] as? Int == 8)
         #expect(json["contentSHA256"] as? String == SHA256.hash(Array(SmallExport.xml.utf8)).hex)
 
         #expect(try CLIRunner.run(["--ledger", "L", "verify"], currentDirectory: here).status == 0)
         let query = try CLIRunner.run(["--ledger", "L", "--json", "query", "--owner", "bodyMass"], currentDirectory: here)
-        #expect(query.stdout.split(separator: "\n").count == 4)  // the exact repeat, imported twice
+        #expect(query.stdout.split(separator: "\n").count == 2)  // the exact repeat, once each (occurrences 0 and 1)
 
         // A broken export into a new ledger: exit 3, the error with line and column, no ledger left.
         try SmallExport.write(SmallExport.xml.replacingOccurrences(of: "2019-05-03 23:30:00", with: "2019-05-03 25:30:00"),
@@ -71,5 +70,56 @@ struct ImportCommandTests {
         #expect(two.status == 3)
         #expect(two.stderr == "healthledger: ambiguousExport: two holds 2 export XMLs (export 2.xml, export.xml); import one at a time (unzip and give its path)\n")
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/M"))
+    }
+
+    /// A newer export without the workout and the activity summary: `--dry-run` says
+    /// so and writes nothing; the import removes both in one event that `audit` names;
+    /// the older export is then refused (exit 5) unless `--force`.
+    @Test func aNewerExportRemovesWhatItLacksAndAnOlderOneIsRefused() throws {
+        let dir = TemporaryDirectory("work")
+        try SmallExport.write(in: dir.path)
+        let here = dir.url
+        var newer = SmallExport.xml.replacingOccurrences(of: "2019-06-17 21:07:11 -0400", with: "2019-07-01 09:00:00 -0400")
+        let workoutStart = try #require(newer.range(of: " <Workout "))
+        let workoutEnd = try #require(newer.range(of: "</ActivitySummary>") ?? newer.range(of: "appleStandHoursGoal=\"12\"/>\n"))
+        newer.removeSubrange(workoutStart.lowerBound..<workoutEnd.upperBound)
+        try SmallExport.write(newer, named: "newer.xml", in: dir.path)
+
+        #expect(try CLIRunner.run(["--ledger", "L", "import-apple-health", "export.xml"], currentDirectory: here).status == 0)
+        let workouts = try CLIRunner.run(["--ledger", "L", "--json", "query", "--owner", "workout"], currentDirectory: here)
+        let workout = try #require(try JSONSerialization.jsonObject(with: Data(workouts.stdout.utf8)) as? [String: Any])
+        let uuid = try #require(workout["uuid"] as? String)
+        let log = try Data(contentsOf: dir.url.appendingPathComponent("L/ledger.log"))
+
+        let dry = try CLIRunner.run(["--ledger", "L", "import-apple-health", "--dry-run", "newer.xml"], currentDirectory: here)
+        #expect(dry.status == 0)
+        let lines = dry.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("would import (dry run, nothing written) newer.xml") == true)
+        #expect(lines.contains("  samples to save:      0 new; 7 unchanged; 2 to remove (absent from this export)"))
+        #expect(lines.contains { $0.hasPrefix("  HKWorkoutTypeIdentifier") && $0.hasSuffix("          0          0          1") })
+        #expect(lines.contains { $0.hasPrefix("  ActivitySummary") && $0.hasSuffix("          0          0          1") })
+        #expect(try Data(contentsOf: dir.url.appendingPathComponent("L/ledger.log")) == log)
+
+        let merged = try CLIRunner.run(["--ledger", "L", "--json", "import-apple-health", "newer.xml"], currentDirectory: here)
+        #expect(merged.status == 0)
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(merged.stdout.utf8)) as? [String: Any])
+        #expect(summary["removed"] as? Int == 2)
+        #expect(summary["samplesSaved"] as? Int == 0)
+        let importId = try #require(summary["importId"] as? String)
+        let after = try CLIRunner.run(["--ledger", "L", "--json", "query", "--owner", "workout"], currentDirectory: here)
+        #expect(after.stdout == "")
+        let audit = try CLIRunner.run(["--ledger", "L", "audit", uuid], currentDirectory: here)
+        #expect(audit.status == 0)
+        #expect(audit.stdout.contains("import \(importId)"))
+        #expect(audit.stdout.contains("deleted \(uuid) (absent from the export dated 2019-07-01 09:00:00 -0400)"))
+        #expect(try CLIRunner.run(["--ledger", "L", "verify"], currentDirectory: here).status == 0)
+
+        let older = try CLIRunner.run(["--ledger", "L", "import-apple-health", "export.xml"], currentDirectory: here)
+        #expect(older.status == 5)
+        #expect(older.stderr.hasPrefix("healthledger: olderExport: this export (exported 2019-06-17 21:07:11 -0400) is older than the one imported at event #"))
+        let forced = try CLIRunner.run(["--ledger", "L", "--json", "import-apple-health", "--force", "export.xml"], currentDirectory: here)
+        #expect(forced.status == 0)
+        let restored = try #require(try JSONSerialization.jsonObject(with: Data(forced.stdout.utf8)) as? [String: Any])
+        #expect(restored["previouslyDeleted"] as? Int == 1)  // the workout's deletion stands
     }
 }

@@ -94,6 +94,10 @@ struct CodecTests {
             .preferredUnitSet(type: .bodyMass, unit: try HealthUnit("lb")),
             .preferredUnitSet(type: .height, unit: nil),
             .samplesAssociated(app: 1, workout: fixedUUID(40), samples: [fixedUUID(41), fixedUUID(42)]),
+            .absentFromExport(ExportAbsence(importId: fixedUUID(31), exportDate: "2019-07-01 09:00:00 -0400",
+                                            objects: [DeletedObject(uuid: fixedUUID(1), syncIdentifier: "s", syncVersion: 7),
+                                                      DeletedObject(uuid: fixedUUID(2))],
+                                            days: [try DateOfBirth(year: 2019, month: 5, day: 5)])),
         ]
         #expect(Set(events.map(\.kind)) == Set(EventKind.allCases))
         for event in events {
@@ -114,6 +118,27 @@ struct CodecTests {
             } else {
                 #expect(decoded == event, "\(event.kind)")
             }
+        }
+    }
+
+    /// Kind 21's payload byte for byte (FORMAT.md): actor, import id, export date,
+    /// tombstones as samplesDeleted writes them, days; removing nothing is malformed.
+    @Test func absentFromExportPayloadIsExactlyAsDocumented() throws {
+        let absence = ExportAbsence(importId: fixedUUID(31), exportDate: "D", objects: [DeletedObject(uuid: fixedUUID(2))],
+                                    days: [try DateOfBirth(year: 2019, month: 5, day: 5)])
+        #expect(absence.reason == "absent from the export dated D")
+        let uuid31 = withUnsafeBytes(of: fixedUUID(31).uuid) { Array($0) }
+        let uuid2 = withUnsafeBytes(of: fixedUUID(2).uuid) { Array($0) }
+        let expected: [UInt8] = [0] + uuid31 + [1, 1, 0x44] + [1] + uuid2 + [0, 0] + [1, 0xE3, 0x0F, 5, 5]
+        #expect(EventCodec.payload(.absentFromExport(absence)) == expected)
+        let empty: [UInt8] = [0] + uuid31 + [0, 0, 0]
+        #expect(throws: EventDecodingError.malformed(offset: 0, reason: "absentFromExport removes nothing")) {
+            try empty.withUnsafeBytes { try EventCodec.decode(kind: 21, version: 1, payload: $0) }
+        }
+        var asApp = expected
+        asApp[0] = 3
+        #expect(throws: EventDecodingError.self) {
+            try asApp.withUnsafeBytes { try EventCodec.decode(kind: 21, version: 1, payload: $0) }
         }
     }
 

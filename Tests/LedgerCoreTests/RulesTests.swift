@@ -197,3 +197,45 @@ struct GroupTests {
         #expect(replayed == folded)
     }
 }
+
+/// Rule E8: an `absentFromExport` removes only what imports brought, inside an open
+/// import, each object and day once.
+struct AbsentFromExportRulesTests {
+    @Test func removesOnlyWhatAnImportBroughtInsideAnOpenImport() async throws {
+        let ledger = try makeLedger()
+        let imported = AppRegistration(bundleIdentifier: "export:Health", name: "Health", readPurpose: nil, sharePurpose: nil,
+                                       imported: true)
+        try await ledger.execute(.registerApp(imported))
+        try await ledger.execute(.decideAuthorization(bundleIdentifier: imported.bundleIdentifier,
+                                                      decisions: [(.quantity(.bodyMass), .granted, nil)], basis: .imported))
+        try await ledger.grant(appA, share: [.quantity(.bodyMass)])
+        let fromExport = try quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z")
+        let fromApp = try quantitySample(.bodyMass, 71, "kg", at: "2026-02-02T08:00:00Z")
+        try await ledger.execute(.save(bundleIdentifier: imported.bundleIdentifier, samples: [fromExport]))
+        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [fromApp]))
+        let id = fixedUUID(77)
+        func absence(_ uuids: [UUID]) -> ExportAbsence {
+            ExportAbsence(importId: id, exportDate: "2026-03-01 09:00:00 +0000", objects: uuids.map { DeletedObject(uuid: $0) }, days: [])
+        }
+        await #expect(throws: RuleViolation.importMismatch(id, "never started")) {
+            try await ledger.execute(.removeAbsent(absence([fromExport.uuid])))
+        }
+        try await ledger.execute(.startImport(ExportImportStart(importId: id, contentSHA256: [UInt8](repeating: 1, count: 32),
+                                                                exportDate: "2026-03-01 09:00:00 +0000", locale: nil,
+                                                                exportVersion: nil, sourcePath: "export.zip", again: false, me: [])))
+        await #expect(throws: RuleViolation.notBroughtByImport("\(fromApp.uuid.uuidString) is not a sample an import brought")) {
+            try await ledger.execute(.removeAbsent(absence([fromApp.uuid])))
+        }
+        await #expect(throws: RuleViolation.objectNotFound(fromExport.uuid)) {
+            try await ledger.execute(.removeAbsent(absence([fromExport.uuid, fromExport.uuid])))
+        }
+        try await ledger.execute(.removeAbsent(absence([fromExport.uuid])))
+        let state = await ledger.state
+        #expect(state.samples.entry(try #require(state.samples.slot(of: fromExport.uuid))).isDeleted)
+        #expect(!state.samples.entry(try #require(state.samples.slot(of: fromApp.uuid))).isDeleted)
+        try await ledger.execute(.finishImport(ExportImportFinish(importId: id, counts: [])))
+        await #expect(throws: RuleViolation.importMismatch(id, "already finished")) {
+            try await ledger.execute(.removeAbsent(absence([fromApp.uuid])))
+        }
+    }
+}

@@ -14,8 +14,11 @@ public struct ImportProgress: Sendable {
 
 /// Options of an import.
 public struct ImportOptions: Sendable {
-    /// Import an export the ledger already holds.
-    public var again = false
+    /// Merge an export older than one the ledger holds, or of another person (by
+    /// `<Me>`): refused without it, because it would remove what the newer export brought.
+    public var force = false
+    /// Work out what would be new, unchanged and removed, and write nothing.
+    public var dryRun = false
     /// Samples per save event.
     public var samplesPerEvent = 2048
     /// Samples per log batch (one append, one checksum chain link). With two batches
@@ -23,11 +26,15 @@ public struct ImportOptions: Sendable {
     /// 8,192 measured 117 MB peak on the 741,499-record export against 130 MB for
     /// 16,384 and 111 MB for 4,096, at the same speed within the noise.
     public var samplesPerBatch = 8192
+    /// Tests: stop as a killed process would, after this many sample batches were
+    /// appended (made durable, no `importFinished`), throwing `SimulatedCrash`.
+    var crashAfterBatches: Int?
     /// Called now and then with how far a pass has come (on the importing thread).
     public var progress: (@Sendable (ImportProgress) -> Void)?
 
-    public init(again: Bool = false, progress: (@Sendable (ImportProgress) -> Void)? = nil) {
-        self.again = again
+    public init(force: Bool = false, dryRun: Bool = false, progress: (@Sendable (ImportProgress) -> Void)? = nil) {
+        self.force = force
+        self.dryRun = dryRun
         self.progress = progress
     }
 }
@@ -41,6 +48,13 @@ public struct ImportOptions: Sendable {
 /// 2. **Write**: `importStarted`, each source registered as an imported app with an
 ///    imported share grant for the types it wrote, the `Me` characteristics, the
 ///    samples in large batches, activity summaries, then `importFinished` — durable.
+///
+/// Every import is a **merge** (`ImportMerge`): sample UUIDs come from content, so
+/// what the ledger already holds (an earlier export of the same person, the same
+/// export again, an interrupted import of it) is skipped and counted; what is new is
+/// appended; what earlier imports brought and this export lacks is removed by one
+/// `absentFromExport` event. An export older than one imported, or of another person,
+/// is refused unless `force`.
 ///
 /// Memory stays bounded by the buffers and the per-record duplicate table (16 bytes
 /// per Record), whatever the export's size.
@@ -64,20 +78,47 @@ public enum AppleHealthImporter {
         return CheckedExport(source: source, options: options, survey: result)
     }
 
-    /// Pass 2 of a checked export: refused when the ledger already holds this export
-    /// (unless `again`), else written. Throws `ImportError` or a ledger error.
+    /// Pass 2 of a checked export: merged into the ledger (or, `dryRun`, only
+    /// counted). Throws `ImportError` (an older export, another person: nothing
+    /// written) or a ledger error.
     public static func run(_ checked: CheckedExport, into ledger: Ledger) async throws -> ImportSummary {
-        let state = await ledger.state
-        let earlier = state.imports(ofContent: checked.survey.summary.contentSHA256)
-        if let last = earlier.last, !checked.options.again {
-            if last.finishedAt == nil { throw ImportError.interrupted(exportDate: last.start.exportDate, sequence: last.startedAt) }
-            throw ImportError.alreadyImported(exportDate: last.start.exportDate, sequence: last.startedAt)
-        }
+        let imports = await ledger.read { $0.imports }
+        let survey = checked.survey
+        if !checked.options.force { try checkMergeable(survey, after: imports) }
+        let earlier = imports.filter { $0.start.contentSHA256 == survey.summary.contentSHA256 }
         let t1 = Date()
-        var summary = try await write(checked.source, survey: checked.survey, ledger: ledger, importNumber: earlier.count,
-                                      options: checked.options)
+        var summary = try await write(checked.source, survey: survey, ledger: ledger, importNumber: imports.count,
+                                      sameExportBefore: !earlier.isEmpty, options: checked.options)
         summary.writeSeconds = Date().timeIntervalSince(t1)
         return summary
+    }
+
+    /// Refuses an export older than one the ledger holds (by ExportDate), or whose
+    /// `<Me>` names another person (date of birth or biological sex set in both and
+    /// different) than the latest import that had one.
+    static func checkMergeable(_ survey: Survey, after imports: [ImportEntry]) throws(ImportError) {
+        func instant(_ text: String?) -> Double? {
+            guard var text else { return nil }
+            return text.withUTF8 { ExportValues.date($0)?.seconds }
+        }
+        if let mine = instant(survey.summary.exportDate) {
+            for entry in imports {
+                if let theirs = instant(entry.start.exportDate), theirs > mine {
+                    throw .olderExport(exportDate: survey.summary.exportDate, newer: entry.start.exportDate ?? "?",
+                                       sequence: entry.startedAt)
+                }
+            }
+        }
+        guard let previous = imports.last(where: { !$0.start.me.isEmpty }) else { return }
+        for key in ["HKCharacteristicTypeIdentifierDateOfBirth", "HKCharacteristicTypeIdentifierBiologicalSex"] {
+            func value(_ me: [MetadataEntry]) -> String? {
+                guard let v = me.first(where: { $0.key == key })?.value.description, !v.isEmpty, !v.hasSuffix("NotSet") else { return nil }
+                return v
+            }
+            if let a = value(previous.start.me), let b = value(survey.me), a != b {
+                throw .otherPerson("the export's <Me> has \(key)=\(b), the import at event #\(previous.startedAt) had \(a)")
+            }
+        }
     }
 
     /// An export that passed `check`: what pass 2 needs.
@@ -101,6 +142,8 @@ public enum AppleHealthImporter {
         var memberFingerprints: [UInt64: Int] = [:]
         /// Indexes (in document order of top-level samples) of samples a sync identity keeps out.
         var notSaved: Set<Int> = []
+        /// Exact fingerprints of top-level Records seen more than once.
+        var repeatedRecords: Set<UInt64> = []
     }
 
     /// Counts a sample's source and the type it needs permission for.
@@ -121,7 +164,7 @@ public enum AppleHealthImporter {
         let hashing = HashingStream(try source.openXML())
         let stream = ReadAheadStream(hashing)
         let scanner = XMLScanner(stream: stream, predefinedNames: ExportName.all)
-        let mapper = ExportMapper(scanner: scanner, file: source.xmlName, uuids: UUIDSequence(seed: [UInt8](repeating: 0, count: 16)),
+        let mapper = ExportMapper(scanner: scanner, file: source.xmlName,
                                   routeFile: { try source.routeLocations($0) })
         mapper.checkOnly = true
         var survey = Survey()
@@ -155,7 +198,10 @@ public enum AppleHealthImporter {
             case .record(let r):
                 survey.summary.records += 1
                 survey.summary.recordsByType[r.typeName, default: 0] += 1
-                if !exact.insert(r.exactFingerprint) { survey.summary.exactDuplicateRecords += 1 }
+                if !exact.insert(r.exactFingerprint) {
+                    survey.summary.exactDuplicateRecords += 1
+                    survey.repeatedRecords.insert(r.exactFingerprint)
+                }
                 if !logical.insert(r.logicalFingerprint) { survey.summary.logicalDuplicateRecords += 1 }
                 survey.summary.metadataEntries += r.metadataCount
                 survey.summary.beatLists += r.beatLists
@@ -219,18 +265,19 @@ public enum AppleHealthImporter {
 
     // MARK: Pass 2
 
-    static func write(_ source: ExportSource, survey: Survey, ledger: Ledger, importNumber: Int,
+    static func write(_ source: ExportSource, survey: Survey, ledger: Ledger, importNumber: Int, sameExportBefore: Bool,
                       options: ImportOptions) async throws -> ImportSummary {
         var summary = survey.summary
-        summary.again = importNumber > 0
-        // UUIDs and the import id from the content hash and the import's number.
+        summary.again = sameExportBefore
+        summary.dryRun = options.dryRun
+        // The import id from the content hash and the number of imports before it.
         var seedInput = summary.contentSHA256
         withUnsafeBytes(of: UInt64(importNumber).bigEndian) { seedInput.append(contentsOf: $0) }
         let seed = SHA256.hash(seedInput).array
         summary.importId = UUID(uuid: seed.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 16, as: uuid_t.self) })
         var pending: [LedgerCommand] = []
         func flush(durability: Durability = .deferred) async throws {
-            guard !pending.isEmpty else { return }
+            guard !pending.isEmpty, !options.dryRun else { return pending.removeAll() }
             let results = try await ledger.executeGroup(pending, durability: durability)
             for r in results {
                 switch r {
@@ -269,12 +316,28 @@ public enum AppleHealthImporter {
         }
         try await flush()
 
-        await ledger.reserveSamples(survey.summary.records + survey.summary.workouts + survey.summary.correlationMembers)
-        // Mapping runs on its own thread, one batch ahead of the ledger.
-        let producer = BatchProducer(source: source, seed: seed, sources: summary.sources, survey: survey, options: options)
+        let merge = ImportMerge(priorSlots: await ledger.read { $0.samples.count })
+        if !options.dryRun, merge.priorSlots == 0 {
+            await ledger.reserveSamples(survey.summary.records + survey.summary.workouts + survey.summary.correlationMembers)
+        }
+        // Mapping runs on its own thread, one batch ahead of the ledger; what the
+        // ledger holds already is taken out of each batch on the ledger's actor.
+        let producer = BatchProducer(source: source, sources: summary.sources, survey: survey, options: options)
+        var batchesAppended = 0
         for try await batch in producer.batches() {
-            let outcome = try await ledger.appendGroup(batch.commands, durability: .deferred)
+            let commands = batch.commands
+            let fresh = await ledger.read { state in merge.filter(commands, in: state) }
+            guard !options.dryRun, !fresh.isEmpty else {
+                producer.consumed()
+                continue
+            }
+            let outcome = try await ledger.appendGroup(fresh, durability: .deferred)
             producer.consumed()
+            batchesAppended += 1
+            if let limit = options.crashAfterBatches, batchesAppended >= limit {
+                try await ledger.sync()
+                throw SimulatedCrash()
+            }
             if let first = outcome.refused.first { throw ImportError.refused("\(first.violation)") }
             if let range = outcome.sequences {
                 if summary.firstSequence == 0 { summary.firstSequence = range.lowerBound }
@@ -282,16 +345,27 @@ public enum AppleHealthImporter {
             }
         }
         let tally = producer.tally
-        summary.samplesSaved = tally.samplesSaved
         summary.recordsKeptRaw = tally.recordsKeptRaw
         summary.rawReasons = tally.rawReasons
         summary.recordsStoredAsMembers = tally.recordsStoredAsMembers
-        summary.notSavedSyncVersion = tally.notSavedSyncVersion
+        // What the export no longer holds: removed in one event, before the finish.
+        let absent = await ledger.read { state in merge.absences(in: state) }
+        if !absent.objects.isEmpty || !absent.days.isEmpty {
+            pending.append(.removeAbsent(ExportAbsence(importId: summary.importId, exportDate: summary.exportDate,
+                                                       objects: absent.objects, days: absent.days)))
+        }
+        summary.merge = merge.counts
+        summary.samplesSaved = merge.counts.filter { $0.key != "ActivitySummary" }.values.reduce(0) { $0 + $1.new }
+        summary.notSavedSyncVersion = tally.notSavedSyncVersion + merge.syncVersionKept
+        summary.previouslyDeleted = merge.previouslyDeleted
         pending.append(.finishImport(ExportImportFinish(importId: summary.importId, counts: summary.counts)))
         try await flush(durability: .durable)
         return summary
     }
 }
+
+/// What `ImportOptions.crashAfterBatches` throws (tests of interrupted imports).
+struct SimulatedCrash: Error {}
 
 /// Passes a stream through, hashing (SHA-256) and counting its bytes.
 final class HashingStream: ByteStream {

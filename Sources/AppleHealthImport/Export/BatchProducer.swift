@@ -23,23 +23,23 @@ final class BatchProducer: @unchecked Sendable {
     }
 
     private let source: ExportSource
-    private let seed: [UInt8]
     private let sources: [String]
     private let memberFingerprints: [UInt64: Int]
     private let notSaved: Set<Int>
+    private let repeatedRecords: Set<UInt64>
     private let options: ImportOptions
     private let slots: DispatchSemaphore
     private let lock = NSLock()
     private var cancelled = false
     private var counted = Tally()
 
-    init(source: ExportSource, seed: [UInt8], sources: [String], survey: AppleHealthImporter.Survey, options: ImportOptions,
+    init(source: ExportSource, sources: [String], survey: AppleHealthImporter.Survey, options: ImportOptions,
          depth: Int = 2) {
         self.source = source
-        self.seed = seed
         self.sources = sources
         self.memberFingerprints = survey.memberFingerprints
         self.notSaved = survey.notSaved
+        self.repeatedRecords = survey.repeatedRecords
         self.options = options
         self.slots = DispatchSemaphore(value: depth)
     }
@@ -79,8 +79,9 @@ final class BatchProducer: @unchecked Sendable {
 
     private func produce(_ emit: (Batch) -> Bool) throws {
         let scanner = XMLScanner(stream: ReadAheadStream(try source.openXML()), predefinedNames: ExportName.all)
-        let mapper = ExportMapper(scanner: scanner, file: source.xmlName, uuids: UUIDSequence(seed: seed),
+        let mapper = ExportMapper(scanner: scanner, file: source.xmlName,
                                   routeFile: { [source] in try source.routeLocations($0) })
+        mapper.repeatedRecords = repeatedRecords
         var tally = Tally()
         var members = memberFingerprints
         var commands: [LedgerCommand] = []

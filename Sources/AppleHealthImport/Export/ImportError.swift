@@ -1,5 +1,6 @@
 /// Why an import did not happen. Each case says where; none leaves anything of the
-/// import in the ledger (the ledger checks the whole export before it writes).
+/// import in the ledger (the importer checks the whole export and the ledger's
+/// earlier imports before it writes).
 public enum ImportError: Error, Sendable, CustomStringConvertible {
     /// Nothing exists at the path.
     case notFound(path: String)
@@ -14,10 +15,13 @@ public enum ImportError: Error, Sendable, CustomStringConvertible {
     case malformedXML(file: String, XMLError)
     /// A value the export format requires to parse does not (a date, a number).
     case invalidValue(file: String, XMLError)
-    /// This export (same XML content) is already in the ledger; `--again` imports it anyway.
-    case alreadyImported(exportDate: String?, sequence: UInt64)
-    /// An earlier import of this export stopped before it finished; `--again` imports it in full.
-    case interrupted(exportDate: String?, sequence: UInt64)
+    /// The ledger holds an import of a newer export (dated `newer`, started at event
+    /// `sequence`): merging this older one would remove what the newer one brought.
+    /// `force` merges it anyway.
+    case olderExport(exportDate: String?, newer: String, sequence: UInt64)
+    /// The export's `<Me>` names another person than the ledger's earlier imports
+    /// (date of birth or biological sex differ); `force` merges it anyway.
+    case otherPerson(String)
     /// The ledger refused part of the import (a bug: the import checks first).
     case refused(String)
 
@@ -30,10 +34,10 @@ public enum ImportError: Error, Sendable, CustomStringConvertible {
         case .archive(let e): "\(e)"
         case .malformedXML(let file, let e): "malformedXML: \(file): line \(e.line), column \(e.column): \(e.reason)"
         case .invalidValue(let file, let e): "invalidValue: \(file): line \(e.line), column \(e.column): \(e.reason)"
-        case .alreadyImported(let date, let seq):
-            "alreadyImported: this export (exported \(date ?? "?")) was imported at event #\(seq); pass --again to import it again"
-        case .interrupted(let date, let seq):
-            "interrupted: an import of this export (exported \(date ?? "?")) started at event #\(seq) and did not finish; pass --again to import it in full"
+        case .olderExport(let date, let newer, let seq):
+            "olderExport: this export (exported \(date ?? "?")) is older than the one imported at event #\(seq) (exported \(newer)); merging it would remove what the newer export brought; pass --force to merge it anyway"
+        case .otherPerson(let why):
+            "otherPerson: \(why); pass --force to merge it anyway"
         case .refused(let why): "refused: \(why)"
         }
     }

@@ -53,7 +53,19 @@ public struct ImportSummary: Sendable {
     public var samplesSaved = 0
     public var firstSequence: UInt64 = 0
     public var lastSequence: UInt64 = 0
+    /// The same export (same XML content) was imported before.
     public var again = false
+    /// Nothing was written: the counts are what the import would do.
+    public var dryRun = false
+    /// New, unchanged and removed per type (`ActivitySummary` for the days).
+    public var merge: [String: MergeCount] = [:]
+    /// Samples the ledger holds as deleted (by the owner or an earlier merge): skipped,
+    /// not restored.
+    public var previouslyDeleted = 0
+    /// Samples skipped as already present.
+    public var unchanged: Int { merge.values.reduce(0) { $0 + $1.unchanged } }
+    /// Samples and activity summaries removed as absent from this export.
+    public var removed: Int { merge.values.reduce(0) { $0 + $1.removed } }
     /// Wall time of the checking pass and of the writing pass.
     public var checkSeconds = 0.0
     public var writeSeconds = 0.0
@@ -72,7 +84,9 @@ public struct ImportSummary: Sendable {
          ImportCount("beats", UInt64(beats)), ImportCount("sources", UInt64(sources.count)),
          ImportCount("samplesSaved", UInt64(samplesSaved)), ImportCount("notSavedSyncVersion", UInt64(notSavedSyncVersion)),
          ImportCount("keptElements", UInt64(keptElements.values.reduce(0, +))),
-         ImportCount("keptChildren", UInt64(keptChildren.values.reduce(0, +)))]
+         ImportCount("keptChildren", UInt64(keptChildren.values.reduce(0, +))),
+         ImportCount("unchanged", UInt64(unchanged)), ImportCount("removed", UInt64(removed)),
+         ImportCount("previouslyDeleted", UInt64(previouslyDeleted))]
     }
 
     public var json: String {
@@ -85,6 +99,7 @@ public struct ImportSummary: Sendable {
         o.set("xmlBytes", xmlBytes)
         o.set("contentSHA256", contentSHA256.map { String(format: "%02x", $0) }.joined())
         o.set("again", again)
+        o.set("dryRun", dryRun)
         o.set("firstSequence", firstSequence)
         o.set("lastSequence", lastSequence)
         for c in counts { o.set(c.name, c.value) }
@@ -102,6 +117,16 @@ public struct ImportSummary: Sendable {
         o.set("keptElements", Self.object(keptElements))
         o.set("keptChildren", Self.object(keptChildren))
         o.set("unknownAttributes", Self.object(unknownAttributes))
+        var merged = JSONObject()
+        for type in merge.keys.sorted() {
+            let c = merge[type]!
+            var m = JSONObject()
+            m.set("new", c.new)
+            m.set("unchanged", c.unchanged)
+            m.set("removed", c.removed)
+            merged.setRaw(type, m.string)
+        }
+        o.setRaw("merge", merged.string)
         o.setRaw("sourceNames", JSONObject.array(sources.map(JSONObject.quote)))
         o.setRaw("missingRouteFiles", JSONObject.array(missingRouteFiles.map(JSONObject.quote)))
         return o.string
@@ -116,8 +141,8 @@ public struct ImportSummary: Sendable {
     /// A readable report.
     public var lines: [String] {
         var out: [String] = []
-        out.append("imported \(xmlName) (\(xmlBytes) bytes, exported \(exportDate ?? "?"), export version \(exportVersion ?? "?"))\(again ? " again" : "")")
-        out.append("  events #\(firstSequence)–#\(lastSequence); import \(importId.uuidString)")
+        out.append("\(dryRun ? "would import (dry run, nothing written)" : "imported") \(xmlName) (\(xmlBytes) bytes, exported \(exportDate ?? "?"), export version \(exportVersion ?? "?"))\(again ? " again" : "")")
+        if !dryRun { out.append("  events #\(firstSequence)–#\(lastSequence); import \(importId.uuidString)") }
         out.append("  records:            \(records) in \(recordsByType.count) types (\(recordsKeptRaw) kept raw)")
         for (reason, n) in rawReasons.sorted(by: { $0.value > $1.value }).prefix(8) { out.append("    kept raw: \(n) × \(reason)") }
         out.append("  exact duplicates:   \(exactDuplicateRecords) (imported as they are); same type/source/time/value: \(logicalDuplicateRecords)")
@@ -126,7 +151,17 @@ public struct ImportSummary: Sendable {
         out.append("  activity summaries: \(activitySummaries)")
         out.append("  HRV beats:          \(beats) in \(beatLists) lists")
         out.append("  sources:            \(sources.count); characteristics set: \(characteristicsSet)")
-        out.append("  samples saved:      \(samplesSaved)")
+        out.append("  samples \(dryRun ? "to save" : "saved"):      \(samplesSaved) new; \(unchanged) unchanged; \(removed) \(dryRun ? "to remove" : "removed") (absent from this export)")
+        if previouslyDeleted > 0 { out.append("  deleted in the ledger, not restored: \(previouslyDeleted)") }
+        if !merge.isEmpty {
+            let width = max(4, merge.keys.map(\.count).max() ?? 4)
+            out.append("  " + "type".padding(toLength: width, withPad: " ", startingAt: 0) + "        new  unchanged    removed")
+            for type in merge.keys.sorted() {
+                let c = merge[type]!
+                out.append("  " + type.padding(toLength: width, withPad: " ", startingAt: 0)
+                           + String(format: " %10d %10d %10d", c.new, c.unchanged, c.removed))
+            }
+        }
         out.append(String(format: "  time:               %.2f s checking, %.2f s writing", checkSeconds, writeSeconds))
         if notSavedSyncVersion > 0 { out.append("  not saved (sync identity already stored at that version): \(notSavedSyncVersion)") }
         if !keptChildren.isEmpty {

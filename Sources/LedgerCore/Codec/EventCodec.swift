@@ -69,17 +69,7 @@ public enum EventCodec {
             }
         case .samplesDeleted(_, let objects, let reason):
             SampleCodec.optionalString(reason, into: &w)
-            w.varint(objects.count)
-            for o in objects {
-                w.uuid(o.uuid)
-                SampleCodec.optionalString(o.syncIdentifier, into: &w)
-                if let v = o.syncVersion {
-                    w.u8(1)
-                    w.zigzag(v)
-                } else {
-                    w.u8(0)
-                }
-            }
+            deletedObjects(objects, into: &w)
         case .activitySummariesRecorded(let summaries):
             w.varint(summaries.count)
             for a in summaries {
@@ -122,6 +112,16 @@ public enum EventCodec {
                     stringPairs(node.attributes, into: &w)
                 }
             }
+        case .absentFromExport(let a):
+            w.uuid(a.importId)
+            SampleCodec.optionalString(a.exportDate, into: &w)
+            deletedObjects(a.objects, into: &w)
+            w.varint(a.days.count)
+            for day in a.days {
+                w.varint(day.year)
+                w.u8(UInt8(day.month))
+                w.u8(UInt8(day.day))
+            }
         case .importFinished(let f):
             w.uuid(f.importId)
             w.varint(f.counts.count)
@@ -130,6 +130,41 @@ public enum EventCodec {
                 w.varint(c.value)
             }
         }
+    }
+
+    /// Tombstones as `samplesDeleted` and `absentFromExport` write them: a count, then
+    /// per object its UUID, optional sync identifier, optional zigzag sync version.
+    static func deletedObjects(_ objects: [DeletedObject], into w: inout ByteWriter) {
+        w.varint(objects.count)
+        for o in objects {
+            w.uuid(o.uuid)
+            SampleCodec.optionalString(o.syncIdentifier, into: &w)
+            if let v = o.syncVersion {
+                w.u8(1)
+                w.zigzag(v)
+            } else {
+                w.u8(0)
+            }
+        }
+    }
+
+    static func deletedObjects(_ r: inout ByteReader) throws(EventDecodingError) -> [DeletedObject] {
+        let n = try r.count(limit: r.remaining)
+        var objects: [DeletedObject] = []
+        objects.reserveCapacity(n)
+        for _ in 0..<n {
+            let uuid = try r.uuid()
+            let syncId = try SampleCodec.optionalString(&r)
+            let at = r.absolutePosition
+            let version: Int64?
+            switch try r.u8() {
+            case 0: version = nil
+            case 1: version = try r.zigzag()
+            default: throw .malformed(offset: at, reason: "bad presence byte")
+            }
+            objects.append(DeletedObject(uuid: uuid, syncIdentifier: syncId, syncVersion: version))
+        }
+        return objects
     }
 
     /// Entries whose values are strings (raw attributes), as pairs of strings.
@@ -204,21 +239,7 @@ public enum EventCodec {
             event = .samplesSaved(app: ordinal, samples: samples)
         case .samplesDeleted:
             let reason = try SampleCodec.optionalString(&r)
-            let n = try r.count(limit: r.remaining)
-            var objects: [DeletedObject] = []
-            for _ in 0..<n {
-                let uuid = try r.uuid()
-                let syncId = try SampleCodec.optionalString(&r)
-                let at = r.absolutePosition
-                let version: Int64?
-                switch try r.u8() {
-                case 0: version = nil
-                case 1: version = try r.zigzag()
-                default: throw .malformed(offset: at, reason: "bad presence byte")
-                }
-                objects.append(DeletedObject(uuid: uuid, syncIdentifier: syncId, syncVersion: version))
-            }
-            event = .samplesDeleted(actor: actor, objects: objects, reason: reason)
+            event = .samplesDeleted(actor: actor, objects: try deletedObjects(&r), reason: reason)
         case .activitySummariesRecorded:
             try owner()
             let n = try r.count(limit: r.remaining)
@@ -258,6 +279,22 @@ public enum EventCodec {
             var counts: [ImportCount] = []
             for _ in 0..<n { counts.append(ImportCount(try r.string(), try r.varint())) }
             event = .importFinished(ExportImportFinish(importId: id, counts: counts))
+        case .absentFromExport:
+            try owner()
+            let id = try r.uuid()
+            let exportDate = try SampleCodec.optionalString(&r)
+            let objects = try deletedObjects(&r)
+            let n = try r.count(limit: r.remaining / 3)
+            var days: [DateOfBirth] = []
+            for _ in 0..<n {
+                let at = r.absolutePosition
+                let y = try r.count(limit: 9999), m = Int(try r.u8()), d = Int(try r.u8())
+                do { days.append(try DateOfBirth(year: y, month: m, day: d)) } catch {
+                    throw .malformed(offset: at, reason: "invalid day")
+                }
+            }
+            guard !objects.isEmpty || !days.isEmpty else { throw .malformed(offset: 0, reason: "absentFromExport removes nothing") }
+            event = .absentFromExport(ExportAbsence(importId: id, exportDate: exportDate, objects: objects, days: days))
         case .ownerTimeZoneSet:
             try owner()
             let at = r.absolutePosition

@@ -149,6 +149,9 @@ public enum Event: Hashable, Sendable {
     /// Samples an app saved, associated with a workout it saved (HKHealthStore's
     /// `add(_:to:)`). Actor: the app.
     case samplesAssociated(app: AppOrdinal, workout: UUID, samples: [UUID])
+    /// A newer export no longer holds what earlier imports brought: removed by the
+    /// import that found it out (kind 21). Actor: the owner, through that import.
+    case absentFromExport(ExportAbsence)
 
     /// Who caused the event.
     public var actor: ActorID {
@@ -156,7 +159,8 @@ public enum Event: Hashable, Sendable {
         case .appRegistered(let app, _), .authorizationRequested(let app, _, _), .samplesSaved(let app, _),
              .samplesAssociated(let app, _, _): .app(app)
         case .authorizationDecided, .characteristicSet, .characteristicCleared, .activitySummariesRecorded,
-             .importStarted, .importFinished, .exportElementsKept, .ownerTimeZoneSet, .sourcePrioritySet, .preferredUnitSet: .owner
+             .importStarted, .importFinished, .exportElementsKept, .ownerTimeZoneSet, .sourcePrioritySet, .preferredUnitSet,
+             .absentFromExport: .owner
         case .samplesDeleted(let actor, _, _): actor
         }
     }
@@ -179,6 +183,7 @@ public enum Event: Hashable, Sendable {
         case .sourcePrioritySet: .sourcePrioritySet
         case .preferredUnitSet: .preferredUnitSet
         case .samplesAssociated: .samplesAssociated
+        case .absentFromExport: .absentFromExport
         }
     }
 }
@@ -200,6 +205,8 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case sourcePrioritySet = 13
     case preferredUnitSet = 14
     case samplesAssociated = 15
+    // 16–20 and 22–24 are reserved (workout segments; import transactions).
+    case absentFromExport = 21
 
     /// The version this release writes for the kind (`kindVersion`). Version 2 of
     /// `samplesSaved` added sample flags 64 (written UTC offsets) and 128 (HRV beats)

@@ -110,3 +110,31 @@ public struct ExportElement: Hashable, Sendable {
         self.nodes = nodes
     }
 }
+
+/// What a newer export of the same person no longer holds, removed by the import
+/// that found it out (event kind 21, `absentFromExport`): the samples a previous
+/// import brought (correlations with their members, workouts with their events and
+/// routes) and the days of activity summaries. One event per import, before its
+/// `importFinished`; the tombstones it leaves name it (`audit`).
+///
+/// Invariant: `objects` or `days` is not empty.
+public struct ExportAbsence: Hashable, Sendable {
+    /// The import that removed them (its `importStarted`).
+    public let importId: UUID
+    /// `<ExportDate value=…>` of the export they are absent from, as written.
+    public let exportDate: String?
+    /// The samples removed, with their sync identity (as `samplesDeleted` records it).
+    public let objects: [DeletedObject]
+    /// The days whose activity summary is removed.
+    public let days: [DateOfBirth]
+
+    public init(importId: UUID, exportDate: String?, objects: [DeletedObject], days: [DateOfBirth]) {
+        self.importId = importId
+        self.exportDate = exportDate
+        self.objects = objects
+        self.days = days
+    }
+
+    /// "absent from the export dated D": the reason the removal gives.
+    public var reason: String { "absent from the export dated \(exportDate ?? "(no ExportDate)")" }
+}

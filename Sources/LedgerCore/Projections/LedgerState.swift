@@ -101,6 +101,13 @@ public struct LedgerState: Sendable, Equatable {
                 preferredUnits[type] = unit
             case .samplesAssociated(_, let workout, let uuids):
                 associations[workout, default: []].append(contentsOf: uuids)
+            case .absentFromExport(let absence):
+                for o in absence.objects {
+                    if let slot = samples.slot(of: o.uuid), samples.isLive(slot) {
+                        samples.delete(slot, sequence: sequence, actor: .owner)
+                    }
+                }
+                for day in absence.days { activitySummaries[Self.dayKey(day)] = nil }
             case .exportElementsKept:
                 break  // no projection: the log keeps them; `log` and `audit` show them
             case .samplesSaved:

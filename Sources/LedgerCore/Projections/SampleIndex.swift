@@ -294,6 +294,11 @@ public struct SampleIndex: Sendable, Equatable {
 
     func syncValue(_ slot: UInt32) -> SyncValue? { syncOfSlot[slot] }
 
+    /// The sync version of the live sample holding an app's sync identifier, if any.
+    public func liveSyncVersion(app: AppOrdinal, identifier: String) -> Int64? {
+        syncSlot(app: app, identifier: identifier).flatMap { syncOfSlot[$0]?.version }
+    }
+
     // MARK: Digest
 
     /// Feeds the projection into a digest in slot order (deterministic).

@@ -89,6 +89,18 @@ public enum EventJSON {
             var me = JSONObject()
             for e in s.me { me.set(e.key, e.value.description) }
             o.setRaw("me", me.string)
+        case .absentFromExport(let a):
+            o.set("importId", a.importId.uuidString)
+            o.set("exportDate", a.exportDate)
+            o.set("reason", a.reason)
+            o.setRaw("objects", JSONObject.array(a.objects.map { d in
+                var j = JSONObject()
+                j.set("uuid", d.uuid.uuidString)
+                j.set("syncIdentifier", d.syncIdentifier)
+                if let v = d.syncVersion { j.set("syncVersion", v) }
+                return j.string
+            }))
+            o.setRaw("days", JSONObject.array(a.days.map { JSONObject.quote($0.description) }))
         case .importFinished(let f):
             o.set("importId", f.importId.uuidString)
             var counts = JSONObject()
@@ -128,6 +140,9 @@ public enum EventJSON {
             return head + "\tkept as written: " + elements.map(\.name).joined(separator: ", ")
         case .importStarted(let s):
             return head + "\timport \(s.importId.uuidString) of \(s.sourcePath) (exported \(s.exportDate ?? "?"))" + (s.again ? " again" : "")
+        case .absentFromExport(let a):
+            return head + "\timport \(a.importId.uuidString) removed \(a.objects.count) sample\(a.objects.count == 1 ? "" : "s") and "
+                + "\(a.days.count) activity summar\(a.days.count == 1 ? "y" : "ies") (\(a.reason))"
         case .importFinished(let f):
             return head + "\timport \(f.importId.uuidString) finished: " + f.counts.map { "\($0.name) \($0.value)" }.joined(separator: ", ")
         }

@@ -27,6 +27,8 @@ public enum LedgerCommand: Sendable {
     case finishImport(ExportImportFinish)
     /// The owner keeps elements of an export that have no model, as written.
     case keepExportElements([ExportElement])
+    /// An import removes what a newer export no longer holds (one per import).
+    case removeAbsent(ExportAbsence)
     /// The owner sets their time zone (an IANA identifier); the same zone again is a no-op.
     case setOwnerTimeZone(String)
     /// The owner orders the sources of a quantity type (best first; empty: the
@@ -135,6 +137,8 @@ public enum LedgerDecider {
             return [.importFinished(finish)]
         case .keepExportElements(let elements):
             return [.exportElementsKept(elements)]
+        case .removeAbsent(let absence):
+            return [.absentFromExport(absence)]
         case .setOwnerTimeZone(let identifier):
             return state.ownerTimeZone == identifier ? [] : [.ownerTimeZoneSet(identifier)]
         case .setSourcePriority(let type, let sources):

@@ -214,6 +214,34 @@ enum LedgerRules {
             guard state.imports.firstIndex(where: { $0.start.importId == start.importId }) == nil else {
                 throw .importMismatch(start.importId, "was already started")
             }
+        case .absentFromExport(let absence):
+            guard let i = state.imports.firstIndex(where: { $0.start.importId == absence.importId }) else {
+                throw .importMismatch(absence.importId, "never started")
+            }
+            guard state.imports[i].finishedAt == nil else { throw .importMismatch(absence.importId, "already finished") }
+            guard !absence.objects.isEmpty || !absence.days.isEmpty else { throw .emptyCall("an absent-from-export removal") }
+            var seen = Set<UUID>()
+            for o in absence.objects {
+                guard seen.insert(o.uuid).inserted, let slot = state.samples.slot(of: o.uuid), state.samples.isLive(slot) else {
+                    throw .objectNotFound(o.uuid)
+                }
+                let entry = state.samples.entry(slot)
+                guard o.syncIdentifier == entry.syncIdentifier, o.syncVersion == entry.syncVersion else {
+                    throw .tombstoneMismatch(o.uuid)
+                }
+                // Only what an import brought: a sample of an imported source, not a member
+                // (members go with their correlation).
+                guard !entry.isMember, state.registry.registration(entry.app)?.imported == true else {
+                    throw .notBroughtByImport("\(o.uuid.uuidString) is not a sample an import brought")
+                }
+            }
+            var days = Set<Int>()
+            for day in absence.days {
+                let key = LedgerState.dayKey(day)
+                guard days.insert(key).inserted, state.activitySummaries[key] != nil else {
+                    throw .notBroughtByImport("the ledger has no activity summary of \(day) (or it is named twice)")
+                }
+            }
         case .importFinished(let finish):
             guard let i = state.imports.firstIndex(where: { $0.start.importId == finish.importId }) else {
                 throw .importMismatch(finish.importId, "never started")

@@ -47,6 +47,9 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// A source priority listing a source twice, an empty or over-long identifier, or
     /// more than `SourcePriority.maxSources` sources.
     case invalidSourcePriority(String)
+    /// An `absentFromExport` removes what no import brought (a sample of a source that
+    /// is not imported, a correlation's member on its own, a day without a summary).
+    case notBroughtByImport(String)
 
     public var description: String {
         switch self {
@@ -62,6 +65,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .syncVersionNotNewer(let id, let stored, let given): "syncVersionNotNewer: \(id) is stored at version \(stored); \(given) does not replace it"
         case .syncReplacementTypeMismatch(let id, let stored, let given): "syncReplacementTypeMismatch: \(id) is stored as \(stored); a \(given) sample does not replace it"
         case .replacementMismatch(let u, let e, let r): "replacementMismatch: \(u.uuidString) should replace \(e?.uuidString ?? "nothing") but records \(r?.uuidString ?? "nothing")"
+        case .notBroughtByImport(let what): "notBroughtByImport: \(what)"
         case .ownerOnly(let action): "ownerOnly: only the ledger's owner may \(action)"
         case .unrecognizedTypeNotAllowed(let app, let type): "unrecognizedTypeNotAllowed: \(app) may not save records of unknown type \(type)"
         case .tombstoneMismatch(let u): "tombstoneMismatch: the tombstone of \(u.uuidString) does not carry its sync identity"

@@ -57,3 +57,23 @@ extension SnapshotFile {
         return events
     }
 }
+
+extension SnapshotFile {
+    /// Section 40 as a small-section codec (optional: only when a unit is chosen).
+    static let preferredUnitsSection = SnapshotSectionCodec(section: .preferredUnits, encode: { source, w in
+        guard !source.state.preferredUnits.isEmpty else { return false }
+        writePreferredUnits(source.state, into: &w)
+        return true
+    }, decode: { r, contents in
+        contents.events += try readPreferredUnits(&r)
+    }, required: false)
+
+    /// Section 41 as a small-section codec (optional: only when there are associations).
+    static let associationsSection = SnapshotSectionCodec(section: .associations, encode: { source, w in
+        guard !source.state.associations.isEmpty else { return false }
+        writeAssociations(source.state, into: &w)
+        return true
+    }, decode: { r, contents in
+        contents.events += try readAssociations(&r)
+    }, required: false)
+}

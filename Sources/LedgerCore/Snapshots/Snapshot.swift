@@ -2,128 +2,6 @@ import Foundation
 import HealthModel
 import LedgerLog
 
-/// A raw array written as a snapshot section in blocks, each with its own CRC32C,
-/// so that loading reads and checks the blocks on every core at once.
-///
-/// Section payload: blockSize u32 · blockCount u32 · blockCRC u32 × blockCount ·
-/// zero padding to a multiple of 8 · the array's bytes. The section header's CRC
-/// covers everything before the array's bytes.
-struct ColumnSource: @unchecked Sendable {
-    // @unchecked: holds an immutable array (Sendable elements) only to keep its bytes alive.
-    private let storage: Any
-    private let bytes: UnsafeRawBufferPointer
-
-    static let blockSize = 4 << 20
-
-    init<T: Sendable>(_ array: [T]) {
-        storage = array
-        // The array is immutable and kept alive by `storage`: its buffer stays put.
-        bytes = array.withUnsafeBytes { $0 }
-    }
-
-    private static func prefixLength(blocks: Int) -> Int { (8 + 4 * blocks + 7) / 8 * 8 }
-
-    /// Writes the section (header and payload) at `offset`; returns the offset after it.
-    func write(id: UInt32, to file: any LogFile, at start: UInt64) throws -> UInt64 {
-        let blocks = (bytes.count + Self.blockSize - 1) / Self.blockSize
-        var crcs = [UInt32](repeating: 0, count: blocks)
-        let source = DisjointWrites(UnsafeMutableRawBufferPointer(mutating: bytes))
-        crcs.withUnsafeMutableBytes { out in
-            let target = DisjointWrites(out)
-            DispatchQueue.concurrentPerform(iterations: blocks) { i in
-                let lower = i * Self.blockSize, upper = min(source.buffer.count, lower + Self.blockSize)
-                let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: source.buffer[lower..<upper]))
-                target.buffer.storeBytes(of: crc, toByteOffset: 4 * i, as: UInt32.self)
-            }
-        }
-        var prefix = [UInt8](repeating: 0, count: Self.prefixLength(blocks: blocks))
-        prefix.withUnsafeMutableBytes { p in
-            p.storeBytes(of: UInt32(Self.blockSize).littleEndian, toByteOffset: 0, as: UInt32.self)
-            p.storeBytes(of: UInt32(blocks).littleEndian, toByteOffset: 4, as: UInt32.self)
-            for (i, crc) in crcs.enumerated() { p.storeBytes(of: crc.littleEndian, toByteOffset: 8 + 4 * i, as: UInt32.self) }
-        }
-        let length = prefix.count + bytes.count
-        var header = [UInt8](repeating: 0, count: 24)
-        header.withUnsafeMutableBytes { b in
-            b.storeBytes(of: id.littleEndian, toByteOffset: 0, as: UInt32.self)
-            b.storeBytes(of: UInt64(length).littleEndian, toByteOffset: 8, as: UInt64.self)
-            b.storeBytes(of: CRC32C.checksum(prefix).littleEndian, toByteOffset: 16, as: UInt32.self)
-        }
-        var offset = start
-        try header.withUnsafeBytes { try file.write($0, at: offset) }
-        offset += 24
-        try prefix.withUnsafeBytes { try file.write($0, at: offset) }
-        offset += UInt64(prefix.count)
-        if bytes.count > 0 { try file.write(bytes, at: offset) }
-        offset += UInt64(bytes.count)
-        let padding = (8 - length % 8) % 8
-        if padding > 0 {
-            try [UInt8](repeating: 0, count: padding).withUnsafeBytes { try file.write($0, at: offset) }
-            offset += UInt64(padding)
-        }
-        return offset
-    }
-
-    /// Reads a column section's array (payload at `offset`, `length` bytes), checking
-    /// the prefix against `crc` and every block against its own CRC, blocks in
-    /// parallel. Nil when a checksum fails.
-    static func read<T>(_: T.Type, from file: any LogFile, at offset: UInt64, length: Int, crc: UInt32) throws -> [T]? {
-        var head = [UInt8](repeating: 0, count: 8)
-        guard length >= 8, try head.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) }) == 8 else { return nil }
-        let (blockSize, blocks) = head.withUnsafeBytes {
-            (Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt32.self))),
-             Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self))))
-        }
-        let prefixLength = Self.prefixLength(blocks: blocks)
-        guard blockSize > 0, prefixLength <= length else { return nil }
-        var prefix = [UInt8](repeating: 0, count: prefixLength)
-        guard try prefix.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) }) == prefixLength,
-              CRC32C.checksum(prefix) == crc else { return nil }
-        let dataLength = length - prefixLength
-        guard dataLength % MemoryLayout<T>.stride == 0, blocks == (dataLength + blockSize - 1) / blockSize else { return nil }
-        let crcs = prefix.withUnsafeBytes { p in (0..<blocks).map { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 8 + 4 * $0, as: UInt32.self)) } }
-        let count = dataLength / MemoryLayout<T>.stride
-        let dataOffset = offset + UInt64(prefixLength)
-        let failures = Mutex4Core(0)
-        let array = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
-            HugePages.advise(UnsafeMutableRawBufferPointer(buffer))
-            let raw = DisjointWrites(UnsafeMutableRawBufferPointer(buffer))
-            DispatchQueue.concurrentPerform(iterations: blocks) { i in
-                let lower = i * blockSize, upper = min(dataLength, lower + blockSize)
-                let block = UnsafeMutableRawBufferPointer(rebasing: raw.buffer[lower..<upper])
-                let got = (try? file.read(into: block, at: dataOffset + UInt64(lower))) ?? -1
-                if got != block.count || CRC32C.checksum(UnsafeRawBufferPointer(block)) != crcs[i] {
-                    failures.withLock { $0 += 1 }
-                }
-            }
-            // Bytes of a trivial type: every element is initialized by the reads (or the
-            // array is dropped below when a read failed).
-            initialized = count
-        }
-        return failures.withLock { $0 } == 0 ? array : nil
-    }
-}
-
-/// A buffer that parallel workers write in disjoint ranges (one block each), so
-/// sharing it across threads is safe.
-struct DisjointWrites: @unchecked Sendable {
-    let buffer: UnsafeMutableRawBufferPointer
-    init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
-}
-
-/// A lock-protected counter for the parallel loader.
-final class Mutex4Core: @unchecked Sendable {
-    // @unchecked: `value` is guarded by `lock`.
-    private let lock = NSLock()
-    private var value: Int
-    init(_ value: Int) { self.value = value }
-    func withLock<R>(_ body: (inout Int) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-}
-
 /// A checkpoint of every projection at a batch boundary of the log, so that opening
 /// a large ledger does not replay from zero. Derived data: deleting one changes
 /// nothing but open time; a damaged or foreign one is detected and ignored.
@@ -182,6 +60,9 @@ public enum SnapshotFile {
         case associations = 41
         case slots = 10, buckets, timelineSlots
         case timelines = 20, latest, tombstones, sync
+        // Reserved: 8 and 30–39 statistics, 40–49 HealthKit fidelity, 50–59 import v2.
+        // A small section is a `SnapshotSectionCodec` in its own file, listed in
+        // `smallSections`; a column is a raw array (`ColumnSource`).
     }
 
     /// The file name of a snapshot at `sequence`.
@@ -208,139 +89,20 @@ public enum SnapshotFile {
         // `latest`'s time). Only the timeline arrays are copied; the slots are shared.
         var state = state
         state.samples.prepareForQueries()
-        var sections: [(Section, [UInt8])] = []
-        var columnSections: [(Section, ColumnSource)] = []
-        func small(_ id: Section, _ body: (inout ByteWriter) -> Void) {
-            var w = ByteWriter(capacity: 256)
-            body(&w)
-            sections.append((id, w.bytes))
-        }
-        func raw<T: Sendable>(_ id: Section, _ array: [T]) {
-            columnSections.append((id, ColumnSource(array)))
-        }
-        small(.registry) { w in
-            w.varint(state.registry.apps.count)
-            for a in state.registry.apps {
-                w.string(a.bundleIdentifier)
-                w.string(a.name)
-                SampleCodec.optionalString(a.readPurpose, into: &w)
-                SampleCodec.optionalString(a.sharePurpose, into: &w)
-                w.u8(a.imported ? 1 : 0)
-            }
-        }
-        small(.authorization) { w in
-            let apps = state.authorization.permissions.keys.sorted()
-            w.varint(apps.count)
-            for app in apps {
-                let types = state.authorization.permissions[app]!.keys.sorted()
-                w.varint(UInt64(app))
-                w.varint(types.count)
-                for code in types {
-                    let p = state.authorization.permissions[app]![code]!
-                    w.u16(code)
-                    w.u8(UInt8(p.share.rawValue))
-                    w.u8(p.read.map { $0 ? 1 : 2 } ?? 0)
-                    w.u8((p.requestedShare ? 1 : 0) | (p.requestedRead ? 2 : 0))
-                    w.u8(p.basis.rawValue)
-                }
-            }
-        }
-        small(.characteristics) { w in
-            let types = state.characteristics.keys.sorted { $0.rawValue < $1.rawValue }
-            w.varint(types.count)
-            for t in types {
-                w.bytes.append(contentsOf: EventCodec.payload(.characteristicSet(state.characteristics[t]!)))
-            }
-        }
-        small(.counts) { w in
-            w.varint(state.lastSequence)
-            w.zigzag(state.lastRecordedAt)
-            let kinds = state.eventCounts.keys.sorted()
-            w.varint(kinds.count)
-            for k in kinds {
-                w.u16(k)
-                w.varint(state.eventCounts[k]!)
-            }
-        }
-        if let zone = state.ownerTimeZone {
-            small(.ownerTimeZone) { w in w.string(zone) }
-        }
-        if !state.preferredUnits.isEmpty {
-            small(.preferredUnits) { w in writePreferredUnits(state, into: &w) }
-        }
-        if !state.associations.isEmpty {
-            small(.associations) { w in writeAssociations(state, into: &w) }
-        }
-        if !state.imports.isEmpty {
-            small(.imports) { w in
-                w.varint(state.imports.count)
-                for entry in state.imports {
-                    w.lengthPrefixed { $0.bytes.append(contentsOf: EventCodec.payload(.importStarted(entry.start))) }
-                    w.varint(entry.startedAt)
-                    w.varint(entry.finishedAt ?? 0)
-                    w.lengthPrefixed {
-                        $0.bytes.append(contentsOf: EventCodec.payload(.importFinished(
-                            ExportImportFinish(importId: entry.start.importId, counts: entry.counts))))
-                    }
-                }
-            }
-        }
-        if !state.activitySummaries.isEmpty {
-            small(.activitySummaries) { w in
-                let days = state.activitySummaries.keys.sorted()
-                w.varint(days.count)
-                for day in days {
-                    w.lengthPrefixed {
-                        $0.bytes.append(contentsOf: EventCodec.payload(.activitySummariesRecorded([state.activitySummaries[day]!])))
-                    }
-                }
-            }
-        }
         let c = state.samples.columns
-        raw(.slots, c.slots)
-        raw(.buckets, c.buckets)
-        let timelineCodes = c.timelines.keys.sorted()
-        small(.timelines) { w in
-            w.varint(c.tableCount)
-            w.varint(timelineCodes.count)
-            for code in timelineCodes {
-                let t = c.timelines[code]!
-                w.u16(code)
-                w.u8(t.sorted ? 1 : 0)
-                w.varint(t.slots.count)
-            }
+        let source = SnapshotSource(state: state, columns: c, timelineCodes: c.timelines.keys.sorted())
+        var sections: [(Section, [UInt8])] = []
+        for codec in smallSections {
+            var w = ByteWriter(capacity: 256)
+            if codec.encode(source, &w) { sections.append((codec.section, w.bytes)) }
         }
-        raw(.timelineSlots, timelineCodes.flatMap { c.timelines[$0]!.slots })
         let statistics = statisticsSections(state.statistics)
         sections.append((.sourcePriorities, statistics.small))
-        columnSections.append((.statisticsValues, statistics.values))
-        columnSections.append((.statisticsUserEntered, statistics.flags))
-        small(.latest) { w in
-            let codes = c.latest.keys.sorted()
-            w.varint(codes.count)
-            for code in codes {
-                w.u16(code)
-                w.varint(UInt64(c.latest[code]!))
-            }
-        }
-        small(.tombstones) { w in
-            w.varint(c.tombstones.count)
-            for t in c.tombstones {
-                w.varint(UInt64(t.slot))
-                w.varint(t.sequence)
-                w.varint(t.actor.encoded)
-                w.varint(t.replacedBy.map { UInt64($0) + 1 } ?? 0)
-            }
-        }
-        small(.sync) { w in
-            let slots = c.syncOfSlot.keys.sorted()
-            w.varint(slots.count)
-            for slot in slots {
-                w.varint(UInt64(slot))
-                w.string(c.syncOfSlot[slot]!.identifier)
-                w.zigzag(c.syncOfSlot[slot]!.version)
-            }
-        }
+        let columnSections: [(Section, ColumnSource)] = [
+            (.slots, ColumnSource(c.slots)), (.buckets, ColumnSource(c.buckets)),
+            (.timelineSlots, ColumnSource(source.timelineCodes.flatMap { c.timelines[$0]!.slots })),
+            (.statisticsValues, statistics.values), (.statisticsUserEntered, statistics.flags),
+        ]
 
         var header = [UInt8](repeating: 0, count: headerLength)
         header.withUnsafeMutableBytes { b in
@@ -458,14 +220,12 @@ public enum SnapshotFile {
         let size = try file.size()
         var offset = UInt64(headerLength)
         var small: [Section: [UInt8]] = [:]
-        var timelineSlots: [UInt32] = []
+        var contents = SnapshotContents()
         var statisticsValues: [Double]?
         var statisticsFlags: [UInt8]?
-        var columns = SampleIndex.Columns(slots: [], buckets: [], tableCount: 0, timelines: [:], latest: [:],
-                                          tombstones: [], syncOfSlot: [:])
         func fail(_ reason: String) -> SnapshotProblem { .unreadable(file: name, reason: reason) }
-        func column<T>(_ length: Int, _: T.Type, crc: UInt32) throws -> [T] {
-            guard let column = try ColumnSource.read(T.self, from: file, at: offset, length: length, crc: crc) else {
+        func column<T>(_ length: Int, _: T.Type, crc: UInt32, spare: @escaping (Int) -> Int = { _ in 0 }) throws -> [T] {
+            guard let column = try ColumnSource.read(T.self, from: file, at: offset, length: length, crc: crc, spare: spare) else {
                 throw fail("checksum of a column")
             }
             return column
@@ -485,9 +245,11 @@ public enum SnapshotFile {
             }
             let length = Int(storedLength)
             switch section {
-            case .slots: columns.slots = try column(length, SampleIndex.Slot.self, crc: crc)
-            case .buckets: columns.buckets = try column(length, UInt64.self, crc: crc)
-            case .timelineSlots: timelineSlots = try column(length, UInt32.self, crc: crc)
+            // A quarter more slots than loaded: a merge of a newer export appends without
+            // copying every slot first (a copy of 40 MB at 741k samples).
+            case .slots: contents.columns.slots = try column(length, SampleIndex.Slot.self, crc: crc, spare: { $0 / 4 + 4096 })
+            case .buckets: contents.columns.buckets = try column(length, UInt64.self, crc: crc)
+            case .timelineSlots: contents.timelineSlots = try column(length, UInt32.self, crc: crc)
             case .statisticsValues: statisticsValues = try column(length, Double.self, crc: crc)
             case .statisticsUserEntered: statisticsFlags = try column(length, UInt8.self, crc: crc)
             default:
@@ -498,12 +260,25 @@ public enum SnapshotFile {
             }
             offset += UInt64(length + (8 - length % 8) % 8)
         }
-        var state = LedgerState()
         do {
-            try decodeSmall(small, into: &state, columns: &columns, timelineSlots: timelineSlots)
+            for codec in smallSections {
+                guard let bytes = small[codec.section] else {
+                    if codec.required { throw EventDecodingError.truncated(offset: 0) }
+                    continue
+                }
+                try bytes.withUnsafeBytes { raw in
+                    var r = ByteReader(raw)
+                    try codec.decode(&r, &contents)
+                    try r.finish()
+                }
+            }
         } catch let error as EventDecodingError {
             throw fail("section contents: \(error)")
         }
+        var state = LedgerState()
+        state.restore(events: contents.events, permissions: contents.permissions, lastSequence: contents.lastSequence,
+                      lastRecordedAt: contents.lastRecordedAt, eventCounts: contents.eventCounts, imports: contents.imports)
+        let columns = contents.columns
         let n = columns.slots.count
         guard columns.buckets.count.nonzeroBitCount == 1, columns.tableCount == n,
               columns.slots.allSatisfy({ Int($0.typeCode) < SampleIndex.typeCodeLimit }),
@@ -522,120 +297,5 @@ public enum SnapshotFile {
             throw fail("statistics: \(error)")
         }
         return state
-    }
-
-    private static func decodeSmall(_ small: [Section: [UInt8]], into state: inout LedgerState,
-                                    columns: inout SampleIndex.Columns, timelineSlots: [UInt32]) throws {
-        func read(_ section: Section, _ body: (inout ByteReader) throws -> Void) throws {
-            guard let bytes = small[section] else { throw EventDecodingError.truncated(offset: 0) }
-            try bytes.withUnsafeBytes { raw in
-                var r = ByteReader(raw)
-                try body(&r)
-                try r.finish()
-            }
-        }
-        var events: [Event] = []
-        try read(.registry) { r in
-            for i in 0..<(try r.count()) {
-                events.append(.appRegistered(app: AppOrdinal(i + 1), AppRegistration(
-                    bundleIdentifier: try r.string(), name: try r.string(), readPurpose: try SampleCodec.optionalString(&r),
-                    sharePurpose: try SampleCodec.optionalString(&r), imported: try EventCodec.bool(&r))))
-            }
-        }
-        var permissions: [(AppOrdinal, UInt16, TypePermission)] = []
-        try read(.authorization) { r in
-            for _ in 0..<(try r.count()) {
-                let app = AppOrdinal(try r.count(limit: Int(UInt32.max)))
-                for _ in 0..<(try r.count()) {
-                    let code = try r.u16()
-                    var p = TypePermission()
-                    guard let share = SharingStatus(rawValue: Int(try r.u8())) else { throw r.malformed("share") }
-                    p.share = share
-                    switch try r.u8() { case 1: p.read = true; case 2: p.read = false; default: p.read = nil }
-                    let requested = try r.u8()
-                    p.requestedShare = requested & 1 != 0
-                    p.requestedRead = requested & 2 != 0
-                    guard let basis = DecisionBasis(rawValue: try r.u8()) else { throw r.malformed("basis") }
-                    p.basis = basis
-                    permissions.append((app, code, p))
-                }
-            }
-        }
-        try read(.characteristics) { r in
-            for _ in 0..<(try r.count()) {
-                _ = try r.varint()  // actor (owner)
-                events.append(.characteristicSet(try EventCodec.characteristic(&r)))
-            }
-        }
-        var counts: (UInt64, Int64, [UInt16: UInt64]) = (0, 0, [:])
-        try read(.counts) { r in
-            counts.0 = try r.varint()
-            counts.1 = try r.zigzag()
-            for _ in 0..<(try r.count()) { counts.2[try r.u16()] = try r.varint() }
-        }
-        try read(.timelines) { r in
-            columns.tableCount = try r.count(limit: Int(UInt32.max))
-            var start = 0
-            for _ in 0..<(try r.count()) {
-                let code = try r.u16()
-                let sorted = try r.u8() == 1
-                let n = try r.count(limit: timelineSlots.count - start)
-                columns.timelines[code] = SampleIndex.Timeline(slots: Array(timelineSlots[start..<start + n]), sorted: sorted)
-                start += n
-            }
-            guard start == timelineSlots.count else { throw r.malformed("timeline slots") }
-        }
-        try read(.latest) { r in
-            for _ in 0..<(try r.count()) { columns.latest[try r.u16()] = UInt32(try r.count(limit: Int(UInt32.max))) }
-        }
-        try read(.tombstones) { r in
-            for _ in 0..<(try r.count()) {
-                let slot = UInt32(try r.count(limit: Int(UInt32.max)))
-                let sequence = try r.varint()
-                let actor = ActorID(encoded: try r.varint())
-                let replaced = try r.varint()
-                guard replaced <= UInt64(UInt32.max) else { throw r.malformed("tombstone replacement slot") }
-                columns.tombstones.append(SampleIndex.Tombstone(slot: slot, sequence: sequence, actor: actor,
-                                                                replacedBy: replaced == 0 ? nil : UInt32(replaced - 1)))
-            }
-        }
-        try read(.sync) { r in
-            for _ in 0..<(try r.count()) {
-                let slot = UInt32(try r.count(limit: Int(UInt32.max)))
-                columns.syncOfSlot[slot] = SampleIndex.SyncValue(identifier: try r.string(), version: try r.zigzag())
-            }
-        }
-        func event(_ r: inout ByteReader, _ kind: EventKind) throws -> Event {
-            let sub = try r.lengthPrefixed()
-            return try EventCodec.decode(kind: kind.rawValue, version: kind.currentVersion, payload: sub.bytes)
-        }
-        var imports: [ImportEntry] = []
-        if small[.imports] != nil {
-            try read(.imports) { r in
-                for _ in 0..<(try r.count()) {
-                    guard case .importStarted(let start) = try event(&r, .importStarted) else { throw r.malformed("import") }
-                    let startedAt = try r.varint(), finishedAt = try r.varint()
-                    guard case .importFinished(let finish) = try event(&r, .importFinished) else { throw r.malformed("import") }
-                    imports.append(ImportEntry(start: start, startedAt: startedAt, finishedAt: finishedAt == 0 ? nil : finishedAt,
-                                               counts: finish.counts))
-                }
-            }
-        }
-        if small[.ownerTimeZone] != nil {
-            try read(.ownerTimeZone) { r in events.append(.ownerTimeZoneSet(try r.string())) }
-        }
-        if small[.preferredUnits] != nil {
-            try read(.preferredUnits) { r in events += try readPreferredUnits(&r) }
-        }
-        if small[.associations] != nil {
-            try read(.associations) { r in events += try readAssociations(&r) }
-        }
-        if small[.activitySummaries] != nil {
-            try read(.activitySummaries) { r in
-                for _ in 0..<(try r.count()) { events.append(try event(&r, .activitySummariesRecorded)) }
-            }
-        }
-        state.restore(events: events, permissions: permissions, lastSequence: counts.0, lastRecordedAt: counts.1,
-                      eventCounts: counts.2, imports: imports)
     }
 }

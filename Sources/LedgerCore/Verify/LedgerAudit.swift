@@ -75,6 +75,23 @@ public enum LedgerAudit {
                                                  authorization: actorApp.map { permission($0, entry.typeCode) }))
                         }
                     }
+                case (.absentFromExport(let absence), _):
+                    // The importer acts: the import is named, with the export it compared.
+                    for o in absence.objects {
+                        guard let slot = before.samples.slot(of: o.uuid) else { continue }
+                        let entry = before.samples.entry(slot)
+                        let matches: Bool
+                        switch subject {
+                        case .object(let uuid): matches = uuid == o.uuid
+                        case .type(let type): matches = type.code == entry.typeCode
+                        case .raw: matches = entry.typeCode == 0
+                        }
+                        if matches {
+                            entries.append(Entry(sequence: point.sequence, recordedAt: point.recordedAt, kind: .absentFromExport,
+                                                 actor: "import \(absence.importId.uuidString)",
+                                                 what: "deleted \(o.uuid.uuidString) (\(absence.reason))", authorization: nil))
+                        }
+                    }
                 case (.authorizationRequested(let app, let share, let read), .type(let type)) where share.contains(type) || read.contains(type):
                     let asked = [share.contains(type) ? "share" : nil, read.contains(type) ? "read" : nil].compactMap { $0 }.joined(separator: " and ")
                     entries.append(Entry(sequence: point.sequence, recordedAt: point.recordedAt, kind: .authorizationRequested,

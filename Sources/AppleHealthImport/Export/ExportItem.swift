@@ -1,0 +1,59 @@
+import Foundation
+import HealthModel
+import LedgerCore
+
+/// One top-level element of an export, mapped to the health model.
+enum ExportItem {
+    case healthData(locale: String?)
+    case exportDate(String)
+    case me([MetadataEntry])
+    case record(MappedRecord)
+    case correlation(MappedCorrelation)
+    case workout(MappedWorkout)
+    case activitySummary(ActivitySummary)
+    /// A top-level element this version has no model for (ClinicalRecord, Audiogram,
+    /// VisionPrescription, …), kept whole as written.
+    case kept(ExportElement)
+}
+
+/// A Record as a sample, with what the importer counts and links by.
+struct MappedRecord {
+    /// The sample (nil in the checking pass, which maps no Records to samples).
+    var sample: Sample!
+    /// The type code the record needs share permission for (a known quantity or category type).
+    var typeCode: UInt16?
+    /// HKMetadataKeySyncIdentifier and version, when both are present.
+    var syncIdentity: (identifier: String, version: Int64)?
+    /// Index into `ExportMapper.sources`.
+    var source: Int
+    /// The `type` attribute as written.
+    var typeName: String
+    /// Why the record was kept raw (`UnrecognizedSample`), else nil.
+    var rawReason: String?
+    /// Over all attributes (any order) and metadata: equal for exact repeats.
+    var exactFingerprint: UInt64
+    /// Over type, source, start, end, value and unit.
+    var logicalFingerprint: UInt64
+    var metadataCount: Int
+    var beatLists: Int
+    var beats: Int
+}
+
+struct MappedCorrelation {
+    var sample: Sample
+    var source: Int
+    /// The exact fingerprints of the member Records (the top-level copies they repeat).
+    var memberFingerprints: [UInt64]
+    /// Member Records that could not be members (not a quantity type the correlation admits).
+    var unlinked: [MappedRecord]
+}
+
+struct MappedWorkout {
+    var sample: Sample
+    var source: Int
+    var rawReason: String?
+    var events: Int
+    var statistics: Int
+    var routes: Int
+    var routePoints: Int
+}

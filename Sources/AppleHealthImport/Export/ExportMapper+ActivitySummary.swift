@@ -1,0 +1,34 @@
+import Foundation
+import HealthModel
+import LedgerCore
+
+extension ExportMapper {
+    // MARK: ActivitySummary
+
+    func activitySummary() throws(ImportError) -> ActivitySummary {
+        let mark = pendingChildren.count
+        guard let dayText = text(.dateComponents) else { throw invalid("an ActivitySummary without dateComponents") }
+        let day: DateOfBirth
+        do { day = try DateOfBirth(parsing: dayText) } catch { throw invalid("dateComponents '\(dayText)' is not a date") }
+        var numbers = [Double?](repeating: nil, count: ActivitySummary.numberNames.count)
+        var unit: String?
+        var other: [MetadataEntry] = []
+        for i in 0..<scanner.attributeCount {
+            let name = scanner.name(scanner.attributeName(i))
+            if let k = ActivitySummary.numberNames.firstIndex(of: name) {
+                numbers[k] = try number(i, name)
+            } else if name == "activeEnergyBurnedUnit" {
+                unit = String(decoding: scanner.value(i), as: UTF8.self)
+            } else if name != "dateComponents" {
+                other.append(MetadataEntry(key: name, value: .string(String(decoding: scanner.value(i), as: UTF8.self))))
+            }
+        }
+        try keepChildrenToEnd(below: scanner.depth)
+        try attachPendingChildren(from: mark, to: "ActivitySummary", [MetadataEntry(key: "dateComponents", value: .string(dayText))])
+        do {
+            return try ActivitySummary(day: day, numbers: numbers, activeEnergyBurnedUnit: unit, otherAttributes: other)
+        } catch {
+            throw invalid("ActivitySummary: \(error)")
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import HealthModel
+import LedgerCore
+
+extension ExportMapper {
+    // MARK: Record
+
+    /// What a Record's start tag says, read before its children.
+    struct RecordHead {
+        var type: TypeInfo
+        var source: Int
+        var sourceVersion: Int
+        var unitText: String?
+        var unit: HealthUnit??
+        var valueText: String?
+        var value: Double?
+        var start: (Date, Int)
+        var end: (Date, Int)
+        var creation: (Date, Int)?
+        var device: Device?
+        var exact: UInt64
+        var logical: UInt64
+    }
+
+    func recordHead() throws(ImportError) -> RecordHead {
+        var type: TypeInfo?
+        var sourceId: Int?
+        var sourceVersion = -1
+        var unitText: String?
+        var unit: HealthUnit??
+        var valueText: String?
+        var value: Double?
+        var start: (Date, Int)?, end: (Date, Int)?, creation: (Date, Int)?
+        var device: Device?
+        var exact: UInt64 = 0
+        var logical: UInt64 = 0x5EED
+        for i in 0..<scanner.attributeCount {
+            let name = scanner.attributeName(i)
+            let bytes = scanner.value(i)
+            // One hash per value: the fingerprints and the intern tables share it.
+            let h = Self.hash(bytes, seed: 0)
+            exact &+= Self.mix(h ^ UInt64(name) &* 0x9E37_79B9_7F4A_7C15)
+            switch ExportName(rawValue: name) {
+            case .type?:
+                type = types.value(bytes, hash: h) { TypeInfo(name: $0, type: try? ObjectType(identifier: $0)) }
+                logical = Self.mix(logical ^ h &* 3)
+            case .sourceName?:
+                sourceId = sourceNames.value(bytes, hash: h) { sourceFor($0) }
+                logical = Self.mix(logical ^ h &* 5)
+            case .sourceVersion?:
+                sourceVersion = versionIds.value(bytes, hash: h) { text in
+                    versions.append(text)
+                    return versions.count - 1
+                }
+            case .unit?:
+                let u = units.value(bytes, hash: h) { UnitInfo(text: $0, unit: try? HealthUnit($0)) }
+                unitText = u.text
+                unit = .some(u.unit)
+                logical = Self.mix(logical ^ h &* 7)
+            case .value?:
+                value = ExportValues.number(bytes)
+                if value == nil || scanner.attributeIndex(ExportName.unit.id) == nil {
+                    valueText = categoryValues.value(bytes, hash: h) { $0 }
+                }
+                logical = Self.mix(logical ^ h &* 11)
+            case .creationDate?:
+                creation = try date(i, "creationDate")
+            case .startDate?:
+                start = try date(i, "startDate")
+                logical = Self.mix(logical ^ h &* 13)
+            case .endDate?:
+                end = try date(i, "endDate")
+                logical = Self.mix(logical ^ h &* 17)
+            case .device?:
+                device = devices.value(bytes, hash: h) { ExportValues.device($0) }
+            default:
+                unknownAttributes["\(scanner.name(scanner.element))@\(scanner.name(name))", default: 0] += 1
+            }
+        }
+        guard let type else { throw invalid("a <\(scanner.name(scanner.element))> without a type") }
+        guard let start else { throw invalid("a <\(scanner.name(scanner.element))> without a startDate") }
+        return RecordHead(type: type, source: sourceId ?? sourceFor(""), sourceVersion: sourceVersion, unitText: unitText,
+                          unit: unit, valueText: valueText, value: value, start: start,
+                          end: end ?? start, creation: creation, device: device, exact: exact, logical: logical)
+    }
+
+    func metadataEntry() throws(ImportError) -> MetadataEntry {
+        let key = text(.key) ?? ""
+        let value = text(.value) ?? ""
+        return MetadataEntry(key: key, value: ExportValues.metadataValue(value))
+    }
+
+    /// A Record element (the current start tag) through its end; `member`: inside a
+    /// Correlation (its identity is then in the member domain).
+    func record(member: Bool) throws(ImportError) -> MappedRecord {
+        let mark = pendingChildren.count
+        let formStart = identity.lastTagStart
+        let head = try recordHead()
+        var metadata = Metadata()
+        var exact = head.exact
+        var beats: [InstantaneousBeat] = []
+        var beatLists = 0
+        let depth = scanner.depth
+        loop: while true {
+            switch try nextToken() {
+            case .endElement where scanner.depth == depth - 1:
+                break loop
+            case .endElement:
+                continue
+            case .endOfDocument:
+                throw invalid("the document ends inside a Record")
+            case .startElement:
+                switch ExportName(rawValue: scanner.element) {
+                case .MetadataEntry? where scanner.depth == depth + 1:
+                    let entry = try metadataEntry()
+                    exact = Self.mix(exact ^ hashString(entry.key, seed: 7) ^ hashString(entry.value.description, seed: 8))
+                    metadata.append(entry.key, entry.value)
+                case .HeartRateVariabilityMetadataList? where scanner.depth == depth + 1:
+                    beatLists += 1
+                case .InstantaneousBeatsPerMinute? where scanner.depth == depth + 2:
+                    guard let bpmIndex = scanner.attributeIndex(ExportName.bpm.id) else { throw invalid("a beat without bpm") }
+                    let bpm = try number(bpmIndex, "bpm")
+                    do { beats.append(try InstantaneousBeat(bpm: bpm, time: text(.time) ?? "")) } catch {
+                        throw invalid("beat: \(error)")
+                    }
+                default:
+                    try keepChild(below: depth)
+                }
+            }
+        }
+        var typeCode: UInt16?
+        switch head.type.type {
+        case .quantity(let q)?: typeCode = ObjectType.quantity(q).code
+        case .category(let c)?: typeCode = ObjectType.category(c).code
+        default: typeCode = nil
+        }
+        let sync = metadata.isEmpty ? nil : ((try? metadata.syncIdentity()) ?? nil)
+        if checkOnly {
+            // What the writing pass will need of the record must hold here already: the
+            // fallback that keeps it raw refuses metadata HealthKit refuses.
+            _ = try rawCommon(head, metadata: metadata, uuid: RecordIdentity.placeholder, source: sourceValue(head.source, head.sourceVersion))
+            try attachPendingChildren(from: mark, to: "Record", [MetadataEntry(key: "uuid", value: .string("(checking)"))])
+            return MappedRecord(sample: nil, typeCode: typeCode, syncIdentity: sync, source: head.source,
+                                typeName: head.type.name, rawReason: nil, exactFingerprint: exact,
+                                logicalFingerprint: head.logical, metadataCount: metadata.count, beatLists: beatLists,
+                                beats: beats.count)
+        }
+        let uuid = identity.uuid(member ? .member : .record, from: formStart,
+                                 mayRepeat: member || repeatedRecords.map { $0.contains(exact) } ?? true)
+        let (sample, reason) = try makeSample(head, metadata: metadata, beats: beats, uuid: uuid)
+        try attachPendingChildren(from: mark, to: "Record", [MetadataEntry(key: "uuid", value: .string(sample.uuid.uuidString))])
+        return MappedRecord(sample: sample, typeCode: typeCode, syncIdentity: sync, source: head.source,
+                            typeName: head.type.name, rawReason: reason,
+                            exactFingerprint: exact, logicalFingerprint: head.logical, metadataCount: metadata.count,
+                            beatLists: beatLists, beats: beats.count)
+    }
+
+    /// The common part of a Record kept raw: everything as written, metadata included;
+    /// an interval the model refuses (end before start) is kept at its start, the end
+    /// staying in the reason. Metadata HealthKit refuses (a sync identifier without a
+    /// version, a number that is not finite) cannot be kept: the import is refused,
+    /// naming the record, rather than dropping it.
+    func rawCommon(_ head: RecordHead, metadata: Metadata, uuid: UUID, source: Source) throws(ImportError) -> SampleCommon {
+        let end = head.end.0 >= head.start.0 ? head.end : head.start
+        do {
+            return try SampleCommon(uuid: uuid, startDate: head.start.0, endDate: end.0, metadata: metadata,
+                                    device: head.device, source: source, creationDate: head.creation?.0,
+                                    writtenOffsets: WrittenOffsets(start: head.start.1, end: end.1, creation: head.creation?.1))
+        } catch {
+            throw invalid("a Record of type '\(head.type.name)' that cannot be kept even raw: \(error)")
+        }
+    }
+
+    func makeSample(_ head: RecordHead, metadata: Metadata, beats: [InstantaneousBeat], uuid: UUID) throws(ImportError)
+        -> (Sample, String?) {
+        let source = sourceValue(head.source, head.sourceVersion)
+        let offsets = WrittenOffsets(start: head.start.1, end: head.end.1, creation: head.creation?.1)
+        func raw(_ reason: String) throws(ImportError) -> (Sample, String?) {
+            let common = try rawCommon(head, metadata: metadata, uuid: uuid, source: source)
+            return (.unrecognized(UnrecognizedSample(typeIdentifier: head.type.name,
+                                                     value: head.valueText ?? head.value.map { Quantity.format($0) }, unit: head.unitText,
+                                                     reason: reason, common: common)), reason)
+        }
+        let common: SampleCommon
+        do {
+            common = try SampleCommon(uuid: uuid, startDate: head.start.0, endDate: head.end.0, metadata: metadata,
+                                      device: head.device, source: source, creationDate: head.creation?.0,
+                                      writtenOffsets: offsets)
+        } catch {
+            return try raw("\(error)")
+        }
+        switch head.type.type {
+        case .quantity(let type)?:
+            guard let value = head.value else { return try raw(head.valueText == nil ? "no value" : "value is not a number") }
+            guard let unitText = head.unitText else { return try raw("no unit") }
+            guard let unit = head.unit ?? nil else { return try raw("unit '\(unitText)' does not parse") }
+            do {
+                return (.quantity(try QuantitySample(type: type, quantity: try Quantity(value, unit), common: common, beats: beats)), nil)
+            } catch {
+                return try raw("\(error)")
+            }
+        case .category(let type)?:
+            guard let text = head.valueText ?? head.value.map({ Quantity.format($0) }) else { return try raw("no value") }
+            do {
+                let code = ObjectType.category(type).code
+                let value: Int
+                if let cached = categoryCache[text]?[code] {
+                    value = cached
+                } else {
+                    value = try type.value(named: text)
+                    categoryCache[text, default: [:]][code] = value
+                }
+                return (.category(try CategorySample(type: type, value: value, common: common)), nil)
+            } catch {
+                return try raw("\(error)")
+            }
+        case nil:
+            return try raw("unknown type")
+        default:
+            return try raw("a Record cannot hold a \(head.type.name)")
+        }
+    }
+}

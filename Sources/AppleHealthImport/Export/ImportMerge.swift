@@ -1,0 +1,143 @@
+import Foundation
+import HealthModel
+import LedgerCore
+
+/// New, unchanged and removed, per type: what a merge did (or, dry, would do).
+public struct MergeCount: Sendable, Equatable {
+    /// Not in the ledger: appended.
+    public var new = 0
+    /// Already in the ledger (same content, so the same UUID): skipped.
+    public var unchanged = 0
+    /// Brought by an earlier import, absent from this export: removed.
+    public var removed = 0
+
+    public init(new: Int = 0, unchanged: Int = 0, removed: Int = 0) {
+        self.new = new
+        self.unchanged = unchanged
+        self.removed = removed
+    }
+}
+
+/// Merging an export into a ledger that may hold earlier exports of the same person.
+///
+/// A sample's UUID comes from its content (`RecordIdentity`), so a record the ledger
+/// already holds is recognised by its UUID alone: it is skipped and counted, and its
+/// slot is marked as seen. What is not in the ledger is appended. After the last
+/// batch, every live top-level sample of an imported source that was in the ledger
+/// before this import and was not seen is absent from this export: one
+/// `absentFromExport` event removes them all (members go with their correlation),
+/// with the activity-summary days the export no longer has.
+final class ImportMerge: @unchecked Sendable {
+    // @unchecked: used by one task at a time, in turn by the importer and (inside
+    // `Ledger.read`) the ledger's actor, never concurrently.
+
+    /// Slots that existed when the import started.
+    let priorSlots: Int
+    private var seen: [UInt64]
+    /// Per type identifier (`HKQuantityTypeIdentifierStepCount`, raw identifiers as
+    /// written, `ActivitySummary`).
+    private(set) var counts: [String: MergeCount] = [:]
+    /// Samples skipped because the ledger holds their deletion (the owner deleted them,
+    /// or an earlier merge removed them): never restored by a re-import.
+    private(set) var previouslyDeleted = 0
+    /// Samples skipped because the ledger holds their sync identifier at the same or a
+    /// newer version.
+    private(set) var syncVersionKept = 0
+    /// Days of activity summaries the export holds.
+    private var exportDays = Set<Int>()
+
+    init(priorSlots: Int) {
+        self.priorSlots = priorSlots
+        seen = [UInt64](repeating: 0, count: (priorSlots + 63) / 64)
+    }
+
+    static func typeName(_ sample: Sample) -> String {
+        switch sample {
+        case .quantity(let q): q.type.identifier
+        case .category(let c): c.type.identifier
+        case .correlation(let c): c.type.identifier
+        case .workout: ObjectType.workoutIdentifier
+        case .unrecognized(let u): u.typeIdentifier
+        }
+    }
+
+    private func mark(_ slot: UInt32) {
+        guard Int(slot) < priorSlots else { return }
+        seen[Int(slot) >> 6] |= 1 << (UInt64(slot) & 63)
+    }
+
+    private func wasSeen(_ slot: Int) -> Bool { seen[slot >> 6] & (1 << (UInt64(slot) & 63)) != 0 }
+
+    /// The commands of a batch without what the ledger already holds. Runs on the
+    /// ledger's actor (`Ledger.read`): the state does not change meanwhile.
+    func filter(_ commands: [LedgerCommand], in state: LedgerState) -> [LedgerCommand] {
+        var out: [LedgerCommand] = []
+        out.reserveCapacity(commands.count)
+        for command in commands {
+            switch command {
+            case .save(let bundle, let samples):
+                let app = state.registry.ordinal(of: bundle)
+                var kept: [Sample] = []
+                kept.reserveCapacity(samples.count)
+                for sample in samples {
+                    let type = Self.typeName(sample)
+                    if let slot = state.samples.slot(of: sample.uuid) {
+                        if state.samples.entry(slot).isDeleted {
+                            previouslyDeleted += 1
+                        } else {
+                            mark(slot)
+                            counts[type, default: MergeCount()].unchanged += 1
+                        }
+                        continue
+                    }
+                    if let app, let sync = (try? sample.common.metadata.syncIdentity()) ?? nil,
+                       let stored = state.samples.liveSyncVersion(app: app, identifier: sync.identifier), stored >= sync.version {
+                        syncVersionKept += 1
+                        continue
+                    }
+                    counts[type, default: MergeCount()].new += 1
+                    kept.append(sample)
+                }
+                if !kept.isEmpty { out.append(.save(bundleIdentifier: bundle, samples: kept)) }
+            case .recordActivitySummaries(let summaries):
+                var kept: [ActivitySummary] = []
+                for a in summaries {
+                    let key = LedgerState.dayKey(a.day)
+                    exportDays.insert(key)
+                    if state.activitySummaries[key] == a {
+                        counts["ActivitySummary", default: MergeCount()].unchanged += 1
+                    } else {
+                        counts["ActivitySummary", default: MergeCount()].new += 1
+                        kept.append(a)
+                    }
+                }
+                if !kept.isEmpty { out.append(.recordActivitySummaries(kept)) }
+            default:
+                out.append(command)
+            }
+        }
+        return out
+    }
+
+    /// What the export no longer holds: live top-level samples of imported sources,
+    /// older than this import and not seen, and activity-summary days it lacks.
+    /// Counts them per type.
+    func absences(in state: LedgerState) -> (objects: [DeletedObject], days: [DateOfBirth]) {
+        var objects: [DeletedObject] = []
+        var imported = [Bool](repeating: false, count: state.registry.apps.count + 1)
+        for (i, app) in state.registry.apps.enumerated() { imported[i + 1] = app.imported }
+        for slot in 0..<priorSlots where !wasSeen(slot) {
+            let e = state.samples.entry(UInt32(slot))
+            guard !e.isDeleted, !e.isMember, Int(e.app) < imported.count, imported[Int(e.app)] else { continue }
+            objects.append(DeletedObject(uuid: e.uuid, syncIdentifier: e.syncIdentifier, syncVersion: e.syncVersion))
+            let type = e.typeCode == 0 ? "(raw record)" : (ObjectType(code: e.typeCode)?.identifier ?? "type \(e.typeCode)")
+            counts[type, default: MergeCount()].removed += 1
+        }
+        var days: [DateOfBirth] = []
+        for (key, summary) in state.activitySummaries.sorted(by: { $0.key < $1.key }) where !exportDays.contains(key) {
+            days.append(summary.day)
+            counts["ActivitySummary", default: MergeCount()].removed += 1
+        }
+        return (objects, days)
+    }
+}

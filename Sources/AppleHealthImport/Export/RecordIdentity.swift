@@ -1,0 +1,126 @@
+import Foundation
+import LedgerLog
+
+/// A sample's UUID derived from its content (events/FORMAT.md, "Record identity"),
+/// so that the same record in two exports of the same person has the same UUID,
+/// whichever export it came in and wherever it stands in the file.
+///
+/// The content of a top-level element (a `Record`, `Correlation` or `Workout`) is its
+/// **canonical form**: every start tag of the element and of everything inside it,
+/// in document order, each as its depth below the element, its name and its
+/// attributes sorted by name, values entity-decoded and otherwise as written. A
+/// correlation's member is identified by its own subtree (with the depths it has
+/// inside the correlation). The digest is SHA-256 over a domain byte and the form;
+/// exact repeats inside one export are told apart by their occurrence number.
+///
+/// Shipped: the layout below must never change (a change would make every earlier
+/// record look absent from the next export).
+struct RecordIdentity {
+    /// What kind of element a digest is of (the first byte hashed).
+    enum Domain: UInt8 {
+        case record = 0x52       // "R": a top-level Record
+        case member = 0x4D       // "M": a Record inside a Correlation
+        case correlation = 0x43  // "C"
+        case workout = 0x57      // "W"
+    }
+
+    /// The UUID the checking pass gives records it does not map (never written).
+    static let placeholder = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+    /// The canonical form of the current top-level element, tag by tag.
+    private(set) var form: [UInt8] = []
+    /// Where the last tag written into `form` starts (a member's subtree starts there).
+    private(set) var lastTagStart = 0
+    /// Digests seen once (their first 8 bytes); digests seen more, with the number of
+    /// times: the occurrence number of the next repeat.
+    private var seen = FingerprintSet()
+    private var repeats: [UInt64: UInt32] = [:]
+    /// Attribute names' bytes by interned id.
+    private var nameBytes: [Int: [UInt8]] = [:]
+    private var order: [(name: Int, index: Int)] = []
+
+    /// Starts the canonical form of a new top-level element at the scanner's current tag.
+    mutating func begin(_ scanner: XMLScanner) {
+        form.removeAll(keepingCapacity: true)
+        add(scanner, relativeDepth: 0)
+    }
+
+    /// Appends the scanner's current start tag: depth below the top-level element
+    /// (1 byte), name (u16 BE length + bytes), attribute count (u16 BE), then each
+    /// attribute sorted by name bytes (ties in document order): name (u16 BE length
+    /// + bytes), value (u32 BE length + entity-decoded bytes).
+    mutating func add(_ scanner: XMLScanner, relativeDepth: Int) {
+        lastTagStart = form.count
+        form.append(UInt8(truncatingIfNeeded: relativeDepth))
+        appendName(scanner.element, scanner)
+        let n = scanner.attributeCount
+        form.append(UInt8(truncatingIfNeeded: n >> 8))
+        form.append(UInt8(truncatingIfNeeded: n))
+        order.removeAll(keepingCapacity: true)
+        for i in 0..<n { order.append((scanner.attributeName(i), i)) }
+        if n > 1 {
+            for i in 0..<n { _ = bytes(of: order[i].name, scanner) }
+            let names = nameBytes
+            order.sort { a, b in
+                let x = names[a.name]!, y = names[b.name]!
+                return x.lexicographicallyPrecedes(y) || (x == y && a.index < b.index)
+            }
+        }
+        for (name, index) in order {
+            appendName(name, scanner)
+            let value = scanner.value(index)
+            let count = UInt32(truncatingIfNeeded: value.count)
+            form.append(UInt8(truncatingIfNeeded: count >> 24))
+            form.append(UInt8(truncatingIfNeeded: count >> 16))
+            form.append(UInt8(truncatingIfNeeded: count >> 8))
+            form.append(UInt8(truncatingIfNeeded: count))
+            form.append(contentsOf: value)
+        }
+    }
+
+    private mutating func bytes(of name: Int, _ scanner: XMLScanner) -> [UInt8] {
+        if let b = nameBytes[name] { return b }
+        let b = Array(scanner.name(name).utf8)
+        nameBytes[name] = b
+        return b
+    }
+
+    private mutating func appendName(_ name: Int, _ scanner: XMLScanner) {
+        let b = bytes(of: name, scanner)
+        form.append(UInt8(truncatingIfNeeded: b.count >> 8))
+        form.append(UInt8(truncatingIfNeeded: b.count))
+        form.append(contentsOf: b)
+    }
+
+    /// The UUID of the canonical form from byte `start` to the end, in `domain`:
+    /// D = SHA-256(domain ‖ form[start...]); the first occurrence in this export is
+    /// D's first 16 bytes, the k-th repeat (k ≥ 1) the first 16 bytes of
+    /// SHA-256(D ‖ k as u32 BE); then version 8 and the RFC 9562 variant are set.
+    /// `mayRepeat` false: the caller knows no other element of the export has this
+    /// content (its exact fingerprint was seen once in the checking pass), so it is
+    /// not remembered — the occurrence table then holds only the repeated ones.
+    mutating func uuid(_ domain: Domain, from start: Int = 0, mayRepeat: Bool = true) -> UUID {
+        var sha = SHA256()
+        var d = domain.rawValue
+        withUnsafeBytes(of: &d) { sha.update($0) }
+        form.withUnsafeBytes { sha.update(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        var digest = sha.finalize().array
+        let key = digest.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+        if mayRepeat && !seen.insert(key) {
+            let k = repeats[key, default: 1]
+            repeats[key] = k + 1
+            digest += [UInt8(truncatingIfNeeded: k >> 24), UInt8(truncatingIfNeeded: k >> 16),
+                       UInt8(truncatingIfNeeded: k >> 8), UInt8(truncatingIfNeeded: k)]
+            digest = SHA256.hash(digest).array
+        }
+        return Self.uuid(fromDigest: digest)
+    }
+
+    /// A digest's first 16 bytes as a version 8 UUID (RFC 9562 variant).
+    static func uuid(fromDigest digest: [UInt8]) -> UUID {
+        var b = Array(digest.prefix(16))
+        b[6] = (b[6] & 0x0F) | 0x80
+        b[8] = (b[8] & 0x3F) | 0x80
+        return b.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+    }
+}

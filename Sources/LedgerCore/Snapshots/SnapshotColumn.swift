@@ -1,0 +1,128 @@
+import Foundation
+import HealthModel
+import LedgerLog
+
+/// A raw array written as a snapshot section in blocks, each with its own CRC32C,
+/// so that loading reads and checks the blocks on every core at once.
+///
+/// Section payload: blockSize u32 · blockCount u32 · blockCRC u32 × blockCount ·
+/// zero padding to a multiple of 8 · the array's bytes. The section header's CRC
+/// covers everything before the array's bytes.
+struct ColumnSource: @unchecked Sendable {
+    // @unchecked: holds an immutable array (Sendable elements) only to keep its bytes alive.
+    private let storage: Any
+    private let bytes: UnsafeRawBufferPointer
+
+    static let blockSize = 4 << 20
+
+    init<T: Sendable>(_ array: [T]) {
+        storage = array
+        // The array is immutable and kept alive by `storage`: its buffer stays put.
+        bytes = array.withUnsafeBytes { $0 }
+    }
+
+    private static func prefixLength(blocks: Int) -> Int { (8 + 4 * blocks + 7) / 8 * 8 }
+
+    /// Writes the section (header and payload) at `offset`; returns the offset after it.
+    func write(id: UInt32, to file: any LogFile, at start: UInt64) throws -> UInt64 {
+        let blocks = (bytes.count + Self.blockSize - 1) / Self.blockSize
+        var crcs = [UInt32](repeating: 0, count: blocks)
+        let source = DisjointWrites(UnsafeMutableRawBufferPointer(mutating: bytes))
+        crcs.withUnsafeMutableBytes { out in
+            let target = DisjointWrites(out)
+            DispatchQueue.concurrentPerform(iterations: blocks) { i in
+                let lower = i * Self.blockSize, upper = min(source.buffer.count, lower + Self.blockSize)
+                let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: source.buffer[lower..<upper]))
+                target.buffer.storeBytes(of: crc, toByteOffset: 4 * i, as: UInt32.self)
+            }
+        }
+        var prefix = [UInt8](repeating: 0, count: Self.prefixLength(blocks: blocks))
+        prefix.withUnsafeMutableBytes { p in
+            p.storeBytes(of: UInt32(Self.blockSize).littleEndian, toByteOffset: 0, as: UInt32.self)
+            p.storeBytes(of: UInt32(blocks).littleEndian, toByteOffset: 4, as: UInt32.self)
+            for (i, crc) in crcs.enumerated() { p.storeBytes(of: crc.littleEndian, toByteOffset: 8 + 4 * i, as: UInt32.self) }
+        }
+        let length = prefix.count + bytes.count
+        var header = [UInt8](repeating: 0, count: 24)
+        header.withUnsafeMutableBytes { b in
+            b.storeBytes(of: id.littleEndian, toByteOffset: 0, as: UInt32.self)
+            b.storeBytes(of: UInt64(length).littleEndian, toByteOffset: 8, as: UInt64.self)
+            b.storeBytes(of: CRC32C.checksum(prefix).littleEndian, toByteOffset: 16, as: UInt32.self)
+        }
+        var offset = start
+        try header.withUnsafeBytes { try file.write($0, at: offset) }
+        offset += 24
+        try prefix.withUnsafeBytes { try file.write($0, at: offset) }
+        offset += UInt64(prefix.count)
+        if bytes.count > 0 { try file.write(bytes, at: offset) }
+        offset += UInt64(bytes.count)
+        let padding = (8 - length % 8) % 8
+        if padding > 0 {
+            try [UInt8](repeating: 0, count: padding).withUnsafeBytes { try file.write($0, at: offset) }
+            offset += UInt64(padding)
+        }
+        return offset
+    }
+
+    /// Reads a column section's array (payload at `offset`, `length` bytes), checking
+    /// the prefix against `crc` and every block against its own CRC, blocks in
+    /// parallel. Nil when a checksum fails. `spare`: extra capacity to reserve past the
+    /// elements read (virtual memory until used), so that a ledger opened to write
+    /// appends without first copying the whole column into a larger buffer.
+    static func read<T>(_: T.Type, from file: any LogFile, at offset: UInt64, length: Int, crc: UInt32,
+                        spare: (Int) -> Int = { _ in 0 }) throws -> [T]? {
+        var head = [UInt8](repeating: 0, count: 8)
+        guard length >= 8, try head.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) }) == 8 else { return nil }
+        let (blockSize, blocks) = head.withUnsafeBytes {
+            (Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt32.self))),
+             Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self))))
+        }
+        let prefixLength = Self.prefixLength(blocks: blocks)
+        guard blockSize > 0, prefixLength <= length else { return nil }
+        var prefix = [UInt8](repeating: 0, count: prefixLength)
+        guard try prefix.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) }) == prefixLength,
+              CRC32C.checksum(prefix) == crc else { return nil }
+        let dataLength = length - prefixLength
+        guard dataLength % MemoryLayout<T>.stride == 0, blocks == (dataLength + blockSize - 1) / blockSize else { return nil }
+        let crcs = prefix.withUnsafeBytes { p in (0..<blocks).map { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 8 + 4 * $0, as: UInt32.self)) } }
+        let count = dataLength / MemoryLayout<T>.stride
+        let dataOffset = offset + UInt64(prefixLength)
+        let failures = Mutex4Core(0)
+        let array = [T](unsafeUninitializedCapacity: count + spare(count)) { buffer, initialized in
+            HugePages.advise(UnsafeMutableRawBufferPointer(buffer))
+            let raw = DisjointWrites(UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[0..<count * MemoryLayout<T>.stride]))
+            DispatchQueue.concurrentPerform(iterations: blocks) { i in
+                let lower = i * blockSize, upper = min(dataLength, lower + blockSize)
+                let block = UnsafeMutableRawBufferPointer(rebasing: raw.buffer[lower..<upper])
+                let got = (try? file.read(into: block, at: dataOffset + UInt64(lower))) ?? -1
+                if got != block.count || CRC32C.checksum(UnsafeRawBufferPointer(block)) != crcs[i] {
+                    failures.withLock { $0 += 1 }
+                }
+            }
+            // Bytes of a trivial type: every element is initialized by the reads (or the
+            // array is dropped below when a read failed).
+            initialized = count
+        }
+        return failures.withLock { $0 } == 0 ? array : nil
+    }
+}
+
+/// A buffer that parallel workers write in disjoint ranges (one block each), so
+/// sharing it across threads is safe.
+struct DisjointWrites: @unchecked Sendable {
+    let buffer: UnsafeMutableRawBufferPointer
+    init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
+}
+
+/// A lock-protected counter for the parallel loader.
+final class Mutex4Core: @unchecked Sendable {
+    // @unchecked: `value` is guarded by `lock`.
+    private let lock = NSLock()
+    private var value: Int
+    init(_ value: Int) { self.value = value }
+    func withLock<R>(_ body: (inout Int) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `kill -9` during an import, then the same import again: the ledger verifies and
+/// answers exactly as one uninterrupted import (nothing doubled, nothing lost).
+/// The export is the shared ashtom-hkimport-2017 grown to 5 copies by the shared
+/// generator (`synth_apple_health.py`), so that the writing pass lasts long enough
+/// to be killed in the middle.
+struct ImportKillTests {
+    static let source = SharedData.file("data/apple-health/ashtom-hkimport-2017/export.xml")
+    static let generator = SharedData.file("tools/synth_apple_health.py")
+
+    /// Every answer of `query --owner --json TYPE`, sorted (slot order differs
+    /// between the two ledgers; the samples must not).
+    static func answers(_ ledger: String, _ type: String, in dir: URL) throws -> [Substring] {
+        let run = try CLIRunner.run(["--ledger", ledger, "--json", "query", "--owner", type], currentDirectory: dir)
+        #expect(run.status == 0)
+        return run.stdout.split(separator: "\n").sorted()
+    }
+
+    @Test(.enabled(if: source != nil && generator != nil, "needs ../shared (ashtom-hkimport-2017 and the generator)"))
+    func killedImportIsCompletedByImportingAgain() throws {
+        let dir = TemporaryDirectory("kill")
+        try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
+        let big = dir.path + "/big.xml"
+        let generate = Process()
+        generate.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        generate.arguments = ["python3", try #require(Self.generator).path, try #require(Self.source).path, big, "--copies", "5"]
+        generate.standardError = FileHandle.nullDevice
+        try generate.run()
+        generate.waitUntilExit()
+        #expect(generate.terminationStatus == 0)
+
+        // The reference: one import, never interrupted.
+        #expect(try CLIRunner.run(["--ledger", "R", "import-apple-health", "big.xml"], currentDirectory: dir.url).status == 0)
+
+        // Killed while writing: once the log holds more than its first 4 MiB reservation.
+        let process = Process()
+        process.executableURL = CLIRunner.binary
+        process.arguments = ["--ledger", "K", "import-apple-health", "big.xml"]
+        process.currentDirectoryURL = dir.url
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let log = dir.path + "/K/ledger.log"
+        let deadline = Date().addingTimeInterval(120)
+        while process.isRunning, Date() < deadline {
+            let size = (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0
+            if size > 4 << 20 { break }
+            usleep(2000)
+        }
+        let killedWhileRunning = process.isRunning
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(killedWhileRunning, "the import ended before it could be killed")
+
+        let again = try CLIRunner.run(["--ledger", "K", "--json", "import-apple-health", "big.xml"], currentDirectory: dir.url)
+        #expect(again.status == 0)
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
+        #expect(summary["removed"] as? Int == 0)
+        #expect((summary["unchanged"] as? Int ?? 0) > 0)  // what the killed import had appended
+        #expect(try CLIRunner.run(["--ledger", "K", "verify"], currentDirectory: dir.url).status == 0)
+        for type in ["stepCount", "heartRate", "workout"] {
+            let expected = try Self.answers("R", type, in: dir.url)
+            #expect(!expected.isEmpty)
+            #expect(try Self.answers("K", type, in: dir.url) == expected, "\(type)")
+        }
+    }
+}
