@@ -97,6 +97,11 @@ public enum AuditTimeline {
         case .samplesAssociated(let o, let workout, let samples):
             guard app == nil || app == bundle(o) else { return nil }
             return (bundle(o), bundle(o), "added \(samples.count) sample\(samples.count == 1 ? "" : "s") to workout \(workout.uuidString)")
+        case .absentFromExport(let absence):
+            guard app == nil else { return nil }
+            let days = absence.days.isEmpty ? "" : " and \(absence.days.count) activity summar\(absence.days.count == 1 ? "y" : "ies")"
+            return (nil, "import", "removed \(absence.objects.count) object\(absence.objects.count == 1 ? "" : "s")\(days) absent from the export"
+                                   + (absence.exportDate.map { " dated \($0)" } ?? ""))
         case .samplesSaved, .activitySummariesRecorded, .exportElementsKept:
             return nil
         }
