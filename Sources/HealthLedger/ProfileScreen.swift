@@ -32,18 +32,27 @@ public struct ProfileScreen: Sendable, Equatable {
     public let bodyMassIndexText: String?
     public let bodyMassIndex: Quantity?
 
-    /// Reads the profile for an app. `now` fixes "today" for the age (tests pass a
-    /// fixed date); `locale` chooses the units people read.
+    /// Reads the profile for an app, in one read of the ledger. `now` fixes "today"
+    /// for the age (tests pass a fixed date); `locale` chooses the units people read.
     public static func load(from store: HealthStore, now: Date = Date(), locale: Locale = Locale(identifier: "en_US"),
                             timeZone: TimeZone = TimeZone(identifier: "UTC")!) async throws -> ProfileScreen {
-        let dob = try? await store.dateOfBirthComponents()
-        let height = try await store.mostRecentSample(for: .quantity(.height), now: now)
-        let weight = try await store.mostRecentSample(for: .quantity(.bodyMass), now: now)
+        try await store.read { view in try read(from: &view, now: now, locale: locale, timeZone: timeZone) }
+    }
+
+    /// The profile as `view`'s viewer sees it: what it may not read looks unset.
+    /// Characteristics through the read view, height and weight as the most recent
+    /// samples the viewer may see; `timeZone` gives the calendar day of `now`.
+    public static func read(from view: inout LedgerReadView, now: Date, locale: Locale, timeZone: TimeZone) throws -> ProfileScreen {
+        var dob: DateOfBirth?
+        if case .dateOfBirth(let d)? = view.characteristic(.dateOfBirth) { dob = d }
+        var sex = BiologicalSex.notSet, blood = BloodType.notSet
+        if case .biologicalSex(let v)? = view.characteristic(.biologicalSex) { sex = v }
+        if case .bloodType(let v)? = view.characteristic(.bloodType) { blood = v }
         func quantity(_ s: Sample?) -> Quantity? { if case .quantity(let q)? = s { q.quantity } else { nil } }
-        let h = quantity(height), w = quantity(weight)
+        let h = quantity(try view.mostRecentSample(for: .quantity(.height), now: now))
+        let w = quantity(try view.mostRecentSample(for: .quantity(.bodyMass), now: now))
         let bmi = try BodyMassIndex.compute(weight: w, height: h)
-        return ProfileScreen(age: dob?.age(at: now, in: timeZone), biologicalSex: try await store.biologicalSex(),
-                             bloodType: try await store.bloodType(), height: h, weight: w,
+        return ProfileScreen(age: dob?.age(at: now, in: timeZone), biologicalSex: sex, bloodType: blood, height: h, weight: w,
                              heightText: try h.map { try PersonFormatting.height($0, locale: locale) },
                              weightText: try w.map { try PersonFormatting.bodyMass($0, locale: locale) },
                              bodyMassIndexText: bmi.map(BodyMassIndex.formatted), bodyMassIndex: bmi)

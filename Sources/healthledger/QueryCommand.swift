@@ -104,8 +104,6 @@ enum QueryCommand {
         let predicate = from == nil && to == nil && !strictStart && !strictEnd ? nil
             : DatePredicate(start: from, end: to, strictStartDate: strictStart, strictEndDate: strictEnd)
         let sort = [SampleSortDescriptor(key, ascending: ascending)]
-        var view = try LedgerView.open(global)
-        let reader = try SampleReader(view.fs)
         defer { flush() }
         let next: UUID?
         var type: ObjectType?
@@ -117,6 +115,7 @@ enum QueryCommand {
                 guard case .owner = identity else { throw error }
             }
         }
+        var view = try LedgerView.read(global, as: identity)
         do {
             if let type {
                 if key.isWorkoutField && type != .workout {
@@ -149,16 +148,14 @@ enum QueryCommand {
                     }
                     let query = CorrelationQuery(type: correlationType, predicate: predicate, filter: filter, memberPredicates: members,
                                                  limit: limit, sort: sort, sources: sources.isEmpty ? nil : Set(sources))
-                    let visibility = try view.visibility(identity, type)
-                    next = try reader.forEach(query, visibility: visibility, after: after, in: &view.state) { print($0, json: global.json) }
+                    next = try view.forEach(query, after: after) { print($0, json: global.json) }
                     flush()
                     if let next { Output.error("next: \(next.uuidString)") }
                     return
                 }
                 let query = SampleQuery(type: type, predicate: predicate, limit: limit, sort: sort,
                                         sources: sources.isEmpty ? nil : Set(sources), filter: filter)
-                let visibility = try view.visibility(identity, type)
-                next = try reader.forEach(query, visibility: visibility, after: after, in: &view.state) { print($0, json: global.json) }
+                next = try view.forEach(query, after: after) { print($0, json: global.json) }
             } else {
                 guard case .owner = identity else { throw CLIError.usage("--raw is for the owner: apps never see raw records") }
                 guard !key.isWorkoutField else { throw CLIError.usage("--sort \(sortText) applies to workouts only") }
@@ -167,10 +164,10 @@ enum QueryCommand {
                 let identifier = typeText
                 let known = identifier.flatMap { try? Parse.type($0) }.map(TypeIdentifier.known)
                 var found = false
-                next = try reader.forEachRaw(matching: { u in
+                next = try view.forEachRaw(matching: { u in
                     guard let identifier else { return true }
                     return u.typeIdentifier == identifier || (known != nil && TypeIdentifier(parsing: u.typeIdentifier) == known)
-                }, query, after: after, in: &view.state) { sample in
+                }, query, after: after) { sample in
                     found = true
                     print(sample, json: global.json)
                 }
@@ -204,8 +201,8 @@ enum LatestCommand {
         let now = try args.option("--now").map { try Parse.date($0, "--now") } ?? Date()
         let type = try Parse.type(try args.required("TYPE"))
         try args.finish()
-        var view = try LedgerView.open(global)
-        guard let sample = try view.samples(.mostRecent(type, now: now), try view.visibility(identity, type)).first else {
+        var view = try LedgerView.read(global, as: identity)
+        guard let sample = try view.mostRecentSample(for: type, now: now) else {
             throw CLIError.notFound("noData: no \(type.identifier) sample before \(ISO8601.string(now))")
         }
         if let unit {
@@ -243,34 +240,14 @@ enum ProfileCommand {
         let now = try args.option("--now").map { try Parse.date($0, "--now") } ?? Date()
         let locale = Locale(identifier: try args.option("--locale") ?? "en_US")
         try args.finish()
-        var view = try LedgerView.open(global)
-        func readable(_ c: CharacteristicType) throws -> CharacteristicValue? {
-            if case .app(let bundle) = identity,
-               !view.state.authorization.permission(app: try view.ordinal(bundle), type: .characteristic(c)).canRead { return nil }
-            return view.state.characteristics[c]
-        }
-        func latest(_ t: QuantityType) throws -> Quantity? {
-            let visibility = try view.visibility(identity, .quantity(t))
-            let found = try view.samples(.mostRecent(.quantity(t), now: now), visibility)
-            if case .quantity(let q)? = found.first { return q.quantity }
-            return nil
-        }
-        var dob: DateOfBirth?
-        if case .dateOfBirth(let d)? = try readable(.dateOfBirth) { dob = d }
-        var sex = BiologicalSex.notSet, blood = BloodType.notSet
-        if case .biologicalSex(let s)? = try readable(.biologicalSex) { sex = s }
-        if case .bloodType(let b)? = try readable(.bloodType) { blood = b }
-        let height = try latest(.height), weight = try latest(.bodyMass)
-        let bmi = try BodyMassIndex.compute(weight: weight, height: height)
-        let screen = ProfileScreen(age: dob?.age(at: now, in: global.timeZone(ledgerZone: view.state.ownerTimeZone)), biologicalSex: sex, bloodType: blood, height: height, weight: weight,
-                                   heightText: try height.map { try PersonFormatting.height($0, locale: locale) },
-                                   weightText: try weight.map { try PersonFormatting.bodyMass($0, locale: locale) },
-                                   bodyMassIndexText: bmi.map(BodyMassIndex.formatted), bodyMassIndex: bmi)
+        var view = try LedgerView.read(global, as: identity)
+        let screen = try ProfileScreen.read(from: &view, now: now, locale: locale,
+                                            timeZone: global.timeZone(ledgerZone: view.ownerTimeZone))
         if global.json {
             var o = JSONObject()
             o.set("age", screen.age)
-            o.set("biologicalSex", sex.rawName)
-            o.set("bloodType", blood.displayName)
+            o.set("biologicalSex", screen.biologicalSex.rawName)
+            o.set("bloodType", screen.bloodType.displayName)
             o.set("height", screen.heightText)
             o.set("weight", screen.weightText)
             o.set("bodyMassIndex", screen.bodyMassIndexText)

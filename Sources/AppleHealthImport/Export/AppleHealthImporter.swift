@@ -67,8 +67,8 @@ public enum AppleHealthImporter {
     /// Pass 2 of a checked export: refused when the ledger already holds this export
     /// (unless `again`), else written. Throws `ImportError` or a ledger error.
     public static func run(_ checked: CheckedExport, into ledger: Ledger) async throws -> ImportSummary {
-        let state = await ledger.state
-        let earlier = state.imports(ofContent: checked.survey.summary.contentSHA256)
+        // Only what is needed crosses the await: a state copy held would make the next fold copy every projection.
+        let earlier = await ledger.read { $0.imports(ofContent: checked.survey.summary.contentSHA256) }
         if let last = earlier.last, !checked.options.again {
             if last.finishedAt == nil { throw ImportError.interrupted(exportDate: last.start.exportDate, sequence: last.startedAt) }
             throw ImportError.alreadyImported(exportDate: last.start.exportDate, sequence: last.startedAt)

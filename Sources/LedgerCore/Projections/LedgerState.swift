@@ -17,7 +17,7 @@ public struct LedgerState: Sendable, Equatable {
     public private(set) var registry = AppRegistry()
     public private(set) var authorization = AuthorizationProjection()
     public private(set) var characteristics: [CharacteristicType: CharacteristicValue] = [:]
-    public var samples = SampleIndex()
+    package var samples = SampleIndex()
     /// Imports of Apple Health exports, in the order they started.
     public private(set) var imports: [ImportEntry] = []
     /// Activity summaries by day (`year * 10_000 + month * 100 + day`); a later
@@ -105,7 +105,7 @@ public struct LedgerState: Sendable, Equatable {
     mutating func stamp(recordedAt: Int64) { lastRecordedAt = recordedAt }
 
     /// Folds a decoded event (checked by the caller).
-    public mutating func apply(_ event: Event, sequence: UInt64, recordedAt: Int64, offset: UInt64) {
+    package mutating func apply(_ event: Event, sequence: UInt64, recordedAt: Int64, offset: UInt64) {
         apply(EventFacts(event), kind: event.kind.rawValue, sequence: sequence, recordedAt: recordedAt, offset: offset)
     }
 
