@@ -246,11 +246,11 @@ public final class LogReader: Sendable {
     public func link(endingAt offset: UInt64) throws -> SHA256Digest {
         if offset == UInt64(LogFormat.fileHeaderLength) { return genesis }
         guard offset >= UInt64(LogFormat.fileHeaderLength + LogFormat.batchLengthMin) else {
-            throw LogError.sequenceNotFound(0)
+            throw LogError.noBatchEndsAt(offset: offset)
         }
         var stored = [UInt8](repeating: 0, count: LogFormat.linkLength)
         let got = try stored.withUnsafeMutableBytes { try file.read(into: $0, at: offset - UInt64(LogFormat.linkLength)) }
-        guard got == LogFormat.linkLength else { throw LogError.sequenceNotFound(0) }
+        guard got == LogFormat.linkLength else { throw LogError.noBatchEndsAt(offset: offset) }
         return SHA256Digest(stored)
     }
 

@@ -120,7 +120,7 @@ public final class LogWriter: Sendable {
         var physicalLength: UInt64
         /// Reserving space failed (a nearly full disk): plain appends from now on.
         var allocationFailed = false
-        var poisoned: String?
+        var poisoned: LogError?
         var closed = false
         var checkpoint: LogCheckpoint
     }
@@ -557,7 +557,8 @@ public final class LogWriter: Sendable {
     /// Stops the writer after a failed write or sync: the appends waiting on that
     /// flush get `error` itself (e.g. `noSpace`), every later call `writerPoisoned`.
     private func poison(_ error: Error) {
-        let cause = String(describing: error)
+        // The file system throws `LogError`s; anything else is kept by its description.
+        let cause = error as? LogError ?? .io(operation: String(describing: error), path: fs.path + "/" + Self.logFileName, errno: 0)
         state.withLock { s in
             s.poisoned = cause
             s.flushing = false
