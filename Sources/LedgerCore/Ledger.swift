@@ -59,7 +59,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
 /// is reopened.
 public actor Ledger {
     public nonisolated let fs: any LogFileSystem
-    public nonisolated let reader: LogReader
+    package nonisolated let reader: LogReader
     let writer: LogWriter
     let options: LedgerOptions
     /// Every projection, up to the last event enqueued. Read through `read(as:_:)`.

@@ -3,7 +3,7 @@
 public enum LogVerifier {
     /// What a full verification found.
     public struct Report: Sendable, Equatable {
-        public let header: LogFileHeader
+        package let header: LogFileHeader
         public let bytes: UInt64
         public let batches: Int
         public let seals: Int

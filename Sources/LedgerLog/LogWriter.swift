@@ -79,14 +79,14 @@ public struct TailCut: Sendable, Equatable, CustomStringConvertible {
 /// Invariants: `durableLength ≤ writtenLength ≤ encodedLength`; every batch's
 /// `syncedLength` field is a `durableLength` that was true when it was encoded;
 /// `recordedAt` never decreases.
-public final class LogWriter: Sendable {
+package final class LogWriter: Sendable {
     /// The log file's name in the ledger folder.
-    public static let logFileName = "ledger.log"
+    package static let logFileName = "ledger.log"
 
     /// The decoded file header.
-    public let header: LogFileHeader
+    package let header: LogFileHeader
     /// What opening found at the tail (nil for a new ledger).
-    public let recovery: RecoveryReport?
+    package let recovery: RecoveryReport?
 
     private let fs: any LogFileSystem
     private let file: any LogFile
@@ -148,7 +148,7 @@ public final class LogWriter: Sendable {
 
     /// Creates a new ledger: the folder (0700), the log (0600) with its header,
     /// durably (file and folder synced) before returning.
-    public static func create(_ fs: any LogFileSystem, ledgerId: UUID = UUID(),
+    package static func create(_ fs: any LogFileSystem, ledgerId: UUID = UUID(),
                               options: LogWriterOptions = LogWriterOptions()) throws -> LogWriter {
         // Also for an existing folder: it is made 0700.
         try fs.createFolder()
@@ -182,7 +182,7 @@ public final class LogWriter: Sendable {
     /// the last checkpoint to the end (checksums and chain), and cuts a torn tail
     /// (keeping the bytes in `quarantine/`). Damage the later batches prove was once
     /// durable is never cut: it throws `LogError.damaged` naming offset and sequence.
-    public static func open(_ fs: any LogFileSystem, options: LogWriterOptions = LogWriterOptions()) throws -> LogWriter {
+    package static func open(_ fs: any LogFileSystem, options: LogWriterOptions = LogWriterOptions()) throws -> LogWriter {
         guard fs.exists(logFileName) else { throw LogError.ledgerNotFound(path: fs.path) }
         let lock = try fs.lockExclusive(timeout: options.lockTimeout)
         do {
@@ -294,26 +294,26 @@ public final class LogWriter: Sendable {
     /// Appends records as one batch: all of them or, after a crash, none. Returns
     /// their sequence numbers once durable (or once encoded, for `.deferred`).
     @discardableResult
-    public func append(_ records: [LogRecord], durability: Durability = .durable) async throws -> ClosedRange<UInt64> {
+    package func append(_ records: [LogRecord], durability: Durability = .durable) async throws -> ClosedRange<UInt64> {
         try await append(RecordBatch(records), durability: durability)
     }
 
     /// Appends a prepared batch (see `append(_:durability:)`).
     @discardableResult
-    public func append(_ batch: consuming RecordBatch, durability: Durability = .durable) async throws -> ClosedRange<UInt64> {
+    package func append(_ batch: consuming RecordBatch, durability: Durability = .durable) async throws -> ClosedRange<UInt64> {
         let ticket = try enqueue(batch)
         try await wait(for: ticket, durability: durability)
         return ticket.sequences
     }
 
     /// What `enqueue` assigned to a batch.
-    public struct Ticket: Sendable {
+    package struct Ticket: Sendable {
         /// The batch's sequence numbers.
-        public let sequences: ClosedRange<UInt64>
+        package let sequences: ClosedRange<UInt64>
         /// The time stamped on every record of the batch (ns since the epoch).
-        public let recordedAt: Int64
+        package let recordedAt: Int64
         /// Byte offset of each record in the log.
-        public let recordOffsets: [UInt64]
+        package let recordOffsets: [UInt64]
         /// The log length once the batch is written.
         let end: UInt64
         let pendingBytes: Int
@@ -323,7 +323,7 @@ public final class LogWriter: Sendable {
     /// offsets and the link are final when this returns (synchronously), the bytes not
     /// yet durable. Callers that must decide and order appends atomically (the
     /// ledger's command loop) enqueue inside their critical section and wait outside.
-    public func enqueue(_ batch: consuming RecordBatch) throws -> Ticket {
+    package func enqueue(_ batch: consuming RecordBatch) throws -> Ticket {
         var batch = batch
         try batch.validate()
         let now = clock()
@@ -350,7 +350,7 @@ public final class LogWriter: Sendable {
 
     /// Waits until an enqueued batch is durable (`.durable`), or applies the
     /// bulk-mode back-pressure and write-behind (`.deferred`).
-    public func wait(for ticket: Ticket, durability: Durability = .durable) async throws {
+    package func wait(for ticket: Ticket, durability: Durability = .durable) async throws {
         switch durability {
         case .durable:
             try await wait(until: ticket.end, durable: true)
@@ -374,7 +374,7 @@ public final class LogWriter: Sendable {
     }
 
     /// Waits until everything appended so far is durable.
-    public func sync() async throws {
+    package func sync() async throws {
         let end = try state.withLock { s -> UInt64 in
             if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
             return s.encodedLength
@@ -580,7 +580,7 @@ public final class LogWriter: Sendable {
     /// Makes everything durable, appends a seal batch (so that damage to the last
     /// batches is later told apart from a torn write), saves the checkpoint index
     /// and releases the lock. A poisoned writer only releases the lock.
-    public func close() async throws {
+    package func close() async throws {
         let poisoned = state.withLock { s -> Bool in
             s.closed = true
             return s.poisoned != nil
@@ -628,7 +628,7 @@ public final class LogWriter: Sendable {
     /// Gives up the writer without syncing or sealing, as a crashed process would:
     /// appends that already returned `.durable` are safe; anything else may be lost.
     /// Releases the lock.
-    public func abandon() {
+    package func abandon() {
         state.withLock { $0.closed = true }
         releaseLocks()
     }
@@ -636,13 +636,13 @@ public final class LogWriter: Sendable {
     // MARK: State
 
     /// The sequence number the next record will get.
-    public var nextSequence: UInt64 { state.withLock { $0.nextSequence } }
+    package var nextSequence: UInt64 { state.withLock { $0.nextSequence } }
     /// The chain head: the link of the last batch encoded.
-    public var chainHead: SHA256Digest { state.withLock { $0.link } }
+    package var chainHead: SHA256Digest { state.withLock { $0.link } }
     /// Bytes of the log that are durable.
-    public var durableLength: UInt64 { state.withLock { $0.durableLength } }
+    package var durableLength: UInt64 { state.withLock { $0.durableLength } }
     /// Bytes of the log including appends not yet durable.
-    public var encodedLength: UInt64 { state.withLock { $0.encodedLength } }
+    package var encodedLength: UInt64 { state.withLock { $0.encodedLength } }
 }
 
 /// The shared first steps of opening a log file: size, header, genesis link.
