@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerChecksums
 import LedgerLog
 
 /// Options for opening a ledger.

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerChecksums
 
 /// The log's derived index, `index/log.idx`: a checkpoint (how far the log is known
 /// valid, with the chain head and next sequence number there) plus a sparse map

@@ -1,3 +1,4 @@
+import LedgerChecksums
 import Synchronization
 
 /// A valid batch seen during a scan; valid only inside the callback that got it.

@@ -1,3 +1,5 @@
+import LedgerChecksums
+
 /// Reads a log's batches in order and checks each against the format's validity
 /// rules. Shared by the reader, the writer's recovery and `verify`, so that all
 /// three agree on what a valid log is.

@@ -90,6 +90,7 @@ public enum LogVerifier {
 }
 
 import Foundation
+import LedgerChecksums
 
 enum UUIDZero {
     static let value = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LedgerChecksums
 
 /// Whether an append waits for its records to be durable.
 public enum Durability: Sendable {

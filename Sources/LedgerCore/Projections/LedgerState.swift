@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerChecksums
 import LedgerLog
 
 /// Every projection of a ledger, derived from its log by folding events in order.

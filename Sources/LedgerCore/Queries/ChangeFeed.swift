@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerChecksums
 import LedgerLog
 
 /// A position in a ledger's change feed (HKQueryAnchor), as an opaque printable

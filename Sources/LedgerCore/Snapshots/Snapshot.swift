@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerChecksums
 import LedgerLog
 
 /// A raw array written as a snapshot section in blocks, each with its own CRC32C,

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerChecksums
 
 // The log file format, version 1. events/FORMAT.md is the normative text; this file
 // mirrors it, and each validity rule carries the rule ID the spec gives it.

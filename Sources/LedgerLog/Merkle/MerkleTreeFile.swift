@@ -1,4 +1,5 @@
 import Foundation
+import LedgerChecksums
 
 /// The derived Merkle tree of a ledger's log (`index/merkle.bin`, events/FORMAT.md
 /// Part 3): leaf i is the (i+1)-th record, its leaf input the record's bytes as framed
