@@ -3,7 +3,7 @@ import HealthLedger
 import HealthModel
 import LedgerCore
 
-/// `healthledger query`, `latest` and `profile`: reading as an app (or the owner).
+/// `healthledger query`: reading samples as an app (or the owner).
 enum QueryCommand {
     static let help = """
         USAGE: healthledger [--ledger PATH] query (--app ID | --owner) TYPE [--from T] [--to T]
@@ -180,80 +180,5 @@ enum QueryCommand {
         }
         flush()
         if let next { Output.error("next: \(next.uuidString)") }
-    }
-}
-
-enum LatestCommand {
-    static let help = """
-        USAGE: healthledger [--ledger PATH] latest (--app ID | --owner) TYPE [--unit U] [--now T] [--json]
-
-        The most recent sample as the tutorial defines it: from the distant past to now
-        (--now to pick another instant), strictEndDate, newest start first, limit 1 — a
-        sample dated in the future is not "most recent". --unit converts the value.
-
-        \(ExitStatus.table)
-        """
-
-    static let command = Command(name: "latest", abstract: "The most recent sample of a type", help: help) { args, global in
-        if handledHelp(&args, help) { return }
-        guard let identity = try Identity.read(&args) else { return }
-        let unit = try args.option("--unit").map { try HealthUnit($0) }
-        let now = try args.option("--now").map { try Parse.date($0, "--now") } ?? Date()
-        let type = try Parse.type(try args.required("TYPE"))
-        try args.finish()
-        var view = try LedgerView.read(global, as: identity)
-        guard let sample = try view.mostRecentSample(for: type, now: now) else {
-            throw CLIError.notFound("noData: no \(type.identifier) sample before \(ISO8601.string(now))")
-        }
-        if let unit {
-            guard case .quantity(let q) = sample else { throw CLIError.usage("--unit applies to quantity types") }
-            let value = try q.quantity.doubleValue(for: unit)
-            if global.json {
-                var o = SampleJSON.object(sample)
-                o.set("converted", value)
-                o.set("convertedUnit", unit.canonicalString)
-                Output.line(o.string)
-            } else {
-                Output.line("\(JSONObject.number(value)) \(unit)  \(ISO8601.string(sample.startDate))  \(sample.common.source?.bundleIdentifier ?? "?")")
-            }
-            return
-        }
-        QueryCommand.print([sample], json: global.json)
-    }
-}
-
-enum ProfileCommand {
-    static let help = """
-        USAGE: healthledger [--ledger PATH] profile (--app ID | --owner) [--now T] [--locale ID] [--json]
-
-        The tutorial's Profile & BMI screen: age (completed years on --now's date, UTC),
-        sex, blood type, height and weight (most recent samples, formatted for people in
-        --locale, default en_US), and BMI to two decimals — as the app sees them: what
-        it may not read looks unset.
-
-        \(ExitStatus.table)
-        """
-
-    static let command = Command(name: "profile", abstract: "The Profile & BMI screen, as an app sees it", help: help) { args, global in
-        if handledHelp(&args, help) { return }
-        guard let identity = try Identity.read(&args) else { return }
-        let now = try args.option("--now").map { try Parse.date($0, "--now") } ?? Date()
-        let locale = Locale(identifier: try args.option("--locale") ?? "en_US")
-        try args.finish()
-        var view = try LedgerView.read(global, as: identity)
-        let screen = try ProfileScreen.read(from: &view, now: now, locale: locale,
-                                            timeZone: global.timeZone(ledgerZone: view.ownerTimeZone))
-        if global.json {
-            var o = JSONObject()
-            o.set("age", screen.age)
-            o.set("biologicalSex", screen.biologicalSex.rawName)
-            o.set("bloodType", screen.bloodType.displayName)
-            o.set("height", screen.heightText)
-            o.set("weight", screen.weightText)
-            o.set("bodyMassIndex", screen.bodyMassIndexText)
-            Output.line(o.string)
-        } else {
-            for line in screen.lines { Output.line(line) }
-        }
     }
 }

@@ -1,0 +1,44 @@
+import Foundation
+import HealthLedger
+import HealthModel
+import LedgerCore
+
+/// `healthledger latest`: the most recent sample of a type, as an app (or the owner) sees it.
+enum LatestCommand {
+    static let help = """
+        USAGE: healthledger [--ledger PATH] latest (--app ID | --owner) TYPE [--unit U] [--now T] [--json]
+
+        The most recent sample as the tutorial defines it: from the distant past to now
+        (--now to pick another instant), strictEndDate, newest start first, limit 1 — a
+        sample dated in the future is not "most recent". --unit converts the value.
+
+        \(ExitStatus.table)
+        """
+
+    static let command = Command(name: "latest", abstract: "The most recent sample of a type", help: help) { args, global in
+        if handledHelp(&args, help) { return }
+        guard let identity = try Identity.read(&args) else { return }
+        let unit = try args.option("--unit").map { try HealthUnit($0) }
+        let now = try args.option("--now").map { try Parse.date($0, "--now") } ?? Date()
+        let type = try Parse.type(try args.required("TYPE"))
+        try args.finish()
+        var view = try LedgerView.read(global, as: identity)
+        guard let sample = try view.mostRecentSample(for: type, now: now) else {
+            throw CLIError.notFound("noData: no \(type.identifier) sample before \(ISO8601.string(now))")
+        }
+        if let unit {
+            guard case .quantity(let q) = sample else { throw CLIError.usage("--unit applies to quantity types") }
+            let value = try q.quantity.doubleValue(for: unit)
+            if global.json {
+                var o = SampleJSON.object(sample)
+                o.set("converted", value)
+                o.set("convertedUnit", unit.canonicalString)
+                Output.line(o.string)
+            } else {
+                Output.line("\(JSONObject.number(value)) \(unit)  \(ISO8601.string(sample.startDate))  \(sample.common.source?.bundleIdentifier ?? "?")")
+            }
+            return
+        }
+        QueryCommand.print([sample], json: global.json)
+    }
+}
