@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "LedgerChecksums", targets: ["LedgerChecksums"]),
         .library(name: "LedgerLog", targets: ["LedgerLog"]),
         .library(name: "LedgerCore", targets: ["LedgerCore"]),
+        .library(name: "LedgerReporting", targets: ["LedgerReporting"]),
         .library(name: "HealthLedger", targets: ["HealthLedger"]),
         .library(name: "AppleHealthImport", targets: ["AppleHealthImport"]),
         .executable(name: "healthledger", targets: ["healthledger"]),
@@ -31,15 +32,20 @@ let package = Package(
         // replay, snapshots, verify, queries.
         .target(name: "LedgerCore", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "CLedgerAccel"]),
 
+        // Beside layer 3: JSON and text for people and scripts (samples, events, replay
+        // reports, audits); the CLI and the importer's summary print through it.
+        .target(name: "LedgerReporting", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore"]),
+
         // Layer 4: the store API: HKHealthStore's behaviour for apps, and the owner's handle.
         .target(name: "HealthLedger", dependencies: ["HealthModel", "LedgerLog", "LedgerCore"]),
 
         // Layer 4, beside the store: Apple Health exports (zip, DEFLATE, XML) into ledger events.
-        .target(name: "AppleHealthImport", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore"]),
+        .target(name: "AppleHealthImport", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting"]),
 
         // The command-line tool.
         .executableTarget(name: "healthledger",
-                          dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "HealthLedger", "AppleHealthImport"]),
+                          dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting", "HealthLedger",
+                                         "AppleHealthImport"]),
 
         // Benchmarks (release builds only; see tools/README.md).
         .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "AppleHealthImport",
@@ -54,12 +60,13 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["LedgerLog", "LedgerCore", "HealthModel"], path: "Tests/TestSupport"),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"]),
         .testTarget(name: "LedgerLogTests", dependencies: ["LedgerChecksums", "LedgerLog", "TestSupport", "ledger-torture"]),
-        .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerChecksums", "LedgerCore", "TestSupport", "LedgerFuzz"]),
+        .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerChecksums", "LedgerCore", "LedgerReporting", "TestSupport", "LedgerFuzz"]),
         .testTarget(name: "HealthLedgerTests", dependencies: ["HealthLedger", "TestSupport"]),
         // Fixtures/ holds DEFLATE and zip files made by Python (tools/make_deflate_fixtures.py),
         // read through #filePath.
         .testTarget(name: "AppleHealthImportTests",
-                    dependencies: ["AppleHealthImport", "HealthLedger", "LedgerCore", "LedgerChecksums", "LedgerLog", "HealthModel", "TestSupport"],
+                    dependencies: ["AppleHealthImport", "HealthLedger", "LedgerCore", "LedgerReporting", "LedgerChecksums", "LedgerLog", "HealthModel",
+                                   "TestSupport"],
                     exclude: ["Fixtures"]),
         // Runs the built `healthledger` binary (the dependency makes sure it is built).
         // Also imports the executable (@testable) and its parsers for the in-process fuzzer.

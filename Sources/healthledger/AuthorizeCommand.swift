@@ -2,6 +2,7 @@ import Foundation
 import HealthLedger
 import HealthModel
 import LedgerCore
+import LedgerReporting
 
 /// `healthledger authorize` (the owner's decisions) and `healthledger status`.
 enum AuthorizeCommand {

@@ -3,6 +3,7 @@ import HealthLedger
 import HealthModel
 import LedgerCore
 import LedgerLog
+import LedgerReporting
 
 /// Who a command acts for: an app (`--app ID`) or the ledger's owner (`--owner`).
 enum Identity {

@@ -1,6 +1,7 @@
 import Foundation
 import HealthLedger
 import LedgerCore
+import LedgerReporting
 
 /// `healthledger init`: a new, empty ledger folder.
 enum InitCommand {

@@ -2,6 +2,7 @@ import Foundation
 import HealthLedger
 import HealthModel
 import LedgerCore
+import LedgerReporting
 
 /// `healthledger query`: reading samples as an app (or the owner).
 enum QueryCommand {

@@ -125,7 +125,7 @@ package enum LedgerAudit {
     package static func summary(_ s: Sample) -> String {
         let at = ISO8601.string(s.startDate)
         switch s {
-        case .quantity(let q): return "\(q.type.shortName) \(JSONObject.number(q.quantity.value)) \(q.quantity.unit) at \(at)"
+        case .quantity(let q): return "\(q.type.shortName) \(Quantity.format(q.quantity.value)) \(q.quantity.unit) at \(at)"
         case .category(let c): return "\(c.type.shortName) \(c.type.values.first { $0.value == c.value }?.shortName ?? String(c.value)) at \(at)"
         case .workout(let w): return "workout \(w.activityType.shortName), \(w.duration < 1e15 ? String(Int(w.duration)) : String(w.duration)) s at \(at)"
         case .correlation(let c): return "\(c.type.shortName) of \(c.objects.count) at \(at)"

@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerCore
 import LedgerLog
 
 /// What `healthledger replay` prints: the profile, the latest sample per type,

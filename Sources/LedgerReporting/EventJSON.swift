@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerCore
 
 /// Events as JSON Lines for people and `jq` (`healthledger log --json`).
 public enum EventJSON {
