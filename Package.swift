@@ -12,8 +12,10 @@ let package = Package(
     name: "HealthLedger",
     products: [
         .library(name: "HealthModel", targets: ["HealthModel"]),
+        .library(name: "LedgerChecksums", targets: ["LedgerChecksums"]),
         .library(name: "LedgerLog", targets: ["LedgerLog"]),
         .library(name: "LedgerCore", targets: ["LedgerCore"]),
+        .library(name: "LedgerReporting", targets: ["LedgerReporting"]),
         .library(name: "HealthLedger", targets: ["HealthLedger"]),
         .library(name: "AppleHealthImport", targets: ["AppleHealthImport"]),
         .library(name: "HealthReport", targets: ["HealthReport"]),
@@ -23,56 +25,65 @@ let package = Package(
         // Layer 1: the health data model. Pure values, no I/O.
         .target(name: "HealthModel"),
 
-        // Hardware CRC32C and SHA-256 behind runtime CPU checks (software fallbacks in LedgerLog).
+        // Hardware CRC32C and SHA-256 behind runtime CPU checks (software fallbacks in LedgerChecksums).
         .target(name: "CLedgerAccel"),
+        // Checksums and hashes: CRC-32C (the log's records), CRC-32 (zip), SHA-256. Pure
+        // functions over bytes, shared by the log and the importer.
+        .target(name: "LedgerChecksums", dependencies: ["CLedgerAccel"]),
         // Layer 2: the event log. Bytes, framing, checksums, the hash chain, fsync,
         // recovery. Knows nothing of health.
-        .target(name: "LedgerLog", dependencies: ["CLedgerAccel"]),
+        .target(name: "LedgerLog", dependencies: ["LedgerChecksums", "CLedgerAccel"]),
 
         // Layer 3: events and projections. Event codecs, the rules, projections,
         // replay, snapshots, verify, queries.
-        .target(name: "LedgerCore", dependencies: ["HealthModel", "LedgerLog", "CLedgerAccel"]),
+        .target(name: "LedgerCore", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "CLedgerAccel"]),
+
+        // Beside layer 3: JSON and text for people and scripts (samples, events, replay
+        // reports, audits); the CLI and the importer's summary print through it.
+        .target(name: "LedgerReporting", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore"]),
 
         // Layer 4: the store API: HKHealthStore's behaviour for apps, and the owner's handle.
-        .target(name: "HealthLedger", dependencies: ["HealthModel", "LedgerLog", "LedgerCore"]),
+        .target(name: "HealthLedger", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "LedgerReporting"]),
 
         // Layer 4, beside the store: Apple Health exports (zip, DEFLATE, XML) into ledger events.
-        .target(name: "AppleHealthImport", dependencies: ["HealthModel", "LedgerLog", "LedgerCore"]),
+        .target(name: "AppleHealthImport", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting"]),
 
         // Beside the store: the HTML health and audit report, with its own SVG chart code
         // (Charts/: pure values to SVG text, no I/O); reads through the store API.
-        .target(name: "HealthReport", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "HealthLedger"]),
+        .target(name: "HealthReport", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting", "HealthLedger"]),
 
         // The command-line tool.
         .executableTarget(name: "healthledger",
-                          dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "HealthLedger", "AppleHealthImport", "HealthReport"]
+                          dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting", "HealthLedger",
+                                         "AppleHealthImport", "HealthReport"]
                               + (withPostgres ? ["LedgerPostgres"] : []),
                           swiftSettings: withPostgres ? [.define("HEALTHLEDGER_POSTGRES")] : []),
 
         // Benchmarks (release builds only; see tools/README.md).
-        .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "AppleHealthImport",
+        .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "AppleHealthImport",
                                                                    "LedgerFuzz"],
                           path: "tools/bench"),
         // The structured fuzzers (event payloads, unit strings, dates): `healthledger-bench fuzz`, and seeded in tests.
-        .target(name: "LedgerFuzz", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "TestSupport"], path: "tools/fuzz"),
+        .target(name: "LedgerFuzz", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "TestSupport"], path: "tools/fuzz"),
         // A second process for crash and lock tests, and manual soak runs.
         .executableTarget(name: "ledger-torture", dependencies: ["LedgerLog", "LedgerCore", "TestSupport"], path: "tools/ledger-torture"),
 
         // Shared test support: the simulated disk, seeded randomness, temporary folders.
         .target(name: "TestSupport", dependencies: ["LedgerLog", "LedgerCore", "HealthModel"], path: "Tests/TestSupport"),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"]),
-        .testTarget(name: "LedgerLogTests", dependencies: ["LedgerLog", "TestSupport", "ledger-torture"]),
-        .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerCore", "TestSupport", "LedgerFuzz"]),
+        .testTarget(name: "LedgerLogTests", dependencies: ["LedgerChecksums", "LedgerLog", "TestSupport", "ledger-torture"]),
+        .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerChecksums", "LedgerCore", "LedgerReporting", "TestSupport", "LedgerFuzz"]),
         .testTarget(name: "HealthLedgerTests", dependencies: ["HealthLedger", "TestSupport"]),
         .testTarget(name: "HealthReportTests", dependencies: ["HealthReport", "HealthLedger", "LedgerCore", "HealthModel", "TestSupport"]),
         // Fixtures/ holds DEFLATE and zip files made by Python (tools/make_deflate_fixtures.py),
         // read through #filePath.
         .testTarget(name: "AppleHealthImportTests",
-                    dependencies: ["AppleHealthImport", "HealthLedger", "LedgerCore", "LedgerLog", "HealthModel", "TestSupport"],
+                    dependencies: ["AppleHealthImport", "HealthLedger", "LedgerCore", "LedgerReporting", "LedgerChecksums", "LedgerLog", "HealthModel",
+                                   "TestSupport"],
                     exclude: ["Fixtures"]),
         // Runs the built `healthledger` binary (the dependency makes sure it is built).
         // Also imports the executable (@testable) and its parsers for the in-process fuzzer.
-        .testTarget(name: "CLITests", dependencies: ["healthledger", "ledger-torture", "TestSupport", "LedgerLog",
+        .testTarget(name: "CLITests", dependencies: ["healthledger", "ledger-torture", "TestSupport", "LedgerChecksums", "LedgerLog",
                                                      "AppleHealthImport", "HealthModel"]),
     ] + (withPostgres ? postgresTargets : []),
     swiftLanguageModes: [.v6]

@@ -7,24 +7,15 @@ import LedgerLog
 /// handler, HKObserverQuery): one implementation for an app's view and the owner's.
 struct FeedSource: Sendable {
     let ledger: Ledger
-    /// nil: the owner (everything).
-    let app: @Sendable () async throws -> AppOrdinal?
+    /// Who reads (the read view applies its visibility).
+    let viewer: Viewer
 
     func anchored(_ types: Set<ObjectType>, predicate: SamplePredicate?, anchor: ChangeAnchor?, limit: Int) async throws -> ChangeSet {
-        let ordinal = try await app()
-        let fs = ledger.fs, id = ledger.ledgerId
-        return try await ledger.read { state in
-            try ChangeFeed.changes(of: types, predicate: predicate, anchor: anchor, limit: limit, app: ordinal, ledgerId: id,
-                                   fs: fs, in: &state)
-        }
+        try await ledger.storeRead(as: viewer) { try $0.changes(of: types, predicate: predicate, anchor: anchor, limit: limit) }
     }
 
     func current(_ types: Set<ObjectType>) async throws -> ChangeAnchor {
-        let ordinal = try await app()
-        let fs = ledger.fs, id = ledger.ledgerId
-        return try await ledger.read { state in
-            try ChangeFeed.currentAnchor(of: types, app: ordinal, ledgerId: id, fs: fs, in: &state)
-        }
+        try await ledger.storeRead(as: viewer) { try $0.currentAnchor(of: types) }
     }
 
     /// Pages of changes from `anchor`, then more as they commit, until cancelled.
@@ -59,7 +50,7 @@ struct FeedSource: Sendable {
 
 extension HealthStore {
     nonisolated var feed: FeedSource {
-        FeedSource(ledger: ledger) { [self] in try await self.ordinal }
+        FeedSource(ledger: ledger, viewer: .app(app.bundleIdentifier))
     }
 
     /// HKAnchoredObjectQuery: the samples of `types` saved after `anchor` (nil: all)
@@ -89,7 +80,7 @@ extension HealthStore {
 }
 
 extension OwnerStore {
-    nonisolated var feed: FeedSource { FeedSource(ledger: ledger) { nil } }
+    nonisolated var feed: FeedSource { FeedSource(ledger: ledger, viewer: .owner) }
 
     /// `HealthStore.anchoredObjects` for the owner: every sample and every deletion.
     public func anchoredObjects(of types: Set<ObjectType>, predicate: SamplePredicate? = nil, anchor: ChangeAnchor?,

@@ -69,6 +69,12 @@ public actor HealthStore {
         }
     }
 
+    /// One read as this app, in one step of the ledger (`Ledger.read(as:)`): the
+    /// visibility is the read view's, never this store's.
+    nonisolated func read<T: Sendable>(_ body: @Sendable (inout LedgerReadView) throws -> T) async throws -> T {
+        try await ledger.storeRead(as: .app(app.bundleIdentifier), body)
+    }
+
     // MARK: Activity summaries
 
     /// HKActivitySummaryQuery: the days of activity rings in `query`'s range, oldest
@@ -126,31 +132,18 @@ public actor HealthStore {
     /// every type has been asked for or answered (asking again would show nothing),
     /// else `shouldRequest`. Reveals nothing about read permission.
     public func requestStatus(toShare share: Set<ObjectType>, read: Set<ObjectType>) async throws -> AuthorizationRequestStatus {
-        let state = await ledger.state
-        let ordinal = try await ordinal
-        for t in share {
-            let p = state.authorization.permission(app: ordinal, type: t)
-            if !p.requestedShare && p.share == .notDetermined { return .shouldRequest }
-        }
-        for t in read {
-            let p = state.authorization.permission(app: ordinal, type: t)
-            if !p.requestedRead && p.read == nil { return .shouldRequest }
-        }
-        return .unnecessary
+        try await self.read { $0.wouldRequestShowAnything(toShare: share, read: read) } ? .shouldRequest : .unnecessary
     }
 
     /// The sharing status only, as HealthKit: read permission is never revealed.
     public func authorizationStatus(for type: ObjectType) async throws -> SharingStatus {
-        await ledger.state.authorization.permission(app: try await ordinal, type: type).share
+        try await read { $0.sharingStatus(for: type) }
     }
 
     // MARK: Characteristics
 
     private func readableCharacteristic(_ type: CharacteristicType) async throws -> CharacteristicValue? {
-        let state = await ledger.state
-        guard let ordinal = state.registry.ordinal(of: app.bundleIdentifier),
-              state.authorization.permission(app: ordinal, type: .characteristic(type)).canRead else { return nil }
-        return state.characteristics[type]
+        try await read { $0.characteristic(type) }
     }
 
     /// Date of birth; throws `noData` when not set or not readable (HealthKit throws).
@@ -281,9 +274,9 @@ public actor HealthStore {
     /// Deletes every sample of `type` this app saved that matches `predicate`;
     /// returns how many (0 appends nothing).
     public func deleteObjects(of type: ObjectType, predicate: DatePredicate?) async throws -> Int {
-        let ordinal = try await ordinal
-        let uuids = try await ledger.samples(SampleQuery(type: type, predicate: predicate), visibility: .ownSamplesOnly(ordinal))
-            .map(\.uuid)
+        let uuids = try await read { view in
+            try view.ownSamples(SampleQuery(type: type, predicate: predicate)).map(\.uuid)
+        }
         guard !uuids.isEmpty else { return 0 }
         try await delete(uuids, reason: "deleteObjects")
         return uuids.count
@@ -301,15 +294,7 @@ public actor HealthStore {
     /// sample `after`, in the query's order (`ResultOrder`), as this app may see them,
     /// read in one step of the ledger. `next` resumes after the page's last sample.
     public func samples(_ query: SampleQuery, after: UUID? = nil) async throws -> SamplePage {
-        let bundle = app.bundleIdentifier
-        let fs = ledger.fs
-        return try await ledger.read { state throws -> SamplePage in
-            guard let ordinal = state.registry.ordinal(of: bundle) else {
-                throw HealthStoreError.invalidArgument("\(bundle) is not registered")
-            }
-            return try SampleReader(fs).page(query, visibility: state.visibility(app: ordinal, type: query.type), after: after,
-                                             in: &state)
-        }
+        try await read { try $0.samples(query, after: after) }
     }
 
     /// HKCorrelationQuery: correlations of a type whose own filter and every member
@@ -318,15 +303,7 @@ public actor HealthStore {
     /// types it may read, with exactly those members, so member predicates are tested
     /// against what it may see.
     public func correlations(_ query: CorrelationQuery, after: UUID? = nil) async throws -> SamplePage {
-        let bundle = app.bundleIdentifier
-        let fs = ledger.fs
-        return try await ledger.read { state throws -> SamplePage in
-            guard let ordinal = state.registry.ordinal(of: bundle) else {
-                throw HealthStoreError.invalidArgument("\(bundle) is not registered")
-            }
-            let visibility = state.visibility(app: ordinal, type: .correlation(query.type))
-            return try SampleReader(fs).page(query, visibility: visibility, after: after, in: &state)
-        }
+        try await read { try $0.correlations(query, after: after) }
     }
 
     /// Every sample of `query` (up to its limit) as an `AsyncSequence`, read
@@ -338,7 +315,7 @@ public actor HealthStore {
     /// The tutorial's most recent sample: distant past → `now`, strictEndDate, newest
     /// start first, limit 1. A sample dated in the future is not "most recent".
     public func mostRecentSample(for type: ObjectType, now: Date = Date()) async throws -> Sample? {
-        try await execute(.mostRecent(type, now: now)).first
+        try await read { try $0.mostRecentSample(for: type, now: now) }
     }
 }
 

@@ -78,3 +78,15 @@ func mappingRules<T>(isolation: isolated (any Actor)? = #isolation, _ body: () a
         throw HealthStoreError.from(v)
     }
 }
+
+extension Ledger {
+    /// `read(as:)` for the stores: an app that is not registered is their
+    /// `invalidArgument`, as for every other call of theirs.
+    nonisolated func storeRead<T: Sendable>(as viewer: Viewer, _ body: @Sendable (inout LedgerReadView) throws -> T) async throws -> T {
+        do {
+            return try await read(as: viewer, body)
+        } catch RuleViolation.appNotRegistered(let bundle) {
+            throw HealthStoreError.invalidArgument("\(bundle) is not registered")
+        }
+    }
+}

@@ -19,12 +19,10 @@ public actor OwnerStore {
     public func decide(app bundleIdentifier: String, _ decisions: [(type: ObjectType, share: Answer?, read: Answer?)],
                        requestedOnly: Bool = false) async throws {
         if requestedOnly {
-            let state = await ledger.state
-            guard let ordinal = state.registry.ordinal(of: bundleIdentifier) else {
-                throw HealthStoreError.refused(.appNotRegistered(bundleIdentifier))
+            let permissions = try await mappingRules {
+                try await ledger.read(as: .owner) { view in try decisions.map { try view.permission(ofApp: bundleIdentifier, for: $0.type) } }
             }
-            for d in decisions {
-                let p = state.authorization.permission(app: ordinal, type: d.type)
+            for (d, p) in zip(decisions, permissions) {
                 if d.share != nil, !p.requestedShare {
                     throw HealthStoreError.notRequested(app: bundleIdentifier, type: d.type.identifier, permission: "share")
                 }
@@ -40,13 +38,14 @@ public actor OwnerStore {
 
     /// Grants everything an app asked for (share and read) that is not answered yet.
     public func grantRequested(app bundleIdentifier: String) async throws {
-        let state = await ledger.state
-        guard let ordinal = state.registry.ordinal(of: bundleIdentifier) else {
+        let permissions: [(type: ObjectType, permission: TypePermission)]
+        do {
+            permissions = try await ledger.read(as: .owner) { try $0.permissions(ofApp: bundleIdentifier) }
+        } catch RuleViolation.appNotRegistered {
             throw HealthStoreError.invalidArgument("\(bundleIdentifier) is not registered")
         }
         var decisions: [(type: ObjectType, share: Answer?, read: Answer?)] = []
-        for (code, p) in (state.authorization.permissions[ordinal] ?? [:]).sorted(by: { $0.key < $1.key }) {
-            guard let type = ObjectType(code: code) else { continue }
+        for (type, p) in permissions {
             let share: Answer? = p.requestedShare && p.share == .notDetermined ? .granted : nil
             let read: Answer? = p.requestedRead && p.read == nil ? .granted : nil
             if share != nil || read != nil { decisions.append((type, share, read)) }
@@ -80,7 +79,8 @@ public actor OwnerStore {
 
     /// The owner's time zone: the one set in the ledger, else UTC.
     public func timeZone() async -> TimeZone {
-        (await ledger.state.ownerTimeZone).flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
+        let zone = try? await ledger.read(as: .owner) { $0.ownerTimeZone }
+        return zone.flatMap { $0 }.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
     }
 
     /// Sets the unit the owner reads a quantity type in (nil: back to the locale's):
@@ -116,7 +116,7 @@ public actor OwnerStore {
 
     /// The value of a characteristic, if set.
     public func characteristic(_ type: CharacteristicType) async -> CharacteristicValue? {
-        await ledger.state.characteristics[type]
+        (try? await ledger.read(as: .owner) { $0.characteristic(type) }) ?? nil
     }
 
     /// Deletes any objects, all or nothing.
@@ -133,18 +133,12 @@ public actor OwnerStore {
     /// One page: at most `query.limit` samples (0: all) of every source after the
     /// sample `after`, in the query's order, read in one step of the ledger.
     public func samples(_ query: SampleQuery, after: UUID? = nil) async throws -> SamplePage {
-        let fs = ledger.fs
-        return try await ledger.read { state in
-            try SampleReader(fs).page(query, visibility: .everything, after: after, in: &state)
-        }
+        try await ledger.read(as: .owner) { try $0.samples(query, after: after) }
     }
 
     /// HKCorrelationQuery over every source: one page after `after`.
     public func correlations(_ query: CorrelationQuery, after: UUID? = nil) async throws -> SamplePage {
-        let fs = ledger.fs
-        return try await ledger.read { state in
-            try SampleReader(fs).page(query, visibility: .everything, after: after, in: &state)
-        }
+        try await ledger.read(as: .owner) { try $0.correlations(query, after: after) }
     }
 
     /// Every sample of `query` as an `AsyncSequence`, `pageSize` at a time.
@@ -156,18 +150,18 @@ public actor OwnerStore {
     /// refuse), the owner's only: those with `identifier` as written (all for nil),
     /// newest first, each with its raw value, unit and reason.
     public func rawSamples(identifier: String? = nil) async throws -> [UnrecognizedSample] {
-        let fs = ledger.fs
-        return try await ledger.read { state throws -> [UnrecognizedSample] in
+        try await ledger.read(as: .owner) { view throws -> [UnrecognizedSample] in
             var out: [UnrecognizedSample] = []
             let newestFirst = SampleQuery(type: .workout, sort: [SampleSortDescriptor(.startDate, ascending: false)])
-            try SampleReader(fs).forEachRaw(matching: { identifier == nil || $0.typeIdentifier == identifier }, newestFirst,
-                                            in: &state) { if case .unrecognized(let u) = $0 { out.append(u) } }
+            try view.forEachRaw(matching: { identifier == nil || $0.typeIdentifier == identifier }, newestFirst) {
+                if case .unrecognized(let u) = $0 { out.append(u) }
+            }
             return out
         }
     }
 
     /// The most recent sample of a type (every source), as the tutorial defines it.
     public func mostRecentSample(for type: ObjectType, now: Date = Date()) async throws -> Sample? {
-        try await execute(.mostRecent(type, now: now)).first
+        try await ledger.read(as: .owner) { try $0.mostRecentSample(for: type, now: now) }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import LedgerCore
+import LedgerReporting
 
 /// The tutorial's "Profile & BMI" screen: age, sex, blood type, height, weight and
 /// BMI, read the way the tutorial's app reads them (characteristics through the
@@ -32,20 +33,34 @@ public struct ProfileScreen: Sendable, Equatable {
     public let bodyMassIndexText: String?
     public let bodyMassIndex: Quantity?
 
-    /// Reads the profile for an app. `now` fixes "today" for the age (tests pass a
-    /// fixed date); `locale` chooses the units people read.
+    /// Reads the profile for an app, in one read of the ledger. `now` fixes "today"
+    /// for the age (tests pass a fixed date); `locale` chooses the units people read.
     public static func load(from store: HealthStore, now: Date = Date(), locale: Locale = Locale(identifier: "en_US"),
                             timeZone: TimeZone = TimeZone(identifier: "UTC")!) async throws -> ProfileScreen {
-        let dob = try? await store.dateOfBirthComponents()
-        let height = try await store.mostRecentSample(for: .quantity(.height), now: now)
-        let weight = try await store.mostRecentSample(for: .quantity(.bodyMass), now: now)
+        try await store.read { view in try read(from: &view, now: now, locale: locale, timeZone: timeZone) }
+    }
+
+    /// The profile as `view`'s viewer sees it: what it may not read looks unset.
+    /// Characteristics through the read view, height and weight as the most recent
+    /// samples the viewer may see; `timeZone` gives the calendar day of `now`.
+    public static func read(from view: inout LedgerReadView, now: Date, locale: Locale, timeZone: TimeZone) throws -> ProfileScreen {
+        var dob: DateOfBirth?
+        if case .dateOfBirth(let d)? = view.characteristic(.dateOfBirth) { dob = d }
+        var sex = BiologicalSex.notSet, blood = BloodType.notSet
+        if case .biologicalSex(let v)? = view.characteristic(.biologicalSex) { sex = v }
+        if case .bloodType(let v)? = view.characteristic(.bloodType) { blood = v }
         func quantity(_ s: Sample?) -> Quantity? { if case .quantity(let q)? = s { q.quantity } else { nil } }
-        let h = quantity(height), w = quantity(weight)
+        let h = quantity(try view.mostRecentSample(for: .quantity(.height), now: now))
+        let w = quantity(try view.mostRecentSample(for: .quantity(.bodyMass), now: now))
         let bmi = try BodyMassIndex.compute(weight: w, height: h)
-        return ProfileScreen(age: dob?.age(at: now, in: timeZone), biologicalSex: try await store.biologicalSex(),
-                             bloodType: try await store.bloodType(), height: h, weight: w,
-                             heightText: try h.map { try PersonFormatting.height($0, locale: locale) },
-                             weightText: try w.map { try PersonFormatting.bodyMass($0, locale: locale) },
+        /// In the owner's chosen unit, when they chose one (else the locale's formatting).
+        func shown(_ q: Quantity, _ type: QuantityType) throws -> String? {
+            guard let unit = view.state.preferredUnits[type] else { return nil }
+            return "\(JSONObject.number(try q.doubleValue(for: unit))) \(unit)"
+        }
+        return ProfileScreen(age: dob?.age(at: now, in: timeZone), biologicalSex: sex, bloodType: blood, height: h, weight: w,
+                             heightText: try h.map { try shown($0, .height) ?? PersonFormatting.height($0, locale: locale) },
+                             weightText: try w.map { try shown($0, .bodyMass) ?? PersonFormatting.bodyMass($0, locale: locale) },
                              bodyMassIndexText: bmi.map(BodyMassIndex.formatted), bodyMassIndex: bmi)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerChecksums
 import LedgerLog
 
 /// Options for opening a ledger.
@@ -27,9 +28,12 @@ public struct LedgerOptions: Sendable {
 
 /// Why a ledger refuses to go on.
 public enum LedgerError: Error, Sendable, CustomStringConvertible {
-    /// An earlier append failed; the ledger must be reopened (its recovery finds a
-    /// consistent log).
-    case failed(String)
+    /// An earlier append failed (`cause`: the log's error itself); the ledger must be
+    /// reopened (its recovery finds a consistent log).
+    case failed(cause: any Error)
+    /// Opening found projections (snapshot plus replay) that end at another event
+    /// than the log: the ledger is not opened.
+    case projectionsDisagree(projectionsEnd: UInt64, logEnd: UInt64)
     /// The log's events do not replay (undecodable or against the rules): the ledger
     /// is damaged and is not opened for writing.
     case replayFailed(ReplayError)
@@ -37,6 +41,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .failed(let cause): "ledgerFailed: an earlier append failed (\(cause)); reopen the ledger"
+        case .projectionsDisagree(let projectionsEnd, let logEnd):
+            "ledgerFailed: the projections end at \(projectionsEnd) but the log at \(logEnd)"
         case .replayFailed(let e): "damaged: \(e)"
         }
     }
@@ -54,14 +60,14 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
 /// is reopened.
 public actor Ledger {
     public nonisolated let fs: any LogFileSystem
-    public nonisolated let reader: LogReader
+    package nonisolated let reader: LogReader
     let writer: LogWriter
     let options: LedgerOptions
-    /// Every projection, up to the last event enqueued.
-    public private(set) var state: LedgerState
+    /// Every projection, up to the last event enqueued. Read through `read(as:_:)`.
+    package private(set) var state: LedgerState
     /// What opening found: torn tail cut, snapshot used, events replayed, warnings.
     public nonisolated let openReport: OpenReport
-    private var failure: String?
+    private var failure: (any Error)?
     /// Events plus samples saved since the last snapshot (or the start): what a
     /// reopen would replay, measured as `snapshotEvery` counts it.
     private var replayWorkSinceSnapshot: UInt64
@@ -95,6 +101,18 @@ public actor Ledger {
                       report: OpenReport(recovery: nil, snapshot: nil, replayed: 0, warnings: []), replayWorkSinceSnapshot: 0)
     }
 
+    /// Creates a new, empty ledger in the folder at `path` (created when missing) on
+    /// the local file system. Throws `LogError.ledgerExists` when one is there.
+    public static func create(path: String, options: LedgerOptions = LedgerOptions()) throws -> Ledger {
+        try create(PosixFileSystem(path: path), options: options)
+    }
+
+    /// Opens the ledger in the folder at `path` for writing (`open(_:options:progress:)`
+    /// on the local file system). Throws `LogError.ledgerNotFound` when there is none.
+    public static func open(path: String, options: LedgerOptions = LedgerOptions()) throws -> Ledger {
+        try open(PosixFileSystem(path: path), options: options)
+    }
+
     /// Opens an existing ledger for writing: recovery of the log's tail, then the
     /// projections from the newest good snapshot plus the tail of the log.
     public static func open(_ fs: any LogFileSystem, options: LedgerOptions = LedgerOptions(),
@@ -109,7 +127,7 @@ public actor Ledger {
                 throw LedgerError.replayFailed(error)
             }
             guard loaded.state.lastSequence + 1 == writer.nextSequence else {
-                throw LedgerError.failed("the projections end at \(loaded.state.lastSequence) but the log at \(writer.nextSequence - 1)")
+                throw LedgerError.projectionsDisagree(projectionsEnd: loaded.state.lastSequence, logEnd: writer.nextSequence - 1)
             }
             return Ledger(fs: fs, writer: writer, reader: reader, state: loaded.state, options: options,
                           report: OpenReport(recovery: writer.recovery, snapshot: loaded.snapshot, replayed: loaded.replayed,
@@ -129,7 +147,7 @@ public actor Ledger {
     /// Throws `RuleViolation` (nothing appended) or a log error.
     @discardableResult
     public func execute(_ command: LedgerCommand, durability: Durability = .durable) async throws -> [StoredEvent] {
-        if let failure { throw LedgerError.failed(failure) }
+        if let failure { throw LedgerError.failed(cause: failure) }
         let events = try LedgerDecider.decide(command, state)
         guard !events.isEmpty else { return [] }
         var batch = RecordBatch()
@@ -146,7 +164,7 @@ public actor Ledger {
         do {
             try await writer.wait(for: ticket, durability: durability)
         } catch {
-            failure = "\(error)"
+            failure = error
             throw error
         }
         return stored
@@ -164,11 +182,11 @@ public actor Ledger {
             switch error {
             case .tooLarge, .emptyBatch, .invalidKind: throw error
             default:
-                failure = "\(error)"
+                failure = error
                 throw error
             }
         } catch {
-            failure = "\(error)"
+            failure = error
             throw error
         }
     }
@@ -201,7 +219,7 @@ public actor Ledger {
 
     private func appendGroup(_ commands: [LedgerCommand], durability: Durability, keepEvents: Bool) async throws
         -> (results: [Result<[StoredEvent], RuleViolation>], sequences: ClosedRange<UInt64>?) {
-        if let failure { throw LedgerError.failed(failure) }
+        if let failure { throw LedgerError.failed(cause: failure) }
         var batch = RecordBatch()
         var results: [Result<[StoredEvent], RuleViolation>] = []
         var pending: [(result: Int, event: Event?)] = []
@@ -251,7 +269,7 @@ public actor Ledger {
         do {
             try await writer.wait(for: ticket, durability: durability)
         } catch {
-            failure = "\(error)"
+            failure = error
             throw error
         }
         return (results, ticket.sequences)
@@ -268,20 +286,21 @@ public actor Ledger {
         do {
             try await writer.sync()
         } catch {
-            failure = "\(error)"
+            failure = error
             throw error
         }
     }
 
     /// Runs a sample query and reads the matching samples from the log (the
     /// streaming read engine, `SampleReader`).
-    public func samples(_ query: SampleQuery, visibility: QueryVisibility) throws -> [Sample] {
+    package func samples(_ query: SampleQuery, visibility: QueryVisibility) throws -> [Sample] {
         try read { state in try SampleReader(fs).page(query, visibility: visibility, in: &state).samples }
     }
 
     /// Runs `body` on the projections in one step of the actor: one atomic read.
     /// (`inout` only so that a query can sort a type's timeline the first time.)
-    public func read<T>(_ body: (inout LedgerState) throws -> T) rethrows -> T {
+    /// Our modules' raw access; a reader with a viewer uses `read(as:_:)`.
+    package func read<T>(_ body: (inout LedgerState) throws -> T) rethrows -> T {
         try body(&state)
     }
 
@@ -326,6 +345,9 @@ public actor Ledger {
     public nonisolated func abandon() {
         writer.abandon()
     }
+
+    /// The sequence number of the last event appended (0 for an empty ledger).
+    public var lastSequence: UInt64 { state.lastSequence }
 
     /// The ledger's id (from the log header).
     public nonisolated var ledgerId: UUID { writer.header.ledgerId }

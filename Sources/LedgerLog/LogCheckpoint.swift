@@ -1,4 +1,5 @@
 import Foundation
+import LedgerChecksums
 
 /// The log's derived index, `index/log.idx`: a checkpoint (how far the log is known
 /// valid, with the chain head and next sequence number there) plus a sparse map
@@ -12,22 +13,22 @@ import Foundation
 ///  32  8  nextSequence         40  8 lastRecordedAt    48 32 link at coveredLength
 ///  80  8  entryCount           88  4 reserved (0)      92  4 CRC32C of bytes 0..<92 then all entries
 ///  96  …  entries: (firstSequence u64, offset u64)
-public struct LogCheckpoint: Sendable, Equatable {
+package struct LogCheckpoint: Sendable, Equatable {
     /// Log bytes covered (a batch boundary): everything before it was validated.
-    public var coveredLength: UInt64
+    package var coveredLength: UInt64
     /// The sequence number after the last record before `coveredLength`.
-    public var nextSequence: UInt64
+    package var nextSequence: UInt64
     /// The time of the last record before `coveredLength`.
-    public var lastRecordedAt: Int64
+    package var lastRecordedAt: Int64
     /// The chain link of the batch ending at `coveredLength` (genesis when none).
-    public var link: SHA256Digest
+    package var link: SHA256Digest
     /// Sparse (firstSequence, batch offset) pairs, ascending.
-    public var entries: [SparseEntry]
+    package var entries: [SparseEntry]
 
     /// One index entry: a batch's first sequence number and its offset.
-    public struct SparseEntry: Sendable, Equatable {
-        public let firstSequence: UInt64
-        public let offset: UInt64
+    package struct SparseEntry: Sendable, Equatable {
+        package let firstSequence: UInt64
+        package let offset: UInt64
     }
 
     static let fileName = "index/log.idx"

@@ -1,5 +1,5 @@
 /// Every way the log layer can fail, in one place.
-public enum LogError: Error, Equatable, Sendable {
+public indirect enum LogError: Error, Equatable, Sendable {
     /// No ledger at the path (no log file in the folder).
     case ledgerNotFound(path: String)
     /// `create` found a ledger already there.
@@ -15,7 +15,8 @@ public enum LogError: Error, Equatable, Sendable {
     case damaged(LogDamage)
     /// A previous write or sync failed; this writer refuses everything until the
     /// ledger is reopened (no retried fsync: see PostgreSQL's "fsyncgate").
-    case writerPoisoned(cause: String)
+    /// The cause is the error of the write or sync that failed, itself.
+    case writerPoisoned(cause: LogError)
     /// The writer was closed.
     case writerClosed
     /// A system call failed.
@@ -29,6 +30,9 @@ public enum LogError: Error, Equatable, Sendable {
     case invalidKind(kind: UInt16, version: UInt16)
     /// A sequence number that is not in the log.
     case sequenceNotFound(UInt64)
+    /// A byte offset at which no batch of the log ends (a snapshot's position that
+    /// does not belong to this log, or one past its end).
+    case noBatchEndsAt(offset: UInt64)
     /// The writer found the log or its lock not as it left them (another process
     /// wrote, truncated or replaced the log, or `LOCK` was replaced): it stops
     /// rather than overwrite anything (W1, W7).
@@ -148,6 +152,7 @@ extension LogError: CustomStringConvertible {
         case .emptyBatch: "emptyBatch: an append needs at least one record"
         case .invalidKind(let kind, let version): "invalidKind: kind \(kind) version \(version) (both must be ≥ 1)"
         case .sequenceNotFound(let seq): "sequenceNotFound: no record \(seq) in the log"
+        case .noBatchEndsAt(let offset): "noBatchEndsAt: no batch of the log ends at byte \(offset)"
         case .exclusiveAccessLost(let path, let reason):
             "exclusiveAccessLost: \(reason) at \(path); this writer stops and overwrites nothing"
         case .noSpace(let operation, let path): "noSpace: no space left on device (\(operation) \(path))"

@@ -1,39 +1,40 @@
+import LedgerChecksums
 import Synchronization
 
 /// A valid batch seen during a scan; valid only inside the callback that got it.
-public struct LogBatch {
+package struct LogBatch {
     let view: BatchView
     /// Byte offset of the batch.
-    public var offset: UInt64 { view.offset }
+    package var offset: UInt64 { view.offset }
     /// Byte offset after the batch: a position to resume from.
-    public let endOffset: UInt64
+    package let endOffset: UInt64
     /// The batch's link (the chain head once it is read).
-    public let link: SHA256Digest
-    public var firstSequence: UInt64 { view.header.firstSequence }
-    public var recordCount: Int { view.header.recordCount }
+    package let link: SHA256Digest
+    package var firstSequence: UInt64 { view.header.firstSequence }
+    package var recordCount: Int { view.header.recordCount }
     /// A seal (clean close), holding no records.
-    public var isSeal: Bool { view.header.isSeal }
+    package var isSeal: Bool { view.header.isSeal }
     /// The position after this batch.
-    public var endPosition: LogReader.Position {
+    package var endPosition: LogReader.Position {
         LogReader.Position(offset: endOffset, nextSequence: firstSequence + UInt64(recordCount), link: link)
     }
 
     /// Calls `body` for each record of the batch, in order.
-    public func forEachRecord(_ body: (RecordView) throws -> Void) rethrows {
+    package func forEachRecord(_ body: (RecordView) throws -> Void) rethrows {
         try view.forEachRecord(body)
     }
 
     /// The batch's records, in order, without a closure (hot loops keep their state
     /// in local variables this way).
-    public func records() -> RecordIterator { RecordIterator(view: view) }
+    package func records() -> RecordIterator { RecordIterator(view: view) }
 }
 
 /// Iterates a batch's records; valid only while the batch is.
-public struct RecordIterator: IteratorProtocol {
+package struct RecordIterator: IteratorProtocol {
     let view: BatchView
     var offset = LogFormat.batchHeaderLength
 
-    public mutating func next() -> RecordView? {
+    package mutating func next() -> RecordView? {
         let bodyEnd = view.header.batchLength - LogFormat.linkLength
         guard offset < bodyEnd else { return nil }
         let b = view.bytes
@@ -57,9 +58,9 @@ public struct RecordIterator: IteratorProtocol {
 /// of its records is shown, and a batch a concurrent writer has not finished is
 /// treated as the end. Memory is bounded by the scan window (4 MiB or the largest
 /// batch), whatever the log's size.
-public final class LogReader: Sendable {
+package final class LogReader: Sendable {
     /// The decoded file header.
-    public let header: LogFileHeader
+    package let header: LogFileHeader
     private let fs: any LogFileSystem
     private let file: any LogFile
     private let genesis: SHA256Digest
@@ -70,10 +71,10 @@ public final class LogReader: Sendable {
 
     /// The incomplete tail the last scan that reached one stopped at (nil when every
     /// scan read to the file's end): tools warn when a read stopped short.
-    public var stoppedShort: LogDamage? { shortEnd.withLock { $0 } }
+    package var stoppedShort: LogDamage? { shortEnd.withLock { $0 } }
 
     /// Opens the log of the ledger folder for reading.
-    public init(_ fs: any LogFileSystem) throws {
+    package init(_ fs: any LogFileSystem) throws {
         guard fs.exists(LogWriter.logFileName) else { throw LogError.ledgerNotFound(path: fs.path) }
         self.fs = fs
         file = try fs.open(LogWriter.logFileName, .readOnly)
@@ -83,18 +84,18 @@ public final class LogReader: Sendable {
     }
 
     /// How a scan ended.
-    public struct ScanEnd: Sendable, Equatable {
+    package struct ScanEnd: Sendable, Equatable {
         /// Byte offset after the last valid batch.
-        public let endOffset: UInt64
+        package let endOffset: UInt64
         /// The sequence number after the last record seen.
-        public let nextSequence: UInt64
+        package let nextSequence: UInt64
         /// The link of the last valid batch (the chain head).
-        public let chainHead: SHA256Digest
+        package let chainHead: SHA256Digest
         /// Invalid bytes after the last valid batch that no later batch proves durable:
         /// a write in progress or a torn tail (a writer's open would cut them).
-        public let incompleteTail: LogDamage?
+        package let incompleteTail: LogDamage?
         /// True when the body asked to stop early.
-        public let stoppedEarly: Bool
+        package let stoppedEarly: Bool
     }
 
     /// Calls `body` for every record with a sequence number ≥ `sequence`, in order,
@@ -102,7 +103,7 @@ public final class LogReader: Sendable {
     /// part of the log. `verifyChain` also recomputes every batch's link (from the
     /// start of the log, or from the link stored before the first batch read).
     @discardableResult
-    public func forEachRecord(from sequence: UInt64 = 1, verifyChain: Bool = false,
+    package func forEachRecord(from sequence: UInt64 = 1, verifyChain: Bool = false,
                               _ body: (RecordView) throws -> Bool) throws -> ScanEnd {
         var keepGoing = true
         var end = try forEachBatch(from: sequence, verifyChain: verifyChain) { batch in
@@ -118,15 +119,15 @@ public final class LogReader: Sendable {
     }
 
     /// A position in the log between batches: where to resume a scan.
-    public struct Position: Sendable, Hashable {
+    package struct Position: Sendable, Hashable {
         /// Byte offset of the next batch.
-        public let offset: UInt64
+        package let offset: UInt64
         /// The sequence number the next record has.
-        public let nextSequence: UInt64
+        package let nextSequence: UInt64
         /// The link of the batch ending at `offset` (the genesis link at the start).
-        public let link: SHA256Digest
+        package let link: SHA256Digest
 
-        public init(offset: UInt64, nextSequence: UInt64, link: SHA256Digest) {
+        package init(offset: UInt64, nextSequence: UInt64, link: SHA256Digest) {
             self.offset = offset
             self.nextSequence = nextSequence
             self.link = link
@@ -134,7 +135,7 @@ public final class LogReader: Sendable {
     }
 
     /// The start of the log.
-    public var start: Position {
+    package var start: Position {
         Position(offset: UInt64(LogFormat.fileHeaderLength), nextSequence: 1, link: genesis)
     }
 
@@ -142,7 +143,7 @@ public final class LogReader: Sendable {
     /// sequence numbers ≥ `sequence` (or, with `position`, from that position), in
     /// order, until it returns false.
     @discardableResult
-    public func forEachBatch(from sequence: UInt64 = 1, position: Position? = nil, verifyChain: Bool = false,
+    package func forEachBatch(from sequence: UInt64 = 1, position: Position? = nil, verifyChain: Bool = false,
                              _ body: (LogBatch) throws -> Bool) throws -> ScanEnd {
         let size = try file.size()
         var start = position ?? self.start
@@ -200,7 +201,7 @@ public final class LogReader: Sendable {
 
     /// Copies of the records with sequence numbers in `range` (for tools and tests;
     /// scans use `forEachRecord`).
-    public func records(_ range: ClosedRange<UInt64>) throws -> [StoredRecord] {
+    package func records(_ range: ClosedRange<UInt64>) throws -> [StoredRecord] {
         var out: [StoredRecord] = []
         try forEachRecord(from: range.lowerBound) { record in
             guard record.sequence <= range.upperBound else { return false }
@@ -211,7 +212,7 @@ public final class LogReader: Sendable {
     }
 
     /// The record with `sequence`, found through the sparse index.
-    public func record(sequence: UInt64) throws -> StoredRecord {
+    package func record(sequence: UInt64) throws -> StoredRecord {
         guard let found = try records(sequence...sequence).first else { throw LogError.sequenceNotFound(sequence) }
         return found
     }
@@ -219,7 +220,7 @@ public final class LogReader: Sendable {
     /// The record starting at byte `offset` (as the scanner reported it), checked
     /// against its own checksum. This is how projections that hold log offsets
     /// fetch a record without scanning.
-    public func record(atOffset offset: UInt64) throws -> StoredRecord {
+    package func record(atOffset offset: UInt64) throws -> StoredRecord {
         var head = [UInt8](repeating: 0, count: LogFormat.recordHeaderLength)
         let got = try head.withUnsafeMutableBytes { try file.read(into: $0, at: offset) }
         let damage = LogError.damaged(LogDamage(kind: .recordChecksum, offset: offset, length: nil, sequence: nil,
@@ -244,17 +245,17 @@ public final class LogReader: Sendable {
 
     /// The stored link at the end of the batch that ends at byte `offset`
     /// (the genesis link for offset 64): how snapshots prove they belong here.
-    public func link(endingAt offset: UInt64) throws -> SHA256Digest {
+    package func link(endingAt offset: UInt64) throws -> SHA256Digest {
         if offset == UInt64(LogFormat.fileHeaderLength) { return genesis }
         guard offset >= UInt64(LogFormat.fileHeaderLength + LogFormat.batchLengthMin) else {
-            throw LogError.sequenceNotFound(0)
+            throw LogError.noBatchEndsAt(offset: offset)
         }
         var stored = [UInt8](repeating: 0, count: LogFormat.linkLength)
         let got = try stored.withUnsafeMutableBytes { try file.read(into: $0, at: offset - UInt64(LogFormat.linkLength)) }
-        guard got == LogFormat.linkLength else { throw LogError.sequenceNotFound(0) }
+        guard got == LogFormat.linkLength else { throw LogError.noBatchEndsAt(offset: offset) }
         return SHA256Digest(stored)
     }
 
     /// The log file's current length.
-    public func size() throws -> UInt64 { try file.size() }
+    package func size() throws -> UInt64 { try file.size() }
 }

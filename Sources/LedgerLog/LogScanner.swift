@@ -1,3 +1,5 @@
+import LedgerChecksums
+
 /// Reads a log's batches in order and checks each against the format's validity
 /// rules. Shared by the reader, the writer's recovery and `verify`, so that all
 /// three agree on what a valid log is.
@@ -289,18 +291,18 @@ struct BatchView {
 }
 
 /// A record seen in place: `payload` is valid only inside the callback that got it.
-public struct RecordView {
+package struct RecordView {
     /// Byte offset of the record in the log file.
-    public let offset: UInt64
-    public let sequence: UInt64
+    package let offset: UInt64
+    package let sequence: UInt64
     /// Nanoseconds since the Unix epoch.
-    public let recordedAt: Int64
-    public let kind: UInt16
-    public let kindVersion: UInt16
-    public let payload: UnsafeRawBufferPointer
+    package let recordedAt: Int64
+    package let kind: UInt16
+    package let kindVersion: UInt16
+    package let payload: UnsafeRawBufferPointer
 
     /// A copy that outlives the callback.
-    public func stored() -> StoredRecord {
+    package func stored() -> StoredRecord {
         StoredRecord(sequence: sequence, recordedAt: recordedAt, kind: kind, kindVersion: kindVersion,
                      payload: Array(payload), offset: offset)
     }

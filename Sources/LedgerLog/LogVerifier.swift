@@ -3,7 +3,7 @@
 public enum LogVerifier {
     /// What a full verification found.
     public struct Report: Sendable, Equatable {
-        public let header: LogFileHeader
+        package let header: LogFileHeader
         public let bytes: UInt64
         public let batches: Int
         public let seals: Int
@@ -90,6 +90,7 @@ public enum LogVerifier {
 }
 
 import Foundation
+import LedgerChecksums
 
 enum UUIDZero {
     static let value = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))

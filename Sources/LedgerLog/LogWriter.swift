@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LedgerChecksums
 
 /// Whether an append waits for its records to be durable.
 public enum Durability: Sendable {
@@ -79,14 +80,14 @@ public struct TailCut: Sendable, Equatable, CustomStringConvertible {
 /// Invariants: `durableLength ≤ writtenLength ≤ encodedLength`; every batch's
 /// `syncedLength` field is a `durableLength` that was true when it was encoded;
 /// `recordedAt` never decreases.
-public final class LogWriter: Sendable {
+package final class LogWriter: Sendable {
     /// The log file's name in the ledger folder.
-    public static let logFileName = "ledger.log"
+    package static let logFileName = "ledger.log"
 
     /// The decoded file header.
-    public let header: LogFileHeader
+    package let header: LogFileHeader
     /// What opening found at the tail (nil for a new ledger).
-    public let recovery: RecoveryReport?
+    package let recovery: RecoveryReport?
 
     private let fs: any LogFileSystem
     private let file: any LogFile
@@ -95,6 +96,8 @@ public final class LogWriter: Sendable {
     private let allocationChunk: UInt64
     private let flusher = DispatchQueue(label: "healthledger.log.flush")
     private let state: Locked<State>
+    /// Held by `enqueue` from reading the chain head to publishing its batch (see there).
+    private let sealing = NSLock()
 
     private struct Waiter {
         let end: UInt64
@@ -120,7 +123,7 @@ public final class LogWriter: Sendable {
         var physicalLength: UInt64
         /// Reserving space failed (a nearly full disk): plain appends from now on.
         var allocationFailed = false
-        var poisoned: String?
+        var poisoned: LogError?
         var closed = false
         var checkpoint: LogCheckpoint
     }
@@ -148,7 +151,7 @@ public final class LogWriter: Sendable {
 
     /// Creates a new ledger: the folder (0700), the log (0600) with its header,
     /// durably (file and folder synced) before returning.
-    public static func create(_ fs: any LogFileSystem, ledgerId: UUID = UUID(),
+    package static func create(_ fs: any LogFileSystem, ledgerId: UUID = UUID(),
                               options: LogWriterOptions = LogWriterOptions()) throws -> LogWriter {
         // Also for an existing folder: it is made 0700.
         try fs.createFolder()
@@ -182,7 +185,7 @@ public final class LogWriter: Sendable {
     /// the last checkpoint to the end (checksums and chain), and cuts a torn tail
     /// (keeping the bytes in `quarantine/`). Damage the later batches prove was once
     /// durable is never cut: it throws `LogError.damaged` naming offset and sequence.
-    public static func open(_ fs: any LogFileSystem, options: LogWriterOptions = LogWriterOptions()) throws -> LogWriter {
+    package static func open(_ fs: any LogFileSystem, options: LogWriterOptions = LogWriterOptions()) throws -> LogWriter {
         guard fs.exists(logFileName) else { throw LogError.ledgerNotFound(path: fs.path) }
         let lock = try fs.lockExclusive(timeout: options.lockTimeout)
         do {
@@ -294,26 +297,26 @@ public final class LogWriter: Sendable {
     /// Appends records as one batch: all of them or, after a crash, none. Returns
     /// their sequence numbers once durable (or once encoded, for `.deferred`).
     @discardableResult
-    public func append(_ records: [LogRecord], durability: Durability = .durable) async throws -> ClosedRange<UInt64> {
+    package func append(_ records: [LogRecord], durability: Durability = .durable) async throws -> ClosedRange<UInt64> {
         try await append(RecordBatch(records), durability: durability)
     }
 
     /// Appends a prepared batch (see `append(_:durability:)`).
     @discardableResult
-    public func append(_ batch: consuming RecordBatch, durability: Durability = .durable) async throws -> ClosedRange<UInt64> {
+    package func append(_ batch: consuming RecordBatch, durability: Durability = .durable) async throws -> ClosedRange<UInt64> {
         let ticket = try enqueue(batch)
         try await wait(for: ticket, durability: durability)
         return ticket.sequences
     }
 
     /// What `enqueue` assigned to a batch.
-    public struct Ticket: Sendable {
+    package struct Ticket: Sendable {
         /// The batch's sequence numbers.
-        public let sequences: ClosedRange<UInt64>
+        package let sequences: ClosedRange<UInt64>
         /// The time stamped on every record of the batch (ns since the epoch).
-        public let recordedAt: Int64
+        package let recordedAt: Int64
         /// Byte offset of each record in the log.
-        public let recordOffsets: [UInt64]
+        package let recordOffsets: [UInt64]
         /// The log length once the batch is written.
         let end: UInt64
         let pendingBytes: Int
@@ -323,21 +326,33 @@ public final class LogWriter: Sendable {
     /// offsets and the link are final when this returns (synchronously), the bytes not
     /// yet durable. Callers that must decide and order appends atomically (the
     /// ledger's command loop) enqueue inside their critical section and wait outside.
-    public func enqueue(_ batch: consuming RecordBatch) throws -> Ticket {
+    package func enqueue(_ batch: consuming RecordBatch) throws -> Ticket {
         var batch = batch
         try batch.validate()
         let now = clock()
-        return try state.withLock { s -> Ticket in
+        // The sealing lock orders enqueues from reading the chain head to publishing
+        // the sealed batch; the sealing itself (a CRC per record, SHA-256 of the
+        // batch) runs outside the state lock, which the flusher and waiters need.
+        sealing.lock()
+        defer { sealing.unlock() }
+        let (first, recordedAt, offset, syncedLength, previousLink) = try state.withLock { s in
             if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
             guard !s.closed else { throw LogError.writerClosed }
-            let first = s.nextSequence
-            let recordedAt = max(now, s.lastRecordedAt)
-            let offset = s.encodedLength
-            var offsets: [UInt64] = []
-            offsets.reserveCapacity(batch.count)
-            s.link = batch.seal(firstSequence: first, recordedAt: recordedAt, syncedLength: s.durableLength,
-                                previousLink: s.link, recordOffsets: &offsets)
-            for i in offsets.indices { offsets[i] += offset }
+            return (s.nextSequence, max(now, s.lastRecordedAt), s.encodedLength, s.durableLength, s.link)
+        }
+        var offsets: [UInt64] = []
+        offsets.reserveCapacity(batch.count)
+        // `syncedLength` may be behind by now: a lower claim is still true (B6).
+        let link = batch.seal(firstSequence: first, recordedAt: recordedAt, syncedLength: syncedLength,
+                              previousLink: previousLink, recordOffsets: &offsets)
+        for i in offsets.indices { offsets[i] += offset }
+        return try state.withLock { s -> Ticket in
+            // Poisoned or closed while sealing: nothing of this batch is published.
+            if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
+            guard !s.closed else { throw LogError.writerClosed }
+            precondition(s.nextSequence == first && s.encodedLength == offset && s.link == previousLink,
+                         "only enqueue, under the sealing lock, moves the chain head of an open writer")
+            s.link = link
             s.checkpoint.note(batchAt: offset, firstSequence: first)
             s.nextSequence = first + UInt64(batch.count)
             s.lastRecordedAt = recordedAt
@@ -350,7 +365,7 @@ public final class LogWriter: Sendable {
 
     /// Waits until an enqueued batch is durable (`.durable`), or applies the
     /// bulk-mode back-pressure and write-behind (`.deferred`).
-    public func wait(for ticket: Ticket, durability: Durability = .durable) async throws {
+    package func wait(for ticket: Ticket, durability: Durability = .durable) async throws {
         switch durability {
         case .durable:
             try await wait(until: ticket.end, durable: true)
@@ -374,7 +389,7 @@ public final class LogWriter: Sendable {
     }
 
     /// Waits until everything appended so far is durable.
-    public func sync() async throws {
+    package func sync() async throws {
         let end = try state.withLock { s -> UInt64 in
             if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
             return s.encodedLength
@@ -384,30 +399,13 @@ public final class LogWriter: Sendable {
 
     /// Waits until bytes up to `end` are written (or durable).
     ///
-    /// Group commit by leadership: when nobody is flushing, the caller becomes the
-    /// leader and writes and syncs on its own thread (no thread hop for a lone
-    /// appender; the blocking is the point of a durable append). Callers arriving
-    /// meanwhile wait; the leader's sync covers them. A leader whose own bytes are
-    /// durable hands leftover work to the flusher queue rather than serving forever.
+    /// Group commit: the first waiter starts the flusher queue, which writes
+    /// everything encoded so far, syncs once and wakes every waiter its sync covers;
+    /// callers arriving meanwhile wait for it. Writes and fdatasync block, so they run
+    /// on the flusher's thread, never on a Swift-concurrency thread (that pool has one
+    /// thread per core). A waiter whose bytes a failed flush carried gets that flush's
+    /// error itself (e.g. `noSpace`), later calls `writerPoisoned`.
     private func wait(until end: UInt64, durable: Bool) async throws {
-        let lead = try state.withLock { s -> Bool? in
-            if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
-            if (durable ? s.durableLength : s.writtenLength) >= end { return nil }
-            if s.flushing { return false }
-            s.flushing = true
-            return true
-        }
-        guard let lead else { return }
-        if lead {
-            // The failure of the flush that carried our bytes is our answer (e.g.
-            // `noSpace`), not just "poisoned".
-            if let failure = flushLoop(leaderEnd: end) { throw failure }
-            let done = try state.withLock { s -> Bool in
-                if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
-                return (durable ? s.durableLength : s.writtenLength) >= end
-            }
-            if done { return }
-        }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             let start = state.withLock { s -> Bool in
                 if let cause = s.poisoned {
@@ -557,7 +555,8 @@ public final class LogWriter: Sendable {
     /// Stops the writer after a failed write or sync: the appends waiting on that
     /// flush get `error` itself (e.g. `noSpace`), every later call `writerPoisoned`.
     private func poison(_ error: Error) {
-        let cause = String(describing: error)
+        // The file system throws `LogError`s; anything else is kept by its description.
+        let cause = error as? LogError ?? .io(operation: String(describing: error), path: fs.path + "/" + Self.logFileName, errno: 0)
         state.withLock { s in
             s.poisoned = cause
             s.flushing = false
@@ -579,7 +578,7 @@ public final class LogWriter: Sendable {
     /// Makes everything durable, appends a seal batch (so that damage to the last
     /// batches is later told apart from a torn write), saves the checkpoint index
     /// and releases the lock. A poisoned writer only releases the lock.
-    public func close() async throws {
+    package func close() async throws {
         let poisoned = state.withLock { s -> Bool in
             s.closed = true
             return s.poisoned != nil
@@ -627,7 +626,7 @@ public final class LogWriter: Sendable {
     /// Gives up the writer without syncing or sealing, as a crashed process would:
     /// appends that already returned `.durable` are safe; anything else may be lost.
     /// Releases the lock.
-    public func abandon() {
+    package func abandon() {
         state.withLock { $0.closed = true }
         releaseLocks()
     }
@@ -635,13 +634,13 @@ public final class LogWriter: Sendable {
     // MARK: State
 
     /// The sequence number the next record will get.
-    public var nextSequence: UInt64 { state.withLock { $0.nextSequence } }
+    package var nextSequence: UInt64 { state.withLock { $0.nextSequence } }
     /// The chain head: the link of the last batch encoded.
-    public var chainHead: SHA256Digest { state.withLock { $0.link } }
+    package var chainHead: SHA256Digest { state.withLock { $0.link } }
     /// Bytes of the log that are durable.
-    public var durableLength: UInt64 { state.withLock { $0.durableLength } }
+    package var durableLength: UInt64 { state.withLock { $0.durableLength } }
     /// Bytes of the log including appends not yet durable.
-    public var encodedLength: UInt64 { state.withLock { $0.encodedLength } }
+    package var encodedLength: UInt64 { state.withLock { $0.encodedLength } }
 }
 
 /// The shared first steps of opening a log file: size, header, genesis link.

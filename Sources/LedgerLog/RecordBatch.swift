@@ -1,3 +1,5 @@
+import LedgerChecksums
+
 /// Records to append together, built in place in the bytes they will have on disk.
 ///
 /// A batch is the unit of commit: after a crash either all of its records are in the

@@ -1,6 +1,7 @@
 import Foundation
 import HealthLedger
 import LedgerCore
+import LedgerReporting
 
 /// `healthledger app register`: an app and its purpose strings.
 enum AppCommand {

@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import LedgerCore
+import LedgerReporting
 
 /// `healthledger audit TYPE|UUID`.
 enum AuditCommand {

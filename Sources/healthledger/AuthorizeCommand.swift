@@ -2,6 +2,7 @@ import Foundation
 import HealthLedger
 import HealthModel
 import LedgerCore
+import LedgerReporting
 
 /// `healthledger authorize` (the owner's decisions) and `healthledger status`.
 enum AuthorizeCommand {
@@ -84,13 +85,18 @@ enum StatusCommand {
         guard let bundle = try args.option("--app") else { throw CLIError.usage("status needs --app ID") }
         var types = try args.remainingPositionals().map(Parse.type)
         try args.finish()
-        let view = try LedgerView.open(global)
-        let ordinal = try view.ordinal(bundle)
-        if types.isEmpty {
-            types = (view.state.authorization.permissions[ordinal] ?? [:]).keys.sorted().compactMap { ObjectType(code: $0) }
+        let view = try LedgerView.read(global, as: .owner)
+        let asked: [(type: ObjectType, permission: TypePermission)]
+        do throws(RuleViolation) {
+            asked = try view.permissions(ofApp: bundle)
+        } catch .appNotRegistered {
+            throw LedgerView.notRegistered(bundle)
+        } catch {
+            throw error
         }
+        if types.isEmpty { types = asked.map(\.type) }
         for type in types {
-            let status = view.state.authorization.permission(app: ordinal, type: type).share
+            let status = try view.permission(ofApp: bundle, for: type).share
             if global.json {
                 var o = JSONObject()
                 o.set("app", bundle)

@@ -2,6 +2,7 @@ import Foundation
 import HealthModel
 import LedgerCore
 import LedgerLog
+import LedgerReporting
 
 /// `healthledger changes`: the change feed (HKAnchoredObjectQuery), and with
 /// `--follow` the `tail -f` of a health store.

@@ -2,6 +2,7 @@ import Foundation
 import HealthLedger
 import HealthModel
 import LedgerCore
+import LedgerReporting
 
 /// `healthledger characteristic set|get|clear`.
 enum CharacteristicCommand {
@@ -29,7 +30,7 @@ enum CharacteristicCommand {
             try args.finish()
             let parsed = try CharacteristicValue(type: type, text: value)
             try await withStore(global, .owner) { _, _, owner in 
-                let zone = global.timeZone(ledgerZone: await owner.ledger.state.ownerTimeZone)
+                let zone = global.timeZone(ledgerZone: try await owner.ledger.read(as: .owner) { $0.ownerTimeZone })
                 try await owner.setCharacteristic(parsed, timeZone: zone)
             }
             Output.line(global.json ? "{\"characteristic\":\(JSONObject.quote(type.identifier)),\"value\":\(JSONObject.quote(parsed.description))}"
@@ -41,12 +42,8 @@ enum CharacteristicCommand {
         case "get":
             let identity = try Identity.read(&args, required: false) ?? .owner
             try args.finish()
-            let view = try LedgerView.open(global)
-            var value = view.state.characteristics[type]
-            if case .app(let bundle) = identity,
-               !view.state.authorization.permission(app: try view.ordinal(bundle), type: .characteristic(type)).canRead {
-                value = nil  // unset and unreadable look the same
-            }
+            // unset and unreadable look the same: the read view decides
+            let value = try LedgerView.read(global, as: identity).characteristic(type)
             if value == nil && type == .dateOfBirth {
                 throw HealthStoreError.noData(characteristic: type.identifier)
             }

@@ -1,6 +1,7 @@
 import Foundation
 import LedgerCore
 import LedgerLog
+import LedgerReporting
 
 /// `healthledger checkpoint`: the Merkle tree head as a (signed) checkpoint note.
 enum CheckpointCommand {

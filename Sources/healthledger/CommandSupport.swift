@@ -3,6 +3,7 @@ import HealthLedger
 import HealthModel
 import LedgerCore
 import LedgerLog
+import LedgerReporting
 
 /// Who a command acts for: an app (`--app ID`) or the ledger's owner (`--owner`).
 enum Identity {
@@ -21,6 +22,14 @@ enum Identity {
         if let app { return .app(app) }
         if required { throw CLIError.usage(ownerAllowed ? "give --app ID or --owner" : "give --app ID") }
         return nil
+    }
+
+    /// Who reads, for the read view (which alone decides what an app may see).
+    var viewer: Viewer {
+        switch self {
+        case .app(let bundle): .app(bundle)
+        case .owner: .owner
+        }
     }
 }
 
@@ -98,24 +107,22 @@ struct LedgerView {
         return LedgerView(state: loaded.state, fs: fs, reader: reader, fetcher: SampleFetcher(reader: reader))
     }
 
-    /// The ordinal of a registered app, or a not-found error telling how to register.
-    func ordinal(_ bundle: String) throws -> AppOrdinal {
-        guard let o = state.registry.ordinal(of: bundle) else {
-            throw CLIError.notFound("appNotRegistered: \(bundle) is not registered (healthledger app register --app \(bundle) …)")
-        }
-        return o
-    }
-
-    /// What an identity may see of a type.
-    func visibility(_ identity: Identity, _ type: ObjectType) throws -> QueryVisibility {
-        switch identity {
-        case .owner: return .everything
-        case .app(let bundle): return state.visibility(app: try ordinal(bundle), type: type)
+    /// The one read view of the ledger for `identity` (`LedgerReadView`): every read
+    /// command asks it, and it alone applies what an app may see.
+    static func read(_ global: GlobalOptions, as identity: Identity) throws -> LedgerReadView {
+        let view = try open(global)
+        do {
+            return try LedgerReadView(state: view.state, fs: view.fs, ledgerId: view.reader.header.ledgerId, viewer: identity.viewer)
+        } catch .appNotRegistered(let bundle) {
+            throw notRegistered(bundle)
+        } catch {
+            throw error
         }
     }
 
-    mutating func samples(_ query: SampleQuery, _ visibility: QueryVisibility) throws -> [Sample] {
-        try SampleReader(fs).page(query, visibility: visibility, in: &state).samples
+    /// The not-found error for an app that is not registered, telling how to register.
+    static func notRegistered(_ bundle: String) -> CLIError {
+        CLIError.notFound("appNotRegistered: \(bundle) is not registered (healthledger app register --app \(bundle) …)")
     }
 }
 
@@ -130,7 +137,7 @@ func withStore<T>(_ global: GlobalOptions, _ identity: Identity, closing: Bool =
         var store: HealthStore?
         if case .app(let bundle) = identity {
             guard let o = await ledger.state.registry.ordinal(of: bundle), let registration = await ledger.state.registry.registration(o) else {
-                throw CLIError.notFound("appNotRegistered: \(bundle) is not registered (healthledger app register --app \(bundle) …)")
+                throw LedgerView.notRegistered(bundle)
             }
             store = try await HealthStore(ledger: ledger, app: registration)
         }

@@ -3,6 +3,7 @@ import HealthLedger
 import HealthModel
 import LedgerCore
 import LedgerLog
+import LedgerReporting
 
 /// `healthledger init`: a new, empty ledger folder.
 enum InitCommand {
@@ -56,8 +57,7 @@ enum TimeZoneCommand {
             try await withStore(global, .owner) { _, _, owner in try await owner.setTimeZone(zone) }
             shown = zone
         } else {
-            let view = try LedgerView.open(global)
-            shown = view.state.ownerTimeZone ?? "UTC"
+            shown = try LedgerView.read(global, as: .owner).ownerTimeZone ?? "UTC"
         }
         Output.line(global.json ? "{\"timeZone\":\(JSONObject.quote(shown))}" : shown)
     }

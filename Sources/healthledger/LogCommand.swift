@@ -1,6 +1,7 @@
 import Foundation
 import LedgerCore
 import LedgerLog
+import LedgerReporting
 
 /// `healthledger log`: the events, for people and for `jq`.
 enum LogCommand {

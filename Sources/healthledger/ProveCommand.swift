@@ -1,6 +1,7 @@
 import Foundation
 import LedgerCore
 import LedgerLog
+import LedgerReporting
 
 /// `healthledger prove`: inclusion proofs for one event, consistency proofs from an
 /// older checkpoint; checkable by anyone with `tools/verify_proof.py`.

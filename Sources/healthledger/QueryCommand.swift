@@ -2,8 +2,9 @@ import Foundation
 import HealthLedger
 import HealthModel
 import LedgerCore
+import LedgerReporting
 
-/// `healthledger query`, `latest` and `profile`: reading as an app (or the owner).
+/// `healthledger query`: reading samples as an app (or the owner).
 enum QueryCommand {
     static let help = """
         USAGE: healthledger [--ledger PATH] query (--app ID | --owner) TYPE [--from T] [--to T]
@@ -113,15 +114,7 @@ enum QueryCommand {
             guard let u = UUID(uuidString: afterText) else { throw CLIError.usage("--after takes the UUID printed as `next:`") }
             after = u
         }
-        var view = try LedgerView.open(global)
-        // A date alone is a day boundary in the owner's time zone.
-        let zone = global.timeZone(ledgerZone: view.state.ownerTimeZone)
-        let from = try fromText.map { try Parse.date($0, "--from", zone: zone) }
-        let to = try toText.map { try Parse.date($0, "--to", zone: zone) }
-        let predicate = from == nil && to == nil && !strictStart && !strictEnd ? nil
-            : DatePredicate(start: from, end: to, strictStartDate: strictStart, strictEndDate: strictEnd)
         let sort = [SampleSortDescriptor(key, ascending: ascending)]
-        let reader = try SampleReader(view.fs)
         defer { flush() }
         let next: UUID?
         var type: ObjectType?
@@ -133,6 +126,13 @@ enum QueryCommand {
                 guard case .owner = identity else { throw error }
             }
         }
+        var view = try LedgerView.read(global, as: identity)
+        // A date alone is a day boundary in the owner's time zone.
+        let zone = global.timeZone(ledgerZone: view.ownerTimeZone)
+        let from = try fromText.map { try Parse.date($0, "--from", zone: zone) }
+        let to = try toText.map { try Parse.date($0, "--to", zone: zone) }
+        let predicate = from == nil && to == nil && !strictStart && !strictEnd ? nil
+            : DatePredicate(start: from, end: to, strictStartDate: strictStart, strictEndDate: strictEnd)
         do {
             if let type {
                 if key.isWorkoutField && type != .workout {
@@ -165,15 +165,13 @@ enum QueryCommand {
                     }
                     let query = CorrelationQuery(type: correlationType, predicate: predicate, filter: filter, memberPredicates: members,
                                                  limit: limit, sort: sort, sources: sources.isEmpty ? nil : Set(sources))
-                    let visibility = try view.visibility(identity, type)
-                    next = try reader.forEach(query, visibility: visibility, after: after, in: &view.state) { print($0, json: global.json) }
+                    next = try view.forEach(query, after: after) { print($0, json: global.json) }
                     flush()
                     if let next { Output.error("next: \(next.uuidString)") }
                     return
                 }
                 let query = SampleQuery(type: type, predicate: predicate, limit: limit, sort: sort,
                                         sources: sources.isEmpty ? nil : Set(sources), filter: filter)
-                let visibility = try view.visibility(identity, type)
                 var unit: HealthUnit?
                 if case .quantity(let q) = type {
                     unit = unitOption ?? (global.json ? nil : preferredUnit(q, state: view.state, locale: locale))
@@ -183,9 +181,7 @@ enum QueryCommand {
                 } else if unitOption != nil {
                     throw CLIError.usage("--unit applies to quantity types")
                 }
-                next = try reader.forEach(query, visibility: visibility, after: after, in: &view.state) {
-                    print($0, json: global.json, unit: unit)
-                }
+                next = try view.forEach(query, after: after) { print($0, json: global.json, unit: unit) }
             } else {
                 guard case .owner = identity else { throw CLIError.usage("--raw is for the owner: apps never see raw records") }
                 guard !key.isWorkoutField else { throw CLIError.usage("--sort \(sortText) applies to workouts only") }
@@ -194,10 +190,10 @@ enum QueryCommand {
                 let identifier = typeText
                 let known = identifier.flatMap { try? Parse.type($0) }.map(TypeIdentifier.known)
                 var found = false
-                next = try reader.forEachRaw(matching: { u in
+                next = try view.forEachRaw(matching: { u in
                     guard let identifier else { return true }
                     return u.typeIdentifier == identifier || (known != nil && TypeIdentifier(parsing: u.typeIdentifier) == known)
-                }, query, after: after, in: &view.state) { sample in
+                }, query, after: after) { sample in
                     found = true
                     print(sample, json: global.json)
                 }
@@ -210,116 +206,5 @@ enum QueryCommand {
         }
         flush()
         if let next { Output.error("next: \(next.uuidString)") }
-    }
-}
-
-enum LatestCommand {
-    static let help = """
-        USAGE: healthledger [--ledger PATH] latest (--app ID | --owner) TYPE [--unit U] [--locale ID] [--now T] [--json]
-
-        The most recent sample as the tutorial defines it: from the distant past to now
-        (--now to pick another instant), strictEndDate, newest start first, limit 1 — a
-        sample dated in the future is not "most recent". A quantity is shown in --unit,
-        else in the preferred unit (`preferred-unit`: the owner's choice, else
-        --locale's, default en_US); --json keeps the stored value and unit and adds
-        "converted" and "convertedUnit".
-
-        \(ExitStatus.table)
-        """
-
-    static let command = Command(name: "latest", abstract: "The most recent sample of a type", help: help) { args, global in
-        if handledHelp(&args, help) { return }
-        guard let identity = try Identity.read(&args) else { return }
-        let unitOption = try args.option("--unit").map { try HealthUnit($0) }
-        let locale = try args.option("--locale") ?? "en_US"
-        let nowText = try args.option("--now")
-        let type = try Parse.type(try args.required("TYPE"))
-        try args.finish()
-        var view = try LedgerView.open(global)
-        let zone = global.timeZone(ledgerZone: view.state.ownerTimeZone)
-        let now = try nowText.map { try Parse.date($0, "--now", zone: zone) } ?? Date()
-        guard let sample = try view.samples(.mostRecent(type, now: now), try view.visibility(identity, type)).first else {
-            throw CLIError.notFound("noData: no \(type.identifier) sample before \(ISO8601.string(now))")
-        }
-        if case .quantity(let q) = sample {
-            let unit = unitOption ?? preferredUnit(q.type, state: view.state, locale: locale)
-            let value = try q.quantity.doubleValue(for: unit)
-            if global.json {
-                var o = SampleJSON.object(sample)
-                o.set("converted", value)
-                o.set("convertedUnit", unit.canonicalString)
-                Output.line(o.string)
-            } else {
-                Output.line("\(JSONObject.number(value)) \(unit)  \(ISO8601.string(sample.startDate))  \(sample.common.source?.bundleIdentifier ?? "?")")
-            }
-            return
-        }
-        guard unitOption == nil else { throw CLIError.usage("--unit applies to quantity types") }
-        QueryCommand.print([sample], json: global.json)
-    }
-}
-
-enum ProfileCommand {
-    static let help = """
-        USAGE: healthledger [--ledger PATH] profile (--app ID | --owner) [--now T] [--locale ID] [--json]
-
-        The tutorial's Profile & BMI screen: age (completed years on --now's date in the
-        owner's time zone; a date alone is that day's start there), height and weight in
-        the owner's preferred unit when they chose one (`preferred-unit set`),
-        sex, blood type, height and weight (most recent samples, formatted for people in
-        --locale, default en_US), and BMI to two decimals — as the app sees them: what
-        it may not read looks unset.
-
-        \(ExitStatus.table)
-        """
-
-    static let command = Command(name: "profile", abstract: "The Profile & BMI screen, as an app sees it", help: help) { args, global in
-        if handledHelp(&args, help) { return }
-        guard let identity = try Identity.read(&args) else { return }
-        let nowText = try args.option("--now")
-        let locale = Locale(identifier: try args.option("--locale") ?? "en_US")
-        try args.finish()
-        var view = try LedgerView.open(global)
-        let zone = global.timeZone(ledgerZone: view.state.ownerTimeZone)
-        let now = try nowText.map { try Parse.date($0, "--now", zone: zone) } ?? Date()
-        func readable(_ c: CharacteristicType) throws -> CharacteristicValue? {
-            if case .app(let bundle) = identity,
-               !view.state.authorization.permission(app: try view.ordinal(bundle), type: .characteristic(c)).canRead { return nil }
-            return view.state.characteristics[c]
-        }
-        func latest(_ t: QuantityType) throws -> Quantity? {
-            let visibility = try view.visibility(identity, .quantity(t))
-            let found = try view.samples(.mostRecent(.quantity(t), now: now), visibility)
-            if case .quantity(let q)? = found.first { return q.quantity }
-            return nil
-        }
-        /// In the owner's chosen unit, when they chose one (else the locale's formatting).
-        func shown(_ q: Quantity, _ type: QuantityType) throws -> String? {
-            guard let unit = view.state.preferredUnits[type] else { return nil }
-            return "\(JSONObject.number(try q.doubleValue(for: unit))) \(unit)"
-        }
-        var dob: DateOfBirth?
-        if case .dateOfBirth(let d)? = try readable(.dateOfBirth) { dob = d }
-        var sex = BiologicalSex.notSet, blood = BloodType.notSet
-        if case .biologicalSex(let s)? = try readable(.biologicalSex) { sex = s }
-        if case .bloodType(let b)? = try readable(.bloodType) { blood = b }
-        let height = try latest(.height), weight = try latest(.bodyMass)
-        let bmi = try BodyMassIndex.compute(weight: weight, height: height)
-        let screen = ProfileScreen(age: dob?.age(at: now, in: zone), biologicalSex: sex, bloodType: blood, height: height, weight: weight,
-                                   heightText: try height.map { try shown($0, .height) ?? PersonFormatting.height($0, locale: locale) },
-                                   weightText: try weight.map { try shown($0, .bodyMass) ?? PersonFormatting.bodyMass($0, locale: locale) },
-                                   bodyMassIndexText: bmi.map(BodyMassIndex.formatted), bodyMassIndex: bmi)
-        if global.json {
-            var o = JSONObject()
-            o.set("age", screen.age)
-            o.set("biologicalSex", sex.rawName)
-            o.set("bloodType", blood.displayName)
-            o.set("height", screen.heightText)
-            o.set("weight", screen.weightText)
-            o.set("bodyMassIndex", screen.bodyMassIndexText)
-            Output.line(o.string)
-        } else {
-            for line in screen.lines { Output.line(line) }
-        }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import HealthModel
 import LedgerCore
 import LedgerLog
+import LedgerReporting
 
 /// `healthledger replay`: rebuild the projections, now or as of a point in the log.
 enum ReplayCommand {

@@ -2,6 +2,7 @@ import Foundation
 import HealthLedger
 import HealthModel
 import LedgerCore
+import LedgerReporting
 
 /// `healthledger --app ID request` (HealthKit's requestAuthorization(toShare:read:))
 /// and `request-status` (getRequestStatusForAuthorization(toShare:read:)).

@@ -2,6 +2,7 @@ import Foundation
 import HealthLedger
 import HealthModel
 import LedgerCore
+import LedgerReporting
 
 /// `healthledger save` (quantity and category samples) and `healthledger workout save`.
 enum SaveCommand {

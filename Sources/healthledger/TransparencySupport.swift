@@ -1,4 +1,5 @@
 import Foundation
+import LedgerChecksums
 import LedgerLog
 
 /// What `checkpoint`, `prove`, `key` and `verify --checkpoint` share: the tree file,

@@ -1,6 +1,7 @@
 import Foundation
 import LedgerCore
 import LedgerLog
+import LedgerReporting
 
 /// `healthledger verify`: is the ledger intact, from its bytes to its snapshots?
 enum VerifyCommand {

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerChecksums
 import LedgerLog
 import Testing
 @testable import AppleHealthImport

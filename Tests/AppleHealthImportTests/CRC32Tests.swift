@@ -1,5 +1,6 @@
 import Testing
 @testable import AppleHealthImport
+import LedgerChecksums
 
 /// CRC-32 (IEEE) against published check values.
 struct CRC32Tests {

@@ -3,6 +3,7 @@ import HealthModel
 @testable import LedgerCore
 import LedgerLog
 import Testing
+import LedgerReporting
 import TestSupport
 @testable import AppleHealthImport
 

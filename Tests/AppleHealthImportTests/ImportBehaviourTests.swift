@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerChecksums
 import LedgerCore
 import LedgerLog
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerLog  // Locked: the one lock style
 
 /// Runs the built `healthledger` binary and captures what it printed.
 struct CLIResult {
@@ -7,7 +8,19 @@ struct CLIResult {
     let stderr: String
 }
 
+/// The binary ran longer than `CLIRunner.run`'s timeout and was killed: a hang fails
+/// its test with the command line rather than stalling the whole run.
+struct CLITimedOut: Error, CustomStringConvertible {
+    let args: [String]
+    let seconds: Double
+    var description: String { "healthledger \(args.joined(separator: " ")) ran over \(seconds) s and was killed" }
+}
+
 enum CLIRunner {
+    /// How long one run may take before it is killed (generous: the machine running
+    /// the tests may be loaded; no test's command comes near it).
+    static let timeoutSeconds: Double = 600
+
     /// The directory the test bundle was built into; the executables sit beside it.
     static let buildDirectory: URL = {
         var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
@@ -23,7 +36,8 @@ enum CLIRunner {
     /// (a folder, to make reads fail) as standard input instead; `stdoutPath` sends
     /// standard output to a path (`/dev/full`, to make writes fail) instead of a pipe.
     static func run(_ args: [String], stdin: String? = nil, environment: [String: String] = [:],
-                    currentDirectory: URL? = nil, stdinPath: String? = nil, stdoutPath: String? = nil) throws -> CLIResult {
+                    currentDirectory: URL? = nil, stdinPath: String? = nil, stdoutPath: String? = nil,
+                    timeout: Double = timeoutSeconds) throws -> CLIResult {
         let process = Process()
         process.executableURL = binary
         process.arguments = args
@@ -47,6 +61,16 @@ enum CLIRunner {
         process.standardError = err
         process.standardInput = inputFile ?? input
         try process.run()
+        // The watchdog: SIGKILL past the timeout (a hung child never answers SIGTERM).
+        let timedOut = Locked(false)
+        let pid = process.processIdentifier
+        let watchdog = DispatchWorkItem {
+            guard process.isRunning else { return }
+            timedOut.withLock { $0 = true }
+            kill(pid, SIGKILL)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        defer { watchdog.cancel() }
         if outputFile != nil { try out.fileHandleForWriting.close() }
         // Read both pipes concurrently so a chatty child never blocks on a full pipe.
         let group = DispatchGroup()
@@ -59,7 +83,10 @@ enum CLIRunner {
         try input.fileHandleForWriting.close()
         process.waitUntilExit()
         group.wait()
+        watchdog.cancel()
+        if timedOut.withLock({ $0 }) { throw CLITimedOut(args: args, seconds: timeout) }
         return CLIResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                          stderr: String(decoding: errData, as: UTF8.self))
     }
 }
+

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LedgerChecksums
 import TestSupport
 import LedgerLog
 

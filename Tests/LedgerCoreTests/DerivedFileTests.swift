@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import HealthModel
+import LedgerChecksums
 @testable import LedgerCore
 import LedgerLog
 import TestSupport

@@ -3,6 +3,7 @@ import Testing
 import HealthModel
 @testable import LedgerCore
 import LedgerLog
+import LedgerReporting
 import TestSupport
 
 /// The format-compatibility promise: golden ledgers in `events/golden/` are checked

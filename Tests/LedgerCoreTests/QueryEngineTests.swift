@@ -3,6 +3,7 @@ import HealthModel
 @testable import LedgerCore
 import LedgerLog
 import Testing
+import LedgerReporting
 import TestSupport
 
 /// The streaming read engine (`SampleReader`): its total order, chunked fetching

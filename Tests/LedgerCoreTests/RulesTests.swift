@@ -116,6 +116,23 @@ struct RulesTests {
         #expect(objects == [DeletedObject(uuid: fixedUUID(2), syncIdentifier: "scale-7", syncVersion: 2)])
     }
 
+    /// Two objects of one save with the same sync identifier: refused as such (not as
+    /// "stored at version v; v does not replace it", which nothing stored), nothing appended.
+    @Test func oneSaveHoldingASyncIdentifierTwiceIsRefusedAsSuch() async throws {
+        let ledger = try makeLedger()
+        try await ledger.grant(appA, share: [.quantity(.bodyMass)])
+        func sample(_ version: Int64, _ uuid: UUID) throws -> Sample {
+            try quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z", uuid: uuid, metadata: [
+                Metadata.WellKnownKey.syncIdentifier: .string("scale-9"), Metadata.WellKnownKey.syncVersion: .integer(version)])
+        }
+        let before = await ledger.state.lastSequence
+        await #expect(throws: RuleViolation.syncIdentifierRepeated(syncIdentifier: "scale-9")) {
+            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(1, fixedUUID(5)), try sample(2, fixedUUID(6))]))
+        }
+        #expect(await ledger.state.lastSequence == before)
+        #expect(RuleViolation.syncIdentifierRepeated(syncIdentifier: "scale-9").description == "syncIdentifierRepeated: one save holds scale-9 twice")
+    }
+
     @Test func characteristicsAreNeverSharedAndCorrelationTypesNeverRequested() async throws {
         let ledger = try makeLedger()
         try await ledger.execute(.registerApp(appA))

@@ -1,4 +1,5 @@
 import Testing
+import LedgerChecksums
 @testable import LedgerLog
 
 struct ChecksumTests {

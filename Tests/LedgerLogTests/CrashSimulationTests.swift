@@ -175,7 +175,7 @@ struct IOFailureTests {
         #expect(failed)
         let syncsAtFailure = fs.syncCount
         // Poisoned: refuses everything, retries nothing.
-        let poisoned = LogError.writerPoisoned(cause: expected.description)
+        let poisoned = LogError.writerPoisoned(cause: expected)
         await #expect(throws: poisoned) { try await writer.append([LogRecord(kind: 1, kindVersion: 1, payload: [1])]) }
         await #expect(throws: poisoned) { try await writer.sync() }
         #expect(fs.syncCount == syncsAtFailure)

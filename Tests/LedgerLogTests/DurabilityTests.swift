@@ -47,7 +47,7 @@ struct DurabilityTests {
             path: "/sim/ledger/ledger.log", reason: "the log is \(cut.count) bytes where this writer left \(physical)")
         await #expect(throws: expected) { try await writer.append([Self.record(2)]) }
         #expect(fs.currentBytes(LogWriter.logFileName) == cut)
-        await #expect(throws: LogError.writerPoisoned(cause: expected.description)) { try await writer.append([Self.record(3)]) }
+        await #expect(throws: LogError.writerPoisoned(cause: expected)) { try await writer.append([Self.record(3)]) }
         try await writer.close()
         #expect(fs.currentBytes(LogWriter.logFileName) == cut)
     }

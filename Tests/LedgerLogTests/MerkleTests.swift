@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LedgerChecksums
 @testable import LedgerLog
 
 /// RFC 9162 / transparency-dev test data: the eight reference leaves and their roots.

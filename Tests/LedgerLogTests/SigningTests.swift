@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LedgerChecksums
 @testable import LedgerLog
 
 struct SigningTests {

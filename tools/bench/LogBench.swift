@@ -1,4 +1,5 @@
 import Foundation
+import LedgerChecksums
 import LedgerLog
 
 /// `healthledger-bench log`: the event log against SQLite (Python's sqlite3, WAL,

@@ -1,3 +1,5 @@
+import LedgerChecksums
+
 /// A zip archive (PKWARE APPNOTE 6.3), read from its central directory: entry
 /// names, sizes and CRCs, with ZIP64 for archives and entries past 4 GiB. Entries
 /// are stored (method 0) or deflated (method 8, inflated by `DeflateDecoder`).

@@ -1,7 +1,8 @@
 import Foundation
 import HealthModel
+import LedgerChecksums
 import LedgerCore
-import LedgerLog
+import LedgerLog  // Durability, of Ledger.appendGroup
 
 /// Progress of an import, for a terminal.
 public struct ImportProgress: Sendable {

@@ -1,6 +1,5 @@
 import Foundation
 import HealthModel
-import LedgerLog
 
 /// Where an export's XML and route files are: a zip (read with `ZipArchive`), the
 /// unzipped folder, or the XML file itself. The XML is found by its content (a

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCore
+import LedgerReporting
 
 /// What an import found and did, for people (`lines`) and machines (`json`).
 public struct ImportSummary: Sendable {

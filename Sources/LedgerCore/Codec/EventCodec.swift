@@ -8,9 +8,9 @@ import HealthModel
 /// returns the current in-memory `Event`; an encoder writes only the current
 /// version. A shipped version's layout is never edited: a change adds a version.
 /// A kind or version this release does not know is `EventDecodingError`, never a trap.
-public enum EventCodec {
+package enum EventCodec {
     /// Appends `event` to `batch` as one record.
-    public static func append(_ event: Event, to batch: inout LedgerLogBatch) {
+    package static func append(_ event: Event, to batch: inout LedgerLogBatch) {
         batch.append(kind: event.kind.rawValue, version: event.kind.currentVersion) { bytes in
             var w = ByteWriter(adopting: bytes)
             bytes = []
@@ -20,7 +20,7 @@ public enum EventCodec {
     }
 
     /// The payload bytes of `event` (its current version).
-    public static func payload(_ event: Event) -> [UInt8] {
+    package static func payload(_ event: Event) -> [UInt8] {
         var w = ByteWriter(capacity: 128)
         encodePayload(event, into: &w)
         return w.bytes
@@ -185,7 +185,7 @@ public enum EventCodec {
 
     /// Decodes a record's payload. `source` maps an app ordinal to its registration
     /// (to stamp samples with their source); nil leaves samples without a source.
-    public static func decode(kind: UInt16, version: UInt16, payload: UnsafeRawBufferPointer,
+    package static func decode(kind: UInt16, version: UInt16, payload: UnsafeRawBufferPointer,
                               source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event {
         guard let k = EventKind(rawValue: kind) else { throw .unknownKind(kind: kind, version: version) }
         guard version >= 1 && version <= k.currentVersion else { throw .unknownVersion(kind: kind, version: version) }
@@ -369,7 +369,7 @@ public enum EventCodec {
     }
 
     /// Decodes a stored record into an event.
-    public static func decode(_ record: StoredRecord, source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event {
+    package static func decode(_ record: StoredRecord, source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event {
         let result = record.payload.withUnsafeBytes { p in
             Result { () throws(EventDecodingError) -> Event in
                 try decode(kind: record.kind, version: record.kindVersion, payload: p, source: source)
@@ -443,4 +443,4 @@ public enum EventCodec {
 import LedgerLog
 
 /// The log's batch type, under the name the event layer uses.
-public typealias LedgerLogBatch = RecordBatch
+package typealias LedgerLogBatch = RecordBatch

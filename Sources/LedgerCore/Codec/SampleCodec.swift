@@ -286,7 +286,7 @@ enum SampleCodec {
                                               totalDistance: w.distance, events: w.events, statistics: w.statistics,
                                               routes: w.routes, common: common, checkingRange: false))
             case .unrecognized(let type, let value, let unit, let reason):
-                guard typeCode == 0 else { throw EventDecodingError.malformed(offset: start, reason: "an unrecognized sample has type code 0") }
+                guard typeCode == 0 else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) on an unrecognized sample, whose type code must be 0") }
                 sample = .unrecognized(UnrecognizedSample(typeIdentifier: type, value: value, unit: unit, reason: reason,
                                                           common: common))
             }

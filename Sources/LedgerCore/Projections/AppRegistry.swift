@@ -1,38 +1,38 @@
 import HealthModel
 
 /// Projection: the registered apps, by ordinal and by bundle identifier.
-public struct AppRegistry: Sendable, Equatable {
+package struct AppRegistry: Sendable, Equatable {
     /// Registrations in ordinal order (ordinal n at index n − 1).
-    public private(set) var apps: [AppRegistration] = []
+    package private(set) var apps: [AppRegistration] = []
     private var byBundle: [String: AppOrdinal] = [:]
 
-    public init() {}
+    package init() {}
 
     /// The ordinal of a registered bundle identifier.
-    public func ordinal(of bundleIdentifier: String) -> AppOrdinal? { byBundle[bundleIdentifier] }
+    package func ordinal(of bundleIdentifier: String) -> AppOrdinal? { byBundle[bundleIdentifier] }
 
     /// The registration of an ordinal.
-    public func registration(_ ordinal: AppOrdinal) -> AppRegistration? {
+    package func registration(_ ordinal: AppOrdinal) -> AppRegistration? {
         ordinal >= 1 && Int(ordinal) <= apps.count ? apps[Int(ordinal) - 1] : nil
     }
 
     /// Whether an ordinal is registered.
-    public func isRegistered(_ ordinal: AppOrdinal) -> Bool { ordinal >= 1 && Int(ordinal) <= apps.count }
+    package func isRegistered(_ ordinal: AppOrdinal) -> Bool { ordinal >= 1 && Int(ordinal) <= apps.count }
 
     /// The ordinal the next new app gets.
-    public var nextOrdinal: AppOrdinal { AppOrdinal(apps.count + 1) }
+    package var nextOrdinal: AppOrdinal { AppOrdinal(apps.count + 1) }
 
     /// The source stamped on samples an app saved.
-    public func source(_ ordinal: AppOrdinal) -> Source? {
+    package func source(_ ordinal: AppOrdinal) -> Source? {
         registration(ordinal).map { Source(bundleIdentifier: $0.bundleIdentifier, name: $0.name) }
     }
 
     /// A name for messages: the bundle identifier, or `app#n` when unknown.
-    public func label(_ ordinal: AppOrdinal) -> String { registration(ordinal)?.bundleIdentifier ?? "app#\(ordinal)" }
+    package func label(_ ordinal: AppOrdinal) -> String { registration(ordinal)?.bundleIdentifier ?? "app#\(ordinal)" }
 
     /// Records a registration read from the log (tools that list events without
     /// replaying them use it to name apps).
-    public mutating func register(_ ordinal: AppOrdinal, _ registration: AppRegistration) {
+    package mutating func register(_ ordinal: AppOrdinal, _ registration: AppRegistration) {
         guard ordinal >= 1, Int(ordinal) <= apps.count + 1 else { return }
         apply(ordinal, registration)
     }

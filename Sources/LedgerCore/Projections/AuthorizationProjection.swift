@@ -27,17 +27,17 @@ public struct TypePermission: Hashable, Sendable {
 }
 
 /// Projection: per app, per type, the permissions in force.
-public struct AuthorizationProjection: Sendable, Equatable {
-    public static func == (a: Self, b: Self) -> Bool { a.permissions == b.permissions }
+package struct AuthorizationProjection: Sendable, Equatable {
+    package static func == (a: Self, b: Self) -> Bool { a.permissions == b.permissions }
 
     /// app → type code → permission.
-    public private(set) var permissions: [AppOrdinal: [UInt16: TypePermission]] = [:]
+    package private(set) var permissions: [AppOrdinal: [UInt16: TypePermission]] = [:]
     /// The sharing status again, flat (app − 1) × codeLimit + code, for the rules'
     /// per-sample check (an array read instead of two hash lookups).
     private var shareTable: [UInt8] = []
     private static let codeLimit = SampleIndex.typeCodeLimit
 
-    public init() {}
+    package init() {}
 
     /// The sharing status in force for an app and a type code.
     @inline(__always)
@@ -55,7 +55,7 @@ public struct AuthorizationProjection: Sendable, Equatable {
     }
 
     /// The permission in force (all defaults when the app never asked and was never answered).
-    public func permission(app: AppOrdinal, type: ObjectType) -> TypePermission {
+    package func permission(app: AppOrdinal, type: ObjectType) -> TypePermission {
         permissions[app]?[type.code] ?? TypePermission()
     }
 

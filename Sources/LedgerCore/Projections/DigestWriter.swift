@@ -1,4 +1,5 @@
 import Foundation
+import LedgerChecksums
 import LedgerLog
 
 /// Feeds a canonical serialization of projections into SHA-256: fixed-width

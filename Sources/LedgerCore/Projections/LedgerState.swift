@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerChecksums
 import LedgerLog
 
 /// Every projection of a ledger, derived from its log by folding events in order.
@@ -13,37 +14,37 @@ import LedgerLog
 /// Deterministic: the same events in the same order give the same state and the
 /// same `digest()`. Rules (`LedgerRules`) decide what may be folded; `apply`
 /// folds without judging (replay of a verified log).
-public struct LedgerState: Sendable, Equatable {
-    public private(set) var registry = AppRegistry()
-    public private(set) var authorization = AuthorizationProjection()
-    public private(set) var characteristics: [CharacteristicType: CharacteristicValue] = [:]
-    public var samples = SampleIndex()
+package struct LedgerState: Sendable, Equatable {
+    package private(set) var registry = AppRegistry()
+    package private(set) var authorization = AuthorizationProjection()
+    package private(set) var characteristics: [CharacteristicType: CharacteristicValue] = [:]
+    package var samples = SampleIndex()
     /// Per slot, a quantity's value and manual-entry flag; source priorities; the
     /// order apps were first granted sharing (`StatisticsProjection`).
-    public internal(set) var statistics = StatisticsProjection()
+    package internal(set) var statistics = StatisticsProjection()
     /// Imports of Apple Health exports, in the order they started.
-    public private(set) var imports: [ImportEntry] = []
+    package private(set) var imports: [ImportEntry] = []
     /// Activity summaries by day (`year * 10_000 + month * 100 + day`); a later
     /// record of the same day replaces the earlier one.
-    public private(set) var activitySummaries: [Int: ActivitySummary] = [:]
+    package private(set) var activitySummaries: [Int: ActivitySummary] = [:]
 
     /// The owner's time zone (IANA identifier), nil until an `ownerTimeZoneSet`.
-    public private(set) var ownerTimeZone: String?
+    package private(set) var ownerTimeZone: String?
     /// The owner's preferred unit per quantity type (`preferredUnitSet`); a type not
     /// here is read in its locale's unit (`PreferredUnits`).
-    public private(set) var preferredUnits: [QuantityType: HealthUnit] = [:]
+    package private(set) var preferredUnits: [QuantityType: HealthUnit] = [:]
     /// Samples associated with each workout (`samplesAssociated`), in the order
     /// associated, by workout UUID. Deleted samples stay listed; readers skip them.
-    public private(set) var associations: [UUID: [UUID]] = [:]
+    package private(set) var associations: [UUID: [UUID]] = [:]
 
     /// The last sequence number folded in (0 for an empty log).
-    public private(set) var lastSequence: UInt64 = 0
+    package private(set) var lastSequence: UInt64 = 0
     /// The `recordedAt` of the last event folded in (ns since the epoch).
-    public private(set) var lastRecordedAt: Int64 = 0
+    package private(set) var lastRecordedAt: Int64 = 0
     /// Events folded in, by kind.
-    public private(set) var eventCounts: [UInt16: UInt64] = [:]
+    package private(set) var eventCounts: [UInt16: UInt64] = [:]
 
-    public init() {}
+    package init() {}
 
     // MARK: Folding
 
@@ -117,10 +118,10 @@ public struct LedgerState: Sendable, Equatable {
     }
 
     /// The key of `activitySummaries` for a day.
-    public static func dayKey(_ day: DateOfBirth) -> Int { day.year * 10_000 + day.month * 100 + day.day }
+    package static func dayKey(_ day: DateOfBirth) -> Int { day.year * 10_000 + day.month * 100 + day.day }
 
     /// The imports of an export with this content hash.
-    public func imports(ofContent sha256: [UInt8]) -> [ImportEntry] {
+    package func imports(ofContent sha256: [UInt8]) -> [ImportEntry] {
         imports.filter { $0.start.contentSHA256 == sha256 }
     }
 
@@ -129,7 +130,7 @@ public struct LedgerState: Sendable, Equatable {
     mutating func stamp(recordedAt: Int64) { lastRecordedAt = recordedAt }
 
     /// Folds a decoded event (checked by the caller).
-    public mutating func apply(_ event: Event, sequence: UInt64, recordedAt: Int64, offset: UInt64) {
+    package mutating func apply(_ event: Event, sequence: UInt64, recordedAt: Int64, offset: UInt64) {
         apply(EventFacts(event), kind: event.kind.rawValue, sequence: sequence, recordedAt: recordedAt, offset: offset)
     }
 
@@ -158,7 +159,7 @@ public struct LedgerState: Sendable, Equatable {
     // MARK: Digest
 
     /// SHA-256 of a canonical serialization of every projection.
-    public func digest() -> SHA256Digest {
+    package func digest() -> SHA256Digest {
         var d = DigestWriter()
         d.string("healthledger-projections-v1")
         d.u64(lastSequence)

@@ -13,7 +13,7 @@ import LedgerLog
 /// Invariants: a UUID maps to exactly one slot; a slot is deleted at most once;
 /// `latest(typeCode:)` is the live slot of that type with the greatest
 /// (start, end, slot); a sorted timeline is in (start, end, slot) order.
-public struct SampleIndex: Sendable, Equatable {
+package struct SampleIndex: Sendable, Equatable {
     /// One sample's facts: 56 bytes, stored contiguously (one append per sample).
     struct Slot: Equatable, Sendable {
         var uuid: UUID
@@ -42,7 +42,7 @@ public struct SampleIndex: Sendable, Equatable {
     /// Indexed by type code: the most recent live slot, or `none`.
     private(set) var latestSlots = [UInt32](repeating: SampleIndex.none, count: SampleIndex.typeCodeLimit)
     /// Tombstones, in the order of the deletions.
-    public private(set) var tombstones: [Tombstone] = []
+    package private(set) var tombstones: [Tombstone] = []
     /// (app, sync identifier) → the live slot holding it.
     private(set) var syncSlots: [SyncKey: UInt32] = [:]
     /// slot → its sync identity, for the slots that have one.
@@ -68,23 +68,23 @@ public struct SampleIndex: Sendable, Equatable {
     }
 
     /// What stays of a deleted object; never purged.
-    public struct Tombstone: Hashable, Sendable {
+    package struct Tombstone: Hashable, Sendable {
         /// The deleted object's slot.
-        public let slot: UInt32
+        package let slot: UInt32
         /// The sequence number of the event that deleted it.
-        public let sequence: UInt64
+        package let sequence: UInt64
         /// Who deleted it (for a replacement: the saving app).
-        public let actor: ActorID
+        package let actor: ActorID
         /// The slot of the object that replaced it through a sync identifier, if any.
-        public let replacedBy: UInt32?
+        package let replacedBy: UInt32?
     }
 
-    public init() {}
+    package init() {}
 
     /// Equal by meaning: the same slots, tombstones, sync identities and latest
     /// samples, and timelines holding the same slots. The hash table's layout and
     /// whether a timeline happens to be sorted yet are not part of the meaning.
-    public static func == (a: SampleIndex, b: SampleIndex) -> Bool {
+    package static func == (a: SampleIndex, b: SampleIndex) -> Bool {
         guard a.slots == b.slots, a.tombstones == b.tombstones, a.latestSlots == b.latestSlots,
               a.syncOfSlot == b.syncOfSlot, a.syncSlots == b.syncSlots, a.table.count == b.table.count else { return false }
         for code in a.timelines.indices where a.timelines[code] != b.timelines[code] {
@@ -103,9 +103,9 @@ public struct SampleIndex: Sendable, Equatable {
     }
 
     /// Number of samples ever saved (live and deleted).
-    public var count: Int { slots.count }
+    package var count: Int { slots.count }
     /// Number of samples deleted.
-    public var deletedCount: Int { tombstones.count }
+    package var deletedCount: Int { tombstones.count }
 
     // MARK: Reading
 
@@ -114,12 +114,12 @@ public struct SampleIndex: Sendable, Equatable {
     func prefetch(_ uuid: UUID) { table.prefetch(uuid) }
 
     /// The slot of a UUID (live or deleted).
-    public func slot(of uuid: UUID) -> UInt32? {
+    package func slot(of uuid: UUID) -> UInt32? {
         slots.withUnsafeBufferPointer { s in table.find(uuid) { s[Int($0)].uuid } }
     }
 
     /// Everything the index knows of a slot.
-    public func entry(_ slot: UInt32) -> Entry {
+    package func entry(_ slot: UInt32) -> Entry {
         let s = slots[Int(slot)]
         return Entry(slot: slot, uuid: s.uuid, recordOffset: s.recordOffset, position: s.position, start: s.start, end: s.end,
                      typeCode: s.typeCode, app: s.app, isDeleted: s.state & Self.deletedBit != 0,
@@ -127,31 +127,31 @@ public struct SampleIndex: Sendable, Equatable {
     }
 
     /// A slot's facts.
-    public struct Entry: Hashable, Sendable {
-        public let slot: UInt32
-        public let uuid: UUID
+    package struct Entry: Hashable, Sendable {
+        package let slot: UInt32
+        package let uuid: UUID
         /// Byte offset of the saving record in the log.
-        public let recordOffset: UInt64
+        package let recordOffset: UInt64
         /// Position among the record's samples (correlation members follow their correlation).
-        public let position: UInt32
+        package let position: UInt32
         /// Start and end as `timeIntervalSinceReferenceDate`.
-        public let start: Double
-        public let end: Double
-        public let typeCode: UInt16
-        public let app: UInt32
-        public let isDeleted: Bool
-        public let isMember: Bool
+        package let start: Double
+        package let end: Double
+        package let typeCode: UInt16
+        package let app: UInt32
+        package let isDeleted: Bool
+        package let isMember: Bool
         let sync: SyncValue?
-        public var startDate: Date { Date(timeIntervalSinceReferenceDate: start) }
-        public var endDate: Date { Date(timeIntervalSinceReferenceDate: end) }
-        public var syncIdentifier: String? { sync?.identifier }
-        public var syncVersion: Int64? { sync?.version }
+        package var startDate: Date { Date(timeIntervalSinceReferenceDate: start) }
+        package var endDate: Date { Date(timeIntervalSinceReferenceDate: end) }
+        package var syncIdentifier: String? { sync?.identifier }
+        package var syncVersion: Int64? { sync?.version }
     }
 
     func isLive(_ slot: UInt32) -> Bool { slots[Int(slot)].state & Self.deletedBit == 0 }
 
     /// The most recent live sample of a type: greatest start, then end, then sequence.
-    public func latest(typeCode: UInt16) -> UInt32? {
+    package func latest(typeCode: UInt16) -> UInt32? {
         guard Int(typeCode) < Self.typeCodeLimit, latestSlots[Int(typeCode)] != Self.none else { return nil }
         return latestSlots[Int(typeCode)]
     }
@@ -160,7 +160,7 @@ public struct SampleIndex: Sendable, Equatable {
     /// sample of a type with the greatest (start, end, slot) among those whose end is at
     /// or before `end` (`timeIntervalSinceReferenceDate`) — the tutorial's query with
     /// `strictEndDate` up to now. A sample dated in the future is not the latest.
-    public func latest(typeCode: UInt16, endingBy end: Double) -> UInt32? {
+    package func latest(typeCode: UInt16, endingBy end: Double) -> UInt32? {
         guard let newest = latest(typeCode: typeCode) else { return nil }
         if slots[Int(newest)].end <= end { return newest }
         var best = Self.none
@@ -174,30 +174,30 @@ public struct SampleIndex: Sendable, Equatable {
     }
 
     /// Type codes that have any samples, ascending.
-    public var typeCodesPresent: [UInt16] {
+    package var typeCodesPresent: [UInt16] {
         timelines.indices.filter { !timelines[$0].slots.isEmpty }.map { UInt16($0) }
     }
 
     /// Live samples of a type.
-    public func liveCount(typeCode: UInt16) -> Int {
+    package func liveCount(typeCode: UInt16) -> Int {
         guard Int(typeCode) < Self.typeCodeLimit else { return 0 }
         return timelines[Int(typeCode)].slots.reduce(0) { $0 + (isLive($1) ? 1 : 0) }
     }
 
     /// The type's slots ordered by (start, end, slot), deleted ones included.
-    public mutating func orderedSlots(typeCode: UInt16) -> [UInt32] {
+    package mutating func orderedSlots(typeCode: UInt16) -> [UInt32] {
         guard Int(typeCode) < Self.typeCodeLimit else { return [] }
         sortTimeline(typeCode)
         return timelines[Int(typeCode)].slots
     }
 
     /// The type's slots in arrival order (no sorting needed for counting).
-    public func orderedSlotsIfNeeded(_ typeCode: UInt16) -> [UInt32] {
+    package func orderedSlotsIfNeeded(_ typeCode: UInt16) -> [UInt32] {
         Int(typeCode) < Self.typeCodeLimit ? timelines[Int(typeCode)].slots : []
     }
 
     /// Sorts every timeline that samples arrived out of order in.
-    public mutating func prepareForQueries() {
+    package mutating func prepareForQueries() {
         for code in timelines.indices where !timelines[code].sorted { sortTimeline(UInt16(code)) }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerChecksums
 import LedgerLog
 
 /// A position in a ledger's change feed (HKQueryAnchor), as an opaque printable
@@ -171,7 +172,7 @@ public enum ChangeFeed {
     /// Changes of `types` after `anchor` (nil: from the beginning) that match
     /// `predicate` and are visible to `app` (nil: the owner, everything), at most
     /// `limit` (0: all).
-    public static func changes(of types: Set<ObjectType>, predicate: SamplePredicate?, anchor: ChangeAnchor?, limit: Int,
+    package static func changes(of types: Set<ObjectType>, predicate: SamplePredicate?, anchor: ChangeAnchor?, limit: Int,
                                app: AppOrdinal?, ledgerId: UUID, fs: any LogFileSystem,
                                in state: inout LedgerState) throws -> ChangeSet {
         let scan = try Scan(fs: fs)
@@ -182,7 +183,7 @@ public enum ChangeFeed {
 
     /// The anchor at the feed's end now (nothing read from the log but one record):
     /// what an observer starts from.
-    public static func currentAnchor(of types: Set<ObjectType>, app: AppOrdinal?, ledgerId: UUID, fs: any LogFileSystem,
+    package static func currentAnchor(of types: Set<ObjectType>, app: AppOrdinal?, ledgerId: UUID, fs: any LogFileSystem,
                                      in state: inout LedgerState) throws -> ChangeAnchor {
         let scan = try Scan(fs: fs)
         defer { scan.file.close() }
@@ -194,7 +195,7 @@ public enum ChangeFeed {
     }
 
     /// Checks that `anchor` belongs to this ledger and history (throws which it is not).
-    public static func validate(_ anchor: ChangeAnchor, ledgerId: UUID, fs: any LogFileSystem, state: LedgerState) throws {
+    package static func validate(_ anchor: ChangeAnchor, ledgerId: UUID, fs: any LogFileSystem, state: LedgerState) throws {
         let scan = try Scan(fs: fs)
         defer { scan.file.close() }
         try scan.validate(anchor, ledgerId: ledgerId, index: state.samples)

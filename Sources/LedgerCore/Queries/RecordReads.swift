@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerChecksums
 import LedgerLog
 
 /// Reads samples out of the log by slot, many at a time: the fetch half of the

@@ -4,14 +4,14 @@ import LedgerLog
 
 /// Reads samples out of the log by the offsets the sample index holds: the log is
 /// the store, the index only knows where to look.
-public struct SampleFetcher {
+package struct SampleFetcher {
     private let reader: LogReader
     private var cached: (offset: UInt64, samples: [Sample])?
 
-    public init(reader: LogReader) { self.reader = reader }
+    package init(reader: LogReader) { self.reader = reader }
 
     /// The sample in `slot`, decoded from its record, stamped with its source.
-    public mutating func sample(_ slot: UInt32, in state: LedgerState) throws -> Sample {
+    package mutating func sample(_ slot: UInt32, in state: LedgerState) throws -> Sample {
         let entry = state.samples.entry(slot)
         if let cached, cached.offset == entry.recordOffset, Int(entry.position) < cached.samples.count {
             return cached.samples[Int(entry.position)]

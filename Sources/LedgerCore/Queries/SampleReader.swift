@@ -14,7 +14,7 @@ import LedgerLog
 /// slot ↓); three samples with equal start and end come in the order they were
 /// saved, or its reverse. A workout key's missing value is smallest
 /// (`SampleSortKey`).
-public struct ResultOrder: Sendable, Hashable {
+package struct ResultOrder: Sendable, Hashable {
     struct Key: Sendable, Hashable {
         let field: SampleSortKey
         let ascending: Bool
@@ -23,7 +23,7 @@ public struct ResultOrder: Sendable, Hashable {
     let keys: [Key]
     let slotAscending: Bool
 
-    public init(_ sort: [SampleSortDescriptor]) {
+    package init(_ sort: [SampleSortDescriptor]) {
         var keys: [Key] = []
         for d in sort where !keys.contains(where: { $0.field == d.key }) {
             keys.append(Key(field: d.key, ascending: d.ascending))
@@ -122,13 +122,13 @@ public struct SamplePage: Sendable, Hashable {
 /// page sequence sees every sample that existed when it started exactly once, even
 /// while a writer appends; samples added meanwhile show up iff they sort after the
 /// cursor.
-public struct SampleReader {
+package struct SampleReader {
     let reads: RecordReads
     /// Slots fetched per step.
-    public let chunkSize: Int
+    package let chunkSize: Int
 
     /// A reader of the ledger in `fs` (opens the log read-only).
-    public init(_ fs: any LogFileSystem, chunkSize: Int = 4096) throws {
+    package init(_ fs: any LogFileSystem, chunkSize: Int = 4096) throws {
         try self.init(fs, chunkSize: chunkSize, tableBudget: 4 << 20)
     }
 
@@ -142,7 +142,7 @@ public struct SampleReader {
     /// (`ResultOrder`), to `body`, starting after the sample `after`. Returns the
     /// cursor of the next page when the query's limit cut the answer short, else nil.
     @discardableResult
-    public func forEach(_ query: SampleQuery, visibility: QueryVisibility, after: UUID? = nil, in state: inout LedgerState,
+    package func forEach(_ query: SampleQuery, visibility: QueryVisibility, after: UUID? = nil, in state: inout LedgerState,
                         _ body: (Sample) throws -> Void) throws -> UUID? {
         let sourceOrdinals: Set<UInt32>? = query.sources.map { Set($0.compactMap { state.registry.ordinal(of: $0) }) }
         return try run(typeCode: query.type.code, predicate: query.predicate, order: ResultOrder(query.sort),
@@ -155,7 +155,7 @@ public struct SampleReader {
     /// the query's order, keeping those whose member predicates match
     /// (`CorrelationQuery.matches`). Returns the next page's cursor as `forEach` does.
     @discardableResult
-    public func forEach(_ query: CorrelationQuery, visibility: QueryVisibility, after: UUID? = nil,
+    package func forEach(_ query: CorrelationQuery, visibility: QueryVisibility, after: UUID? = nil,
                         in state: inout LedgerState, _ body: (Sample) throws -> Void) throws -> UUID? {
         let base = query.sampleQuery
         let sourceOrdinals: Set<UInt32>? = base.sources.map { Set($0.compactMap { state.registry.ordinal(of: $0) }) }
@@ -165,7 +165,7 @@ public struct SampleReader {
     }
 
     /// One page of a correlation query.
-    public func page(_ query: CorrelationQuery, visibility: QueryVisibility, after: UUID? = nil,
+    package func page(_ query: CorrelationQuery, visibility: QueryVisibility, after: UUID? = nil,
                      in state: inout LedgerState) throws -> SamplePage {
         var out: [Sample] = []
         let next = try forEach(query, visibility: visibility, after: after, in: &state) { out.append($0) }
@@ -173,7 +173,7 @@ public struct SampleReader {
     }
 
     /// One page: at most `query.limit` samples (0: all) after `after`.
-    public func page(_ query: SampleQuery, visibility: QueryVisibility, after: UUID? = nil,
+    package func page(_ query: SampleQuery, visibility: QueryVisibility, after: UUID? = nil,
                      in state: inout LedgerState) throws -> SamplePage {
         var out: [Sample] = []
         let next = try forEach(query, visibility: visibility, after: after, in: &state) { out.append($0) }
@@ -185,7 +185,7 @@ public struct SampleReader {
     /// `matching` admits (by identifier as written, say), ordered and limited as
     /// `query` says (its type is ignored).
     @discardableResult
-    public func forEachRaw(matching: @escaping (UnrecognizedSample) -> Bool, _ query: SampleQuery, after: UUID? = nil,
+    package func forEachRaw(matching: @escaping (UnrecognizedSample) -> Bool, _ query: SampleQuery, after: UUID? = nil,
                            in state: inout LedgerState, _ body: (Sample) throws -> Void) throws -> UUID? {
         try run(typeCode: 0, predicate: query.predicate, order: ResultOrder(query.sort), limit: query.limit, after: after,
                 visibility: .everything, sources: nil, filter: { sample in

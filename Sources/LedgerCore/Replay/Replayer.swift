@@ -3,7 +3,7 @@ import HealthModel
 import LedgerLog
 
 /// How far to replay.
-public enum ReplayLimit: Sendable, Equatable {
+package enum ReplayLimit: Sendable, Equatable {
     /// To the end of the log.
     case end
     /// Through this sequence number.
@@ -15,11 +15,11 @@ public enum ReplayLimit: Sendable, Equatable {
 extension ReplayLimit {
     /// The instants the log's clock can name (`recordedAt` is Int64 nanoseconds since
     /// 1970), as error messages give them.
-    public static let instantRangeText = "1677-09-21T00:12:43.145224192Z…2262-04-11T23:47:16.854775807Z (the log's clock)"
+    package static let instantRangeText = "1677-09-21T00:12:43.145224192Z…2262-04-11T23:47:16.854775807Z (the log's clock)"
 
     /// `date` as the log's clock (nanoseconds since 1970, rounded); throws
     /// `dateOutOfRange` naming `field` when it does not fit an Int64.
-    public static func nanoseconds(_ date: Date, field: String) throws(HealthModelError) -> Int64 {
+    package static func nanoseconds(_ date: Date, field: String) throws(HealthModelError) -> Int64 {
         let ns = (date.timeIntervalSince1970 * 1e9).rounded()
         // -2^63 and 2^63 are exact doubles: the comparisons are exact.
         guard ns >= -9_223_372_036_854_775_808.0, ns < 9_223_372_036_854_775_808.0 else {
@@ -68,15 +68,15 @@ public struct ReplayProgress: Sendable {
 /// events or 65,536 sample headers, whichever comes first (an import writes 2,048
 /// samples per event), through a bounded queue, so memory stays bounded and order
 /// is kept.
-public enum Replayer {
+package enum Replayer {
     /// What a replay reached.
-    public struct Outcome: Sendable {
+    package struct Outcome: Sendable {
         /// After the last whole batch folded (nil when stopped inside a batch).
-        public let position: LogReader.Position?
+        package let position: LogReader.Position?
         /// Events folded by this call.
-        public let applied: UInt64
+        package let applied: UInt64
         /// Invalid bytes at the end of the log that no later batch proves durable.
-        public let incompleteTail: LogDamage?
+        package let incompleteTail: LogDamage?
     }
 
     /// Folds events after `position` into `state`, up to `limit`.
@@ -88,7 +88,7 @@ public enum Replayer {
     ///     verify accept exactly the same logs.
     ///   - onBatch: called on the folding thread after each batch is folded, with the
     ///     position after it (`verify` compares snapshots there).
-    public static func replay(_ reader: LogReader, into state: inout LedgerState, from position: LogReader.Position,
+    package static func replay(_ reader: LogReader, into state: inout LedgerState, from position: LogReader.Position,
                               limit: ReplayLimit = .end, decodeFully: Bool = false,
                               progress: ((ReplayProgress) -> Void)? = nil,
                               onBatch: ((LogReader.Position, inout LedgerState) throws -> Void)? = nil) throws -> Outcome {

@@ -4,21 +4,21 @@ import LedgerLog
 /// Builds the projections for a point in the log the fastest way: the newest usable
 /// snapshot at or before that point, then replay of the tail. A damaged, foreign or
 /// misplaced snapshot is skipped with a warning (and a full replay happens instead).
-public enum StateLoader {
-    public struct Loaded: Sendable {
-        public var state: LedgerState
+package enum StateLoader {
+    package struct Loaded: Sendable {
+        package var state: LedgerState
         /// Where the state stands in the log (nil when it stops inside a batch).
-        public let position: LogReader.Position?
+        package let position: LogReader.Position?
         /// The snapshot used, if any.
-        public let snapshot: String?
+        package let snapshot: String?
         /// Events replayed on top of it.
-        public let replayed: UInt64
+        package let replayed: UInt64
         /// Snapshots skipped, and why.
-        public let warnings: [String]
-        public let incompleteTail: LogDamage?
+        package let warnings: [String]
+        package let incompleteTail: LogDamage?
     }
 
-    public static func load(_ fs: any LogFileSystem, reader: LogReader, limit: ReplayLimit = .end,
+    package static func load(_ fs: any LogFileSystem, reader: LogReader, limit: ReplayLimit = .end,
                             useSnapshots: Bool = true, progress: ((ReplayProgress) -> Void)? = nil) throws -> Loaded {
         var warnings: [String] = []
         var state = LedgerState()

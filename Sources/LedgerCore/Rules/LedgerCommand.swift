@@ -46,7 +46,7 @@ public enum LedgerCommand: Sendable {
 public enum LedgerDecider {
     /// The events `command` appends, each checked by `LedgerRules` against `state`.
     /// Throws the first rule violation; returns [] when the command changes nothing.
-    public static func decide(_ command: LedgerCommand, _ state: LedgerState) throws(RuleViolation) -> [Event] {
+    package static func decide(_ command: LedgerCommand, _ state: LedgerState) throws(RuleViolation) -> [Event] {
         try decideWithFacts(command, state).map(\.event)
     }
 

@@ -91,7 +91,7 @@ enum LedgerRules {
             if h.syncIndex >= 0 {
                 let id = strings[strings.startIndex + Int(h.syncIndex)]
                 guard syncSeen.insert(id).inserted else {
-                    throw .syncVersionNotNewer(syncIdentifier: id, stored: h.syncVersion, given: h.syncVersion)
+                    throw .syncIdentifierRepeated(syncIdentifier: id)
                 }
                 if let slot = state.samples.syncSlot(app: app, identifier: id), let stored = state.samples.syncValue(slot) {
                     guard h.syncVersion > stored.version else {

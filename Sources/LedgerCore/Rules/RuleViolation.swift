@@ -22,6 +22,9 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     case notOwnerOfObject(uuid: UUID, app: String)
     /// A sync identifier already stored with the same or a higher version.
     case syncVersionNotNewer(syncIdentifier: String, stored: Int64, given: Int64)
+    /// One save holds two objects with the same sync identifier: which would replace
+    /// which is undefined, so the save is refused.
+    case syncIdentifierRepeated(syncIdentifier: String)
     /// A save whose sync identifier is stored for the app with another type: a
     /// replacement must keep the type (HealthKit matches type and source).
     case syncReplacementTypeMismatch(syncIdentifier: String, stored: String, given: String)
@@ -63,6 +66,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .objectNotFound(let u): "objectNotFound: no stored object \(u.uuidString)"
         case .notOwnerOfObject(let u, let app): "notOwnerOfObject: \(app) did not save \(u.uuidString)"
         case .syncVersionNotNewer(let id, let stored, let given): "syncVersionNotNewer: \(id) is stored at version \(stored); \(given) does not replace it"
+        case .syncIdentifierRepeated(let id): "syncIdentifierRepeated: one save holds \(id) twice"
         case .syncReplacementTypeMismatch(let id, let stored, let given): "syncReplacementTypeMismatch: \(id) is stored as \(stored); a \(given) sample does not replace it"
         case .replacementMismatch(let u, let e, let r): "replacementMismatch: \(u.uuidString) should replace \(e?.uuidString ?? "nothing") but records \(r?.uuidString ?? "nothing")"
         case .notBroughtByImport(let what): "notBroughtByImport: \(what)"

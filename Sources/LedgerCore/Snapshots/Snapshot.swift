@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerChecksums
 import LedgerLog
 
 /// A checkpoint of every projection at a batch boundary of the log, so that opening
@@ -20,7 +21,7 @@ public struct SnapshotHeader: Sendable, Equatable {
     public let ledgerId: UUID
     public let lastSequence: UInt64
     /// The log position the snapshot stands at (a batch boundary).
-    public let position: LogReader.Position
+    package let position: LogReader.Position
     /// The projection digest of the state it holds.
     public let digest: SHA256Digest
     public let lastRecordedAt: Int64
@@ -81,7 +82,7 @@ public enum SnapshotFile {
     /// Writes `state` as a snapshot at `position` (temporary file, synced, renamed).
     /// Returns the file name.
     @discardableResult
-    public static func write(_ state: LedgerState, at position: LogReader.Position, ledgerId: UUID,
+    package static func write(_ state: LedgerState, at position: LogReader.Position, ledgerId: UUID,
                              to fs: any LogFileSystem) throws -> String {
         precondition(position.nextSequence == state.lastSequence + 1, "a snapshot stands where its state ends")
         // Timelines are stored sorted: sorting once here (the writer's close) spares every
@@ -197,7 +198,7 @@ public enum SnapshotFile {
     /// Loads a snapshot, checking that it belongs to this ledger and stands on this
     /// log (the link stored in the log at its position equals its own), and every
     /// section's checksum.
-    public static func load(_ fs: any LogFileSystem, _ name: String, reader: LogReader) throws(SnapshotProblem) -> (SnapshotHeader, LedgerState) {
+    package static func load(_ fs: any LogFileSystem, _ name: String, reader: LogReader) throws(SnapshotProblem) -> (SnapshotHeader, LedgerState) {
         do {
             let file = try fs.open(name, .readOnly)
             defer { file.close() }

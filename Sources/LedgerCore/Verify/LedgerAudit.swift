@@ -4,9 +4,9 @@ import LedgerLog
 
 /// `healthledger audit`: the history of a type or of one object — every event that
 /// touched it, by whom, when, and the authorization in force at that moment.
-public enum LedgerAudit {
+package enum LedgerAudit {
     /// What to trace.
-    public enum Subject: Sendable, Equatable {
+    package enum Subject: Sendable, Equatable {
         case type(ObjectType)
         case object(UUID)
         /// Records kept raw with this identifier as written (the owner's view).
@@ -14,23 +14,23 @@ public enum LedgerAudit {
     }
 
     /// One event in the history.
-    public struct Entry: Sendable, Equatable {
-        public let sequence: UInt64
+    package struct Entry: Sendable, Equatable {
+        package let sequence: UInt64
         /// Nanoseconds since the epoch.
-        public let recordedAt: Int64
-        public let kind: EventKind
+        package let recordedAt: Int64
+        package let kind: EventKind
         /// `owner` or the app's bundle identifier.
-        public let actor: String
+        package let actor: String
         /// What the event did to the subject.
-        public let what: String
+        package let what: String
         /// The acting app's permission for the type just before the event
         /// (`share sharingAuthorized, read granted (owner)`), nil for the owner.
-        public let authorization: String?
-        public var recordedDate: Date { Date(timeIntervalSince1970: Double(recordedAt) / 1e9) }
+        package let authorization: String?
+        package var recordedDate: Date { Date(timeIntervalSince1970: Double(recordedAt) / 1e9) }
     }
 
     /// Replays the whole log and collects the subject's history.
-    public static func history(_ reader: LogReader, of subject: Subject) throws -> [Entry] {
+    package static func history(_ reader: LogReader, of subject: Subject) throws -> [Entry] {
         var entries: [Entry] = []
         var state = LedgerState()
         var fetcher = SampleFetcher(reader: reader)
@@ -139,10 +139,10 @@ public enum LedgerAudit {
     }
 
     /// `bodyMassIndex 22.86 count at 2026-03-01T09:00:00Z`.
-    public static func summary(_ s: Sample) -> String {
+    package static func summary(_ s: Sample) -> String {
         let at = ISO8601.string(s.startDate)
         switch s {
-        case .quantity(let q): return "\(q.type.shortName) \(JSONObject.number(q.quantity.value)) \(q.quantity.unit) at \(at)"
+        case .quantity(let q): return "\(q.type.shortName) \(Quantity.format(q.quantity.value)) \(q.quantity.unit) at \(at)"
         case .category(let c): return "\(c.type.shortName) \(c.type.values.first { $0.value == c.value }?.shortName ?? String(c.value)) at \(at)"
         case .workout(let w): return "workout \(w.activityType.shortName), \(w.duration < 1e15 ? String(Int(w.duration)) : String(w.duration)) s at \(at)"
         case .correlation(let c): return "\(c.type.shortName) of \(c.objects.count) at \(at)"

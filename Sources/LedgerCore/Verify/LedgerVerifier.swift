@@ -1,4 +1,5 @@
 import Foundation
+import LedgerChecksums
 import LedgerLog
 
 /// `healthledger verify`: everything that can be checked, from the bytes up.

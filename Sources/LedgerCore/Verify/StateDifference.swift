@@ -10,7 +10,7 @@ public struct StateDifference: Sendable, Equatable, CustomStringConvertible {
 
     /// The first difference between `a` and `b`, in a fixed order of projections
     /// and keys; nil when they are equal.
-    public static func first(_ a: LedgerState, _ b: LedgerState) -> StateDifference? {
+    package static func first(_ a: LedgerState, _ b: LedgerState) -> StateDifference? {
         if a.lastSequence != b.lastSequence { return StateDifference(projection: "position", key: "lastSequence") }
         if a.lastRecordedAt != b.lastRecordedAt { return StateDifference(projection: "position", key: "lastRecordedAt") }
         let apps = max(a.registry.apps.count, b.registry.apps.count)

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerChecksums
 
 // The log file format, version 1. events/FORMAT.md is the normative text; this file
 // mirrors it, and each validity rule carries the rule ID the spec gives it.
@@ -40,40 +41,40 @@ import Foundation
 //  32   …  payload
 
 /// Layout constants and limits of format version 1.
-public enum LogFormat {
+package enum LogFormat {
     /// The format version this code writes.
-    public static let formatVersion: UInt16 = 1
+    package static let formatVersion: UInt16 = 1
     /// The newest format version this code can read.
-    public static let readableVersion: UInt16 = 1
+    package static let readableVersion: UInt16 = 1
 
     static let fileMagic: [UInt8] = [0x89, 0x48, 0x4C, 0x4F, 0x47, 0x0D, 0x0A, 0x1A]
     static let batchMagic: UInt32 = 0x3142_4C48  // "HLB1" read little-endian
 
     /// Bytes of the file header.
-    public static let fileHeaderLength = 64
+    package static let fileHeaderLength = 64
     /// Bytes of a batch header.
-    public static let batchHeaderLength = 40
+    package static let batchHeaderLength = 40
     /// Bytes of a batch's trailing link.
-    public static let linkLength = 32
+    package static let linkLength = 32
     /// Bytes of a record header.
-    public static let recordHeaderLength = 32
+    package static let recordHeaderLength = 32
     /// The largest record payload.
-    public static let payloadLengthMax = 16 << 20
+    package static let payloadLengthMax = 16 << 20
     /// The largest batch.
-    public static let batchLengthMax = 1 << 30
+    package static let batchLengthMax = 1 << 30
     /// The smallest batch: a seal (header + link, no records).
-    public static let batchLengthMin = batchHeaderLength + linkLength
+    package static let batchLengthMin = batchHeaderLength + linkLength
     /// Batch flag: a seal, written when a writer closes cleanly.
     static let flagSeal: UInt16 = 1
 }
 
 /// The decoded file header.
-public struct LogFileHeader: Sendable, Equatable {
-    public let formatVersion: UInt16
-    public let minReaderVersion: UInt16
-    public let ledgerId: UUID
+package struct LogFileHeader: Sendable, Equatable {
+    package let formatVersion: UInt16
+    package let minReaderVersion: UInt16
+    package let ledgerId: UUID
     /// Nanoseconds since the Unix epoch.
-    public let createdAt: Int64
+    package let createdAt: Int64
 
     func encoded() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: LogFormat.fileHeaderLength)

@@ -1,4 +1,5 @@
 import CLedgerAccel
+import LedgerChecksums
 
 /// Leaf and node hashes without the streaming hasher's per-call costs: the message is
 /// padded in place and handed to the SHA-NI block function in one call. Used when the

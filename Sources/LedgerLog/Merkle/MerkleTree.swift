@@ -1,3 +1,5 @@
+import LedgerChecksums
+
 /// RFC 9162 (§2.1) Merkle tree hashing over SHA-256: leaves, interior nodes, the
 /// compact range that extends a tree one leaf at a time, and the generation and
 /// verification of inclusion and consistency proofs. Pure code: it knows nothing of

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerChecksums
 
 /// The derived Merkle tree of a ledger's log (`index/merkle.bin`, events/FORMAT.md
 /// Part 3): leaf i is the (i+1)-th record, its leaf input the record's bytes as framed
@@ -24,7 +25,7 @@ public final class MerkleTreeFile {
     /// The tree's compact range: its size and root.
     public private(set) var range: CompactRange
     /// Where the tree ends in the log (after the batch holding record `size`).
-    public private(set) var position: LogReader.Position
+    package private(set) var position: LogReader.Position
     /// Complete-subtree hashes at levels ≥ `level`, in post-order.
     private(set) var nodes: [SHA256Digest]
     private var savedNodes: Int
@@ -60,7 +61,7 @@ public final class MerkleTreeFile {
     /// Loads the tree of the ledger in `fs` (rebuilding it when unusable), brings it up to
     /// the log's end and, when `save`, writes what changed. Never trusts a file that does
     /// not parse or does not match the log.
-    public static func open(_ fs: any LogFileSystem, reader: LogReader, level: Int = defaultLevel,
+    package static func open(_ fs: any LogFileSystem, reader: LogReader, level: Int = defaultLevel,
                             save: Bool = true) throws -> (tree: MerkleTreeFile, found: Found) {
         precondition((0...24).contains(level))
         let tree = MerkleTreeFile(level: level, reader: reader)
@@ -87,14 +88,14 @@ public final class MerkleTreeFile {
     }
 
     /// Builds the tree from the log alone (nothing read from or written to `index/`).
-    public static func build(reader: LogReader, level: Int = defaultLevel) throws -> MerkleTreeFile {
+    package static func build(reader: LogReader, level: Int = defaultLevel) throws -> MerkleTreeFile {
         let tree = MerkleTreeFile(level: level, reader: reader)
         try tree.catchUp()
         return tree
     }
 
     /// The leaf input of a record: its bytes as framed in the log, header and payload.
-    public static func leafInput(_ record: RecordView) -> UnsafeRawBufferPointer? {
+    package static func leafInput(_ record: RecordView) -> UnsafeRawBufferPointer? {
         guard let base = record.payload.baseAddress else { return nil }
         return UnsafeRawBufferPointer(start: base - LogFormat.recordHeaderLength,
                                       count: LogFormat.recordHeaderLength + record.payload.count)
@@ -290,7 +291,7 @@ public final class MerkleTreeFile {
 
     /// For `verify`: nil when the file is absent or agrees with `fresh` (a tree built from
     /// the log) for everything it covers; otherwise what is wrong with it.
-    public static func check(_ fs: any LogFileSystem, reader: LogReader, against fresh: MerkleTreeFile) -> String? {
+    package static func check(_ fs: any LogFileSystem, reader: LogReader, against fresh: MerkleTreeFile) -> String? {
         guard fs.exists(fileName) else { return nil }
         let stored = MerkleTreeFile(level: fresh.level, reader: reader)
         if let why = stored.load(fs) { return "\(fileName) is damaged: \(why)" }

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerChecksums
 
 /// Signed notes in the format of golang.org/x/mod/sumdb/note (and the transparency-dev
 /// checkpoint): the text, a blank line, then one line per signature

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerChecksums
 
 /// A tree head in the transparency-dev checkpoint format (the body of a signed note):
 /// the origin line, the tree size in decimal, the root hash in standard base64, each

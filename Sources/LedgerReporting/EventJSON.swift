@@ -1,11 +1,12 @@
 import Foundation
 import HealthModel
+import LedgerCore
 
 /// Events as JSON Lines for people and `jq` (`healthledger log --json`).
 public enum EventJSON {
     /// One event: `seq`, `recordedAt`, `kind`, `version`, `actor` (the owner or a
     /// bundle identifier), `offset`, then the kind's own fields.
-    public static func line(_ e: StoredEvent, version: UInt16, registry: AppRegistry) -> String {
+    package static func line(_ e: StoredEvent, version: UInt16, registry: AppRegistry) -> String {
         var o = JSONObject()
         o.set("seq", e.sequence)
         o.set("recordedAt", ISO8601.string(e.recordedDate))
@@ -111,7 +112,7 @@ public enum EventJSON {
     }
 
     /// A short human line: `17  2026-03-01T12:00:00Z  samplesSaved  com.example.app  1 sample (bodyMass 80 kg)`.
-    public static func text(_ e: StoredEvent, registry: AppRegistry) -> String {
+    package static func text(_ e: StoredEvent, registry: AppRegistry) -> String {
         let head = "\(e.sequence)\t\(ISO8601.string(e.recordedDate))\t\(e.event.kind.name)\t\(actor(e.event.actor, registry))"
         switch e.event {
         case .appRegistered(_, let r): return head + "\tregistered \(r.bundleIdentifier) \"\(r.name)\""

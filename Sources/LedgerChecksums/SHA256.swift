@@ -163,7 +163,7 @@ public struct SHA256Digest: Hashable, Sendable, CustomStringConvertible {
     /// The digest bytes, in order, as four words of memory.
     public let bytes: (UInt64, UInt64, UInt64, UInt64)
 
-    init(bytes: (UInt64, UInt64, UInt64, UInt64)) { self.bytes = bytes }
+    package init(bytes: (UInt64, UInt64, UInt64, UInt64)) { self.bytes = bytes }
 
     /// A digest from 32 bytes.
     public init(_ raw: UnsafeRawBufferPointer) {

@@ -1,4 +1,5 @@
 import HealthModel
+import LedgerCore
 
 /// An activity summary as JSON: `day`, the numbers by their export names, the
 /// energy unit, and other attributes verbatim.

@@ -1,4 +1,6 @@
 import Foundation
+import HealthModel
+import LedgerCore
 
 /// A JSON object written by hand: keys in the order given (so output is stable for
 /// golden files and diffs), strings escaped per RFC 8259, numbers in their shortest
@@ -32,8 +34,7 @@ public struct JSONObject: Sendable {
     /// non-finite values become null.
     public static func number(_ v: Double) -> String {
         guard v.isFinite else { return "null" }
-        if v == v.rounded(), abs(v) < 1e15 { return String(Int64(v)) }
-        return String(v)
+        return Quantity.format(v)
     }
 
     /// A JSON string literal.

@@ -1,12 +1,13 @@
 import Foundation
 import HealthModel
+import LedgerCore
 import LedgerLog
 
 /// What `healthledger replay` prints: the profile, the latest sample per type,
 /// authorization, counts and the digest.
 public enum ReplayReport {
     /// One JSON object (stable key order: golden files compare it byte for byte).
-    public static func json(_ state: LedgerState, profile: Profile, latest: [Sample]) -> String {
+    package static func json(_ state: LedgerState, profile: Profile, latest: [Sample]) -> String {
         var o = JSONObject()
         o.set("lastSequence", state.lastSequence)
         o.set("lastRecordedAt", state.lastSequence == 0 ? nil : ISO8601.string(Date(timeIntervalSince1970: Double(state.lastRecordedAt) / 1e9)))
@@ -69,7 +70,7 @@ public enum ReplayReport {
 
     /// The latest live sample of every type present, in type-code order, as the index
     /// answers at `instant` (end at or before it; nil: the time of the state's last event).
-    public static func latestSamples(_ state: LedgerState, at instant: Date?, fetch: (UInt32) throws -> Sample) throws -> [Sample] {
+    package static func latestSamples(_ state: LedgerState, at instant: Date?, fetch: (UInt32) throws -> Sample) throws -> [Sample] {
         let bound = (instant ?? Date(timeIntervalSince1970: Double(state.lastRecordedAt) / 1e9)).timeIntervalSinceReferenceDate
         return try state.samples.typeCodesPresent.compactMap { code in
             try state.samples.latest(typeCode: code, endingBy: bound).map(fetch)

@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerCore
 
 /// Samples, metadata and devices as JSON for people and `jq` (`query --json`,
 /// `log --json`). Every sample has at least `uuid`, `type`, `value`, `unit`,

@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerCore
 
 /// `SampleJSON.object(sample).string` written straight into a byte buffer, for
 /// readers that print many samples (`query --json`): the same bytes, without
