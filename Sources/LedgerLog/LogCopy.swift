@@ -1,3 +1,5 @@
+import LedgerChecksums
+
 /// Copies a ledger's log from one store to another, byte for byte: a folder to a
 /// database, back, or between two of either. The source is verified first (every
 /// rule, the whole chain) and only its valid batches are copied, as they are; the

@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import LedgerCore
+import LedgerReporting
 
 /// `healthledger activity`: HKActivitySummaryQuery over the recorded activity rings.
 enum ActivityCommand {
@@ -26,10 +27,8 @@ enum ActivityCommand {
         let end = try args.option("--to").map { try DateOfBirth(parsing: $0) }
         try args.finish()
         let query = try ActivitySummaryQuery(start: start, end: end)
-        let view = try LedgerView.open(global)
-        var app: AppOrdinal?
-        if case .app(let bundle) = identity { app = try view.ordinal(bundle) }
-        for summary in view.state.activitySummaries(query, app: app) {
+        let view = try LedgerView.read(global, as: identity)
+        for summary in view.activitySummaries(query) {
             Output.line(global.json ? ActivitySummaryJSON.object(summary).string : line(summary))
         }
     }

@@ -154,12 +154,6 @@ func withStore<T>(_ global: GlobalOptions, _ identity: Identity, closing: Bool =
     }
 }
 
-/// The unit a quantity type is shown in: the owner's choice in the ledger, else the
-/// locale's (HKHealthStore.preferredUnits(for:)).
-func preferredUnit(_ type: QuantityType, state: LedgerState, locale: String) -> HealthUnit {
-    PreferredUnits.unit(for: type, locale: locale, ownerChoice: state.preferredUnits)
-}
-
 /// A sample as one line for people; a quantity in `unit` when given (and it converts).
 func describe(_ s: Sample, unit: HealthUnit? = nil) -> String {
     let value: String

@@ -1,6 +1,7 @@
 import Foundation
 import LedgerCore
 import LedgerLog
+import LedgerReporting
 
 /// `healthledger copy SRC DST`: a ledger's log from one store to another, byte for byte.
 enum CopyCommand {

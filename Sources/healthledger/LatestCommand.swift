@@ -34,7 +34,7 @@ enum LatestCommand {
             throw CLIError.notFound("noData: no \(type.identifier) sample before \(ISO8601.string(now))")
         }
         if case .quantity(let q) = sample {
-            let unit = unitOption ?? preferredUnit(q.type, state: view.state, locale: locale)
+            let unit = unitOption ?? view.preferredUnit(for: q.type, locale: locale)
             let value = try q.quantity.doubleValue(for: unit)
             if global.json {
                 var o = SampleJSON.object(sample)

@@ -1,6 +1,7 @@
 import Foundation
 import LedgerCore
 import LedgerLog
+import LedgerReporting
 #if HEALTHLEDGER_POSTGRES
 import LedgerPostgres
 #endif

@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import LedgerCore
+import LedgerReporting
 
 /// `healthledger preferred-unit`: HKHealthStore.preferredUnits(for:) and the owner's
 /// choice of unit per quantity type (an event).
@@ -48,23 +49,17 @@ enum PreferredUnitCommand {
             while let text = args.positional() { types.append(try quantityType(text)) }
             try args.finish()
             if types.isEmpty { types = QuantityType.allTypes }
-            let view = try LedgerView.open(global)
-            if case .app(let bundle) = identity {
-                let ordinal = try view.ordinal(bundle)
-                for type in types {
-                    let p = view.state.authorization.permission(app: ordinal, type: .quantity(type))
-                    guard p.requestedShare || p.requestedRead else {
-                        throw CLIError(status: ExitStatus.refused,
-                                       message: "authorizationNotDetermined: \(bundle) never asked to share or read \(type.identifier)")
-                    }
-                }
+            let view = try LedgerView.read(global, as: identity)
+            if case .app(let bundle) = identity, let type = view.firstTypeNotRequested(types) {
+                throw CLIError(status: ExitStatus.refused,
+                               message: "authorizationNotDetermined: \(bundle) never asked to share or read \(type.identifier)")
             }
             if global.json {
                 var o = JSONObject()
-                for type in types { o.set(type.shortName, preferredUnit(type, state: view.state, locale: locale).canonicalString) }
+                for type in types { o.set(type.shortName, view.preferredUnit(for: type, locale: locale).canonicalString) }
                 Output.line(o.string)
             } else {
-                for type in types { Output.line("\(type.shortName)\t\(preferredUnit(type, state: view.state, locale: locale))") }
+                for type in types { Output.line("\(type.shortName)\t\(view.preferredUnit(for: type, locale: locale))") }
             }
         }
     }

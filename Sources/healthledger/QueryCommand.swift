@@ -174,7 +174,7 @@ enum QueryCommand {
                                         sources: sources.isEmpty ? nil : Set(sources), filter: filter)
                 var unit: HealthUnit?
                 if case .quantity(let q) = type {
-                    unit = unitOption ?? (global.json ? nil : preferredUnit(q, state: view.state, locale: locale))
+                    unit = unitOption ?? (global.json ? nil : view.preferredUnit(for: q, locale: locale))
                     if let unit, !unit.isCompatible(with: q.canonicalUnit) {
                         throw CLIError.usage("--unit \(unit) does not fit \(q.shortName) (\(q.dimension))")
                     }

@@ -121,9 +121,8 @@ enum WorkoutCommand {
             let workout = try uuid(try args.required("WORKOUT"))
             let type = try Parse.type(try args.required("TYPE"))
             try args.finish()
-            var view = try LedgerView.open(global)
-            let uuids = Set(view.state.associations[workout] ?? [])
-            let found = uuids.isEmpty ? [] : try view.samples(SampleQuery(type: type, filter: .uuids(uuids)), try view.visibility(identity, type))
+            var view = try LedgerView.read(global, as: identity)
+            let found = try view.associatedSamples(of: workout, type: type)
             QueryCommand.print(found, json: global.json)
             return
         default:

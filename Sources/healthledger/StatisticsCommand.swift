@@ -3,6 +3,7 @@ import HealthLedger
 import HealthModel
 import LedgerCore
 import LedgerLog
+import LedgerReporting
 
 /// `healthledger statistics`: HKStatisticsQuery / HKStatisticsCollectionQuery.
 enum StatisticsCommand {

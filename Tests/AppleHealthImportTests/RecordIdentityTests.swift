@@ -4,6 +4,7 @@ import LedgerCore
 import LedgerLog
 import Testing
 import TestSupport
+import LedgerChecksums
 @testable import AppleHealthImport
 
 /// The UUIDs an import gives are exactly those events/FORMAT.md ("Record identity")

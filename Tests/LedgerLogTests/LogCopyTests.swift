@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LedgerChecksums
 @testable import LedgerLog
 
 /// `LogCopy` between folders (the PostgreSQL store has its own tests, run by tools/pg_test.sh).

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerLog
+import LedgerChecksums
 
 /// A sample's UUID derived from its content (events/FORMAT.md, "Record identity"),
 /// so that the same record in two exports of the same person has the same UUID,

@@ -13,7 +13,7 @@ import LedgerLog
 /// and never a read answer: as in HealthKit, an app is not told whether it may read.
 public enum AuditTimeline {
     /// The entries (the newest `limit` of them) and how many older ones were left out.
-    public static func read(_ reader: LogReader, for app: String?, limit: Int) throws -> ([HealthReportData.TimelineEntry], Int) {
+    package static func read(_ reader: LogReader, for app: String?, limit: Int) throws -> ([HealthReportData.TimelineEntry], Int) {
         var registry = AppRegistry()
         var entries: [HealthReportData.TimelineEntry] = []
         var omitted = 0

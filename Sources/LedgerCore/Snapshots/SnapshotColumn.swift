@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import LedgerLog
+import LedgerChecksums
 
 /// A raw array written as a snapshot section in blocks, each with its own CRC32C,
 /// so that loading reads and checks the blocks on every core at once.

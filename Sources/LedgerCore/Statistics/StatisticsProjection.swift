@@ -94,7 +94,7 @@ public struct SourcePriority: Sendable {
     let appCount: Int
 
     /// The priority in force for `type` in `state`.
-    public init(type: QuantityType, state: LedgerState) {
+    package init(type: QuantityType, state: LedgerState) {
         let list = state.statistics.priority(ObjectType.quantity(type).code)
         var listed: [AppOrdinal: Int] = [:]
         for (i, bundle) in list.enumerated() {
@@ -132,7 +132,7 @@ public struct SourcePriority: Sendable {
     }
 
     /// The sources in the order in force: listed ones, then the others in the default order.
-    public func ordered(_ state: LedgerState) -> [String] {
+    package func ordered(_ state: LedgerState) -> [String] {
         let all = (1...max(1, appCount)).compactMap { o -> (Int, String)? in
             guard let r = state.registry.registration(AppOrdinal(o)) else { return nil }
             return (Int(rank(app: AppOrdinal(o), userEntered: false)), r.bundleIdentifier)

@@ -76,7 +76,7 @@ public enum StatisticsQuery {
 
     /// HKStatisticsQuery: one interval — the date predicate's [start, end), or where it
     /// is open, the matching samples' extent.
-    public static func statistics(type: QuantityType, predicate: DatePredicate?, filter: SamplePredicate? = nil,
+    package static func statistics(type: QuantityType, predicate: DatePredicate?, filter: SamplePredicate? = nil,
                                   options: StatisticsOptions, visibility: QueryVisibility, fs: (any LogFileSystem)?,
                                   in state: inout LedgerState) throws -> Statistics {
         try options.check(for: type)
@@ -96,7 +96,7 @@ public enum StatisticsQuery {
 
     /// HKStatisticsCollectionQuery: buckets of `interval` from `anchor` in `timeZone`,
     /// over the date predicate's range (where open, the matching samples' extent).
-    public static func collection(type: QuantityType, predicate: DatePredicate?, filter: SamplePredicate? = nil,
+    package static func collection(type: QuantityType, predicate: DatePredicate?, filter: SamplePredicate? = nil,
                                   options: StatisticsOptions, anchor: Date, interval: StatisticsInterval, timeZone: TimeZone,
                                   visibility: QueryVisibility, fs: (any LogFileSystem)?,
                                   in state: inout LedgerState) throws -> StatisticsCollection {
