@@ -90,6 +90,12 @@ public enum AuditTimeline {
             guard app == nil else { return nil }
             return (nil, "owner", sources.isEmpty ? "source order for \(type.shortName) back to the default"
                                                   : "source order for \(type.shortName): \(sources.joined(separator: " › "))")
+        case .preferredUnitSet(let type, let unit):
+            guard app == nil else { return nil }
+            return (nil, "owner", unit.map { "preferred unit for \(type.shortName): \($0.spelling)" } ?? "preferred unit for \(type.shortName) back to the default")
+        case .samplesAssociated(let o, _, let samples):
+            guard app == nil || app == bundle(o) else { return nil }
+            return (bundle(o), bundle(o), "associated \(samples.count) sample\(samples.count == 1 ? "" : "s") with a workout")
         case .samplesSaved, .activitySummariesRecorded, .exportElementsKept:
             return nil
         }
