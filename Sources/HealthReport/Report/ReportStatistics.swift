@@ -49,12 +49,14 @@ extension ReportViewer {
         case .owner(let s): entries = try await s.quantityValues(for: type, predicate: period)
         case .app(let s): entries = try await s.quantityValues(for: type, predicate: period)
         }
-        let canonical = type.canonicalUnit
+        // the conversion `Quantity.doubleValue(for:)` makes, built once (no unit: no day)
+        guard let convert = try? type.canonicalUnit.converter(to: unit) else { return [] }
+        let same = type.canonicalUnit == unit
         let epoch = Date.timeIntervalBetween1970AndReferenceDate
         var rangeDays: [Int] = [], mins: [Double] = [], maxs: [Double] = [], sums: [Double] = [], ns: [Int] = []
         var last = -1
         for e in entries {
-            guard let v = try? Quantity(e.value, canonical).doubleValue(for: unit) else { continue }
+            let v = same ? e.value : convert.convert(e.value)
             let d = days.day(e.start + epoch)
             var i = last
             if i < 0 || rangeDays[i] != d {
