@@ -4,10 +4,13 @@ import LedgerLog
 
 /// How many samples of one type one source saved with one device.
 public struct SourceDeviceCount: Sendable, Hashable {
+    /// The samples' type.
     public let type: ObjectType
     /// The source as samples carry it (`AppRegistry.source`).
     public let source: Source?
+    /// The device the samples name (nil: none).
     public let device: Device?
+    /// How many samples (at least 1).
     public let count: Int
 }
 
