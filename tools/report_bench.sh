@@ -4,12 +4,14 @@
 # parts run alone in the same run: `verify` (the report runs a full verify) and
 # `stats` (a replay and a count per type and source).
 #
-#   tools/report_bench.sh [--runs N] [--scratch DIR]
+#   tools/report_bench.sh [--runs N] [--scratch DIR] [--before BIN]
 #
 # --runs N   runs of each (default 3; the best and all are printed)
 # --scratch  where big.zip, bench.ledger and the reports live (default tools/scratch,
 #            which git ignores); a missing ledger is imported from big.zip, a missing
 #            big.zip generated from ../shared as tools/import_bench.sh does.
+# --before   another healthledger binary (an older build) whose report is measured
+#            in the same runs, interleaved, as "before" (its page is compared too)
 #
 # Prints wall and CPU (user + system) seconds, peak RSS (GNU time), the report's
 # size, and the targets: under 2 s and under 2 MB. On a loaded machine CPU time is
@@ -19,11 +21,13 @@ cd "$(dirname "$0")/.."
 
 runs=3
 scratch=tools/scratch
+before=
 while [ $# -gt 0 ]; do
     case "$1" in
         --runs) runs="$2"; shift ;;
         --scratch) scratch="$2"; shift ;;
-        --help|-h) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --before) before="$2"; shift ;;
+        --help|-h) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "report_bench: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -67,10 +71,29 @@ measure() {  # NAME command...: appends "name seconds rssKB cpuSeconds"
 out="$scratch/report-big.html"
 for run in $(seq 1 "$runs"); do
     measure report "$bin" --ledger "$ledger" report --owner --out "$out"
+    if [ -n "$before" ]; then measure before "$before" --ledger "$ledger" report --owner --out "$scratch/report-big-before.html"; fi
     measure verify "$bin" --ledger "$ledger" verify
     measure stats "$bin" --ledger "$ledger" stats
 done
 bytes=$(stat -c %s "$out")
+if [ -n "$before" ]; then
+    # the pages may differ only in the report's time and the --out name (in the rebuild command)
+    if python3 - "$scratch/report-big-before.html" "$out" <<'PY'
+import re, sys
+def page(path):
+    s = open(path).read()
+    s = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "TIME", s)
+    s = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d", "TIME", s)
+    return s.replace(sys.argv[1], "OUT").replace(sys.argv[2], "OUT")
+sys.exit(0 if page(sys.argv[1]) == page(sys.argv[2]) else 1)
+PY
+    then
+        echo "before and after pages: the same (but for the report's time and file name)" >&2
+    else
+        echo "before and after pages DIFFER: compare $scratch/report-big-before.html with $out" >&2
+    fi
+    echo "before page: $(stat -c %s "$scratch/report-big-before.html") bytes" >&2
+fi
 python3 - "$results" "$bytes" <<'PY'
 import sys, collections
 rows = [l.split("\t") for l in open(sys.argv[1]) if l.strip()]
@@ -81,6 +104,10 @@ for name, v in best.items():
     print(f"{name}: wall {', '.join(f'{s:.2f}' for s, _, _ in v)} s (best {min(s for s, _, _ in v):.2f}); "
           f"CPU {', '.join(f'{c:.2f}' for _, _, c in v)} s (best {min(c for _, _, c in v):.2f}); peak RSS {max(r for _, r, _ in v) // 1024} MB")
 r, v = min(s for s, _, _ in best["report"]), min(s for s, _, _ in best["verify"])
+if "before" in best:
+    b = min(s for s, _, _ in best["before"])
+    bc = min(c for _, _, c in best["before"])
+    print(f"report / before: wall {r / b:.2f}, CPU {min(c for _, _, c in best['report']) / bc:.2f}")
 rc = min(c for _, _, c in best["report"])
 size = int(sys.argv[2])
 print(f"report / verify: {r / v:.2f}")

@@ -50,40 +50,18 @@ public enum ReportGatherer {
                                     generatedAt: options.now, command: options.command)
         let format = ReportFormat(locale: options.locale, timeZone: options.timeZone)
         var days = LocalDays(options.timeZone)
-        // Samples per (type, source, device): consecutive samples mostly share all three,
-        // so the last key's tally is bumped without building or hashing a key.
-        var keys: [SourceKey: Int] = [:], tallies: [Int] = []
-        var last: (type: ObjectType, source: Source?, device: Device?, index: Int)?
-        func count(_ s: Sample, _ type: ObjectType) {
-            let source = s.common.source, device = s.common.device
-            if let l = last, l.type == type, l.source == source, l.device == device {
-                tallies[l.index] += 1
-                return
-            }
-            let deviceName = device.map { d in [d.name, d.model].compactMap { $0 }.joined(separator: " · ") } ?? ""
-            let key = SourceKey(type: type.shortName, identifier: type.identifier, source: source?.name ?? source?.bundleIdentifier ?? "?",
-                                device: deviceName)
-            let index = keys[key] ?? tallies.count
-            if index == tallies.count { keys[key] = index; tallies.append(0) }
-            tallies[index] += 1
-            last = (type, source, device, index)
-        }
-
         data.profile = try await profile(viewer, options: options, format: format)
 
         // Body mass, its 7-day mean, BMI.
         var heights: [(Double, Double)] = []
         try await viewer.forEach(.quantity(.height), in: nil) { s in
-            count(s, .quantity(.height))
             if case .quantity(let q) = s, let m = try? q.quantity.doubleValue(for: .meter) { heights.append((q.startDate.timeIntervalSince1970, m)) }
         }
         try await viewer.forEach(.quantity(.bodyMass), in: options.period) { s in
-            count(s, .quantity(.bodyMass))
             if case .quantity(let q) = s, let kg = try? q.quantity.doubleValue(for: .kilogram) { data.bodyMass.append((q.startDate.timeIntervalSince1970, kg)) }
         }
         data.bodyMassAverage = movingAverage(dailyMeans(data.bodyMass, &days), window: 7)
         try await viewer.forEach(.quantity(.bodyMassIndex), in: options.period) { s in
-            count(s, .quantity(.bodyMassIndex))
             if case .quantity(let q) = s, let v = try? q.quantity.doubleValue(for: .count) { data.bodyMassIndex.append((q.startDate.timeIntervalSince1970, v)) }
         }
         if data.bodyMassIndex.isEmpty, !heights.isEmpty {
@@ -96,27 +74,10 @@ public enum ReportGatherer {
             }
         }
 
-        // Heart rate per day, resting heart rate.
-        var rangeDays: [Int] = [], mins: [Double] = [], maxs: [Double] = [], sums: [Double] = [], ns: [Int] = []
-        try await viewer.forEach(.quantity(.heartRate), in: options.period) { s in
-            count(s, .quantity(.heartRate))
-            guard case .quantity(let q) = s, let v = try? q.quantity.doubleValue(for: HealthReportUnits.perMinute) else { return }
-            let d = days.day(q.startDate.timeIntervalSince1970)
-            if rangeDays.last != d {
-                if let i = rangeDays.firstIndex(of: d) {  // out of order (rare): merge into the existing day
-                    mins[i] = min(mins[i], v); maxs[i] = max(maxs[i], v); sums[i] += v; ns[i] += 1
-                    return
-                }
-                rangeDays.append(d); mins.append(v); maxs.append(v); sums.append(0); ns.append(0)
-            }
-            let i = rangeDays.count - 1
-            mins[i] = min(mins[i], v); maxs[i] = max(maxs[i], v); sums[i] += v; ns[i] += 1
-        }
-        data.heartRate = rangeDays.indices.map { HealthReportData.DayRange(day: rangeDays[$0], min: mins[$0], mean: sums[$0] / Double(ns[$0]), max: maxs[$0], count: ns[$0]) }
-            .sorted { $0.day < $1.day }
+        // Heart rate per day, from the statistics projection (no sample decoded).
+        data.heartRate = try await viewer.dailyRanges(.heartRate, unit: HealthReportUnits.perMinute, period: options.period, days: &days)
         var resting: [(Double, Double)] = []
         try await viewer.forEach(.quantity(.restingHeartRate), in: options.period) { s in
-            count(s, .quantity(.restingHeartRate))
             if case .quantity(let q) = s, let v = try? q.quantity.doubleValue(for: HealthReportUnits.perMinute) { resting.append((q.startDate.timeIntervalSince1970, v)) }
         }
         data.restingHeartRate = dailyMeans(resting, &days)
@@ -125,7 +86,6 @@ public enum ReportGatherer {
         var intervals: [Int: [Int: [(Double, Double)]]] = [:]  // night → stage value → intervals
         let sleepType = ObjectType.category(try CategoryType(identifier: "sleepAnalysis"))
         try await viewer.forEach(sleepType, in: options.period) { s in
-            count(s, sleepType)
             guard case .category(let c) = s else { return }
             let end = c.endDate.timeIntervalSince1970
             let night = days.day(end - 43_200) + 1
@@ -140,7 +100,6 @@ public enum ReportGatherer {
         // Workouts per week by activity type (the five most common, the rest as "other").
         var perWeek: [Int: [String: Int]] = [:], totals: [String: Int] = [:]
         try await viewer.forEach(.workout, in: options.period) { s in
-            count(s, .workout)
             guard case .workout(let w) = s else { return }
             let week = LocalDays.week(ofDay: days.day(w.startDate.timeIntervalSince1970))
             perWeek[week, default: [:]][w.activityType.shortName, default: 0] += 1
@@ -165,14 +124,16 @@ public enum ReportGatherer {
             if let order = await viewer.sourcePriority(type), !order.isEmpty { data.priorities.append((type.shortName, order)) }
         }
 
-        // Every other type, for "where the data came from".
-        let charted: Set<ObjectType> = [.quantity(.height), .quantity(.bodyMass), .quantity(.bodyMassIndex), .quantity(.heartRate),
-                                        .quantity(.restingHeartRate), .category(try CategoryType(identifier: "sleepAnalysis")), .workout]
-        for type in ObjectType.allTypes where !charted.contains(type) {
-            if case .characteristic = type { continue }
-            try await viewer.forEach(type, in: options.period) { count($0, type) }
+        // Where the data came from: samples per (type, source, device), from the sample
+        // index and each sample's device bytes, no sample decoded.
+        var tallies: [SourceKey: Int] = [:]
+        for row in try await viewer.sourceDeviceCounts(ObjectType.allTypes, period: options.period) {
+            let deviceName = row.device.map { d in [d.name, d.model].compactMap { $0 }.joined(separator: " · ") } ?? ""
+            let key = SourceKey(type: row.type.shortName, identifier: row.type.identifier,
+                                source: row.source?.name ?? row.source?.bundleIdentifier ?? "?", device: deviceName)
+            tallies[key, default: 0] += row.count
         }
-        data.sources = keys.map { HealthReportData.SourceCount(type: $0.key.type, identifier: $0.key.identifier, source: $0.key.source, device: $0.key.device, count: tallies[$0.value]) }
+        data.sources = tallies.map { HealthReportData.SourceCount(type: $0.key.type, identifier: $0.key.identifier, source: $0.key.source, device: $0.key.device, count: $0.value) }
             .sorted { ($0.type, $0.source, $0.device) < ($1.type, $1.source, $1.device) }
 
         let fs = viewer.ledger.fs

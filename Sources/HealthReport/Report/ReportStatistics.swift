@@ -37,3 +37,49 @@ extension ReportViewer {
         return nil
     }
 }
+
+extension ReportViewer {
+    /// Each local day's minimum, mean and maximum of a quantity type in `unit`, over the
+    /// samples (as this viewer may see them) starting that day, from the statistics
+    /// projection: no sample is decoded. Days without samples are left out.
+    func dailyRanges(_ type: QuantityType, unit: HealthUnit, period: DatePredicate?,
+                     days: inout LocalDays) async throws -> [HealthReportData.DayRange] {
+        let entries: [StatisticsEntry]
+        switch self {
+        case .owner(let s): entries = try await s.quantityValues(for: type, predicate: period)
+        case .app(let s): entries = try await s.quantityValues(for: type, predicate: period)
+        }
+        // the conversion `Quantity.doubleValue(for:)` makes, built once (no unit: no day)
+        guard let convert = try? type.canonicalUnit.converter(to: unit) else { return [] }
+        let same = type.canonicalUnit == unit
+        let epoch = Date.timeIntervalBetween1970AndReferenceDate
+        var rangeDays: [Int] = [], mins: [Double] = [], maxs: [Double] = [], sums: [Double] = [], ns: [Int] = []
+        var last = -1
+        for e in entries {
+            let v = same ? e.value : convert.convert(e.value)
+            let d = days.day(e.start + epoch)
+            var i = last
+            if i < 0 || rangeDays[i] != d {
+                // entries ascend by start, so a day's samples are consecutive
+                rangeDays.append(d); mins.append(v); maxs.append(v); sums.append(0); ns.append(0)
+                i = rangeDays.count - 1
+                last = i
+            }
+            mins[i] = min(mins[i], v); maxs[i] = max(maxs[i], v); sums[i] += v; ns[i] += 1
+        }
+        return rangeDays.indices.map {
+            HealthReportData.DayRange(day: rangeDays[$0], min: mins[$0], mean: sums[$0] / Double(ns[$0]), max: maxs[$0], count: ns[$0])
+        }
+    }
+}
+
+extension ReportViewer {
+    /// Samples of `types` in `period`, as this viewer may see them, counted per (type,
+    /// source, device) without decoding them.
+    func sourceDeviceCounts(_ types: [ObjectType], period: DatePredicate?) async throws -> [SourceDeviceCount] {
+        switch self {
+        case .owner(let s): try await s.sourceDeviceCounts(for: types, predicate: period)
+        case .app(let s): try await s.sourceDeviceCounts(for: types, predicate: period)
+        }
+    }
+}

@@ -20,7 +20,7 @@ final class RecordReads {
     private var tableEntries = 0
     /// Cap on the total entries of the sample tables kept.
     let tableBudget: Int
-    private var scratch: [UInt8] = []
+    private(set) var scratch: [UInt8] = []
     private var headers: [SampleCodec.Header] = []
     private var strings: [String] = []
 
@@ -161,7 +161,7 @@ final class RecordReads {
     }
 
     /// Reads the whole record at `offset` into `scratch` and checks its CRC32C.
-    private func readRecord(at offset: UInt64) throws -> (version: UInt16, payloadLength: Int) {
+    func readRecord(at offset: UInt64) throws -> (version: UInt16, payloadLength: Int) {
         let damage = LogError.damaged(LogDamage(kind: .recordChecksum, offset: offset, length: nil, sequence: nil,
                                                 inDurablePrefix: true))
         try readExactly(count: LogFormat.recordHeaderLength, at: offset, or: damage)
@@ -192,7 +192,7 @@ final class RecordReads {
     }
 
     /// Notes where each sample of a save's payload starts.
-    private func makeTable(_ payload: [UInt8], version: UInt16, offset: UInt64) throws -> Table {
+    func makeTable(_ payload: [UInt8], version: UInt16, offset: UInt64) throws -> Table {
         try payload.withUnsafeBytes { p throws -> Table in
             var r = ByteReader(p)
             _ = try r.varint()
