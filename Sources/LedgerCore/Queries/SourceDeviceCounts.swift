@@ -21,7 +21,7 @@ public struct SourceDeviceCount: Sendable, Hashable {
 public enum SourceDeviceCounts {
     /// The counts for `types` (characteristic types have no samples), rows ordered by
     /// type code, source (app ordinal), then device (first seen in the log first).
-    public static func count(types: [ObjectType], predicate: DatePredicate?, visibility: (ObjectType, LedgerState) -> QueryVisibility,
+    package static func count(types: [ObjectType], predicate: DatePredicate?, visibility: (ObjectType, LedgerState) -> QueryVisibility,
                              fs: any LogFileSystem, in state: inout LedgerState) throws -> [SourceDeviceCount] {
         var slots: [UInt32] = []
         for type in types {

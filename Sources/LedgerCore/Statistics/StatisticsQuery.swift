@@ -135,7 +135,7 @@ extension StatisticsQuery {
     /// quantity sample matching `predicate` (any overlap, as sample queries), in
     /// timeline order (start, end, slot), with its interval, value in the type's
     /// canonical unit and source — what a per-day chart needs instead of decoded samples.
-    public static func values(type: QuantityType, predicate: DatePredicate?, visibility: QueryVisibility,
+    package static func values(type: QuantityType, predicate: DatePredicate?, visibility: QueryVisibility,
                               in state: inout LedgerState) throws -> [StatisticsEntry] {
         try entries(type: type, predicate: predicate, filter: nil, visibility: visibility, fs: nil, in: &state)
     }
