@@ -59,6 +59,11 @@ enum ImportAppleHealthCommand {
         try args.finish()
         let source = try ExportSource(path: path)
         var options = ImportOptions(force: force, dryRun: dryRun)
+        // The kill -9 test's fixed point (ImportKillTests); a whole number ≥ 1 or nothing.
+        if let text = ProcessInfo.processInfo.environment["HEALTHLEDGER_TEST_IMPORT_PAUSE_AFTER_BATCHES"],
+           let n = Int(text), n >= 1 {
+            options.pauseAfterBatches = n
+        }
         if Output.stderrIsTerminal {
             let start = Date()
             options.progress = { p in

@@ -19,6 +19,15 @@ struct ImportKillTests {
         return run.stdout.split(separator: "\n").sorted()
     }
 
+    /// The `samplesSaved` events a reader sees in `ledger` now (0 while it cannot open it).
+    static func savedEvents(_ ledger: String, in dir: URL) throws -> Int {
+        let run = try CLIRunner.run(["--ledger", ledger, "--json", "stats"], currentDirectory: dir)
+        guard run.status == 0,
+              let stats = try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any],
+              let events = stats["events"] as? [String: Any] else { return 0 }
+        return events["samplesSaved"] as? Int ?? 0
+    }
+
     @Test(.enabled(if: source != nil && generator != nil, "needs ../shared (ashtom-hkimport-2017 and the generator)"))
     func killedImportIsCompletedByImportingAgain() throws {
         let dir = TemporaryDirectory("kill")
@@ -35,20 +44,22 @@ struct ImportKillTests {
         // The reference: one import, never interrupted.
         #expect(try CLIRunner.run(["--ledger", "R", "import-apple-health", "big.xml"], currentDirectory: dir.url).status == 0)
 
-        // Killed while writing: once the log holds more than its first 4 MiB reservation.
+        // Killed while writing: the importer pauses (durably) after its second sample
+        // batch when the test asks it to, and a reader must see those batches before
+        // the kill, so the kill lands mid-import whatever the machine's load.
         let process = Process()
         process.executableURL = CLIRunner.binary
         process.arguments = ["--ledger", "K", "import-apple-health", "big.xml"]
         process.currentDirectoryURL = dir.url
+        process.environment = ProcessInfo.processInfo.environment.merging(
+            ["HEALTHLEDGER_TEST_IMPORT_PAUSE_AFTER_BATCHES": "2"]) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let log = dir.path + "/K/ledger.log"
         let deadline = Date().addingTimeInterval(120)
         while process.isRunning, Date() < deadline {
-            let size = (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0
-            if size > 4 << 20 { break }
-            usleep(2000)
+            if try Self.savedEvents("K", in: dir.url) >= 2 { break }
+            usleep(100_000)
         }
         let killedWhileRunning = process.isRunning
         kill(process.processIdentifier, SIGKILL)

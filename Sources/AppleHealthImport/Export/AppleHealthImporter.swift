@@ -30,6 +30,11 @@ public struct ImportOptions: Sendable {
     /// Tests: stop as a killed process would, after this many sample batches were
     /// appended (made durable, no `importFinished`), throwing `SimulatedCrash`.
     var crashAfterBatches: Int?
+    /// Tests of a killed import process: after this many sample batches were appended
+    /// and made durable, wait (without finishing) until the process is killed, so
+    /// that the kill lands mid-import at a known point whatever the machine's load.
+    /// The command line sets it from `HEALTHLEDGER_TEST_IMPORT_PAUSE_AFTER_BATCHES`.
+    package var pauseAfterBatches: Int?
     /// Called now and then with how far a pass has come (on the importing thread).
     public var progress: (@Sendable (ImportProgress) -> Void)?
 
@@ -338,6 +343,10 @@ public enum AppleHealthImporter {
             if let limit = options.crashAfterBatches, batchesAppended >= limit {
                 try await ledger.sync()
                 throw SimulatedCrash()
+            }
+            if let limit = options.pauseAfterBatches, batchesAppended == limit {
+                try await ledger.sync()
+                while true { try await Task.sleep(nanoseconds: 1_000_000_000) }
             }
             if let first = outcome.refused.first { throw ImportError.refused("\(first.violation)") }
             if let range = outcome.sequences {
