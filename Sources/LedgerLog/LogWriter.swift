@@ -96,8 +96,6 @@ package final class LogWriter: Sendable {
     private let allocationChunk: UInt64
     private let flusher = DispatchQueue(label: "healthledger.log.flush")
     private let state: Locked<State>
-    /// Held by `enqueue` from reading the chain head to publishing its batch (see there).
-    private let sealing = NSLock()
 
     private struct Waiter {
         let end: UInt64
@@ -330,29 +328,17 @@ package final class LogWriter: Sendable {
         var batch = batch
         try batch.validate()
         let now = clock()
-        // The sealing lock orders enqueues from reading the chain head to publishing
-        // the sealed batch; the sealing itself (a CRC per record, SHA-256 of the
-        // batch) runs outside the state lock, which the flusher and waiters need.
-        sealing.lock()
-        defer { sealing.unlock() }
-        let (first, recordedAt, offset, syncedLength, previousLink) = try state.withLock { s in
-            if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
-            guard !s.closed else { throw LogError.writerClosed }
-            return (s.nextSequence, max(now, s.lastRecordedAt), s.encodedLength, s.durableLength, s.link)
-        }
-        var offsets: [UInt64] = []
-        offsets.reserveCapacity(batch.count)
-        // `syncedLength` may be behind by now: a lower claim is still true (B6).
-        let link = batch.seal(firstSequence: first, recordedAt: recordedAt, syncedLength: syncedLength,
-                              previousLink: previousLink, recordOffsets: &offsets)
-        for i in offsets.indices { offsets[i] += offset }
         return try state.withLock { s -> Ticket in
-            // Poisoned or closed while sealing: nothing of this batch is published.
             if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
             guard !s.closed else { throw LogError.writerClosed }
-            precondition(s.nextSequence == first && s.encodedLength == offset && s.link == previousLink,
-                         "only enqueue, under the sealing lock, moves the chain head of an open writer")
-            s.link = link
+            let first = s.nextSequence
+            let recordedAt = max(now, s.lastRecordedAt)
+            let offset = s.encodedLength
+            var offsets: [UInt64] = []
+            offsets.reserveCapacity(batch.count)
+            s.link = batch.seal(firstSequence: first, recordedAt: recordedAt, syncedLength: s.durableLength,
+                                previousLink: s.link, recordOffsets: &offsets)
+            for i in offsets.indices { offsets[i] += offset }
             s.checkpoint.note(batchAt: offset, firstSequence: first)
             s.nextSequence = first + UInt64(batch.count)
             s.lastRecordedAt = recordedAt
@@ -399,13 +385,30 @@ package final class LogWriter: Sendable {
 
     /// Waits until bytes up to `end` are written (or durable).
     ///
-    /// Group commit: the first waiter starts the flusher queue, which writes
-    /// everything encoded so far, syncs once and wakes every waiter its sync covers;
-    /// callers arriving meanwhile wait for it. Writes and fdatasync block, so they run
-    /// on the flusher's thread, never on a Swift-concurrency thread (that pool has one
-    /// thread per core). A waiter whose bytes a failed flush carried gets that flush's
-    /// error itself (e.g. `noSpace`), later calls `writerPoisoned`.
+    /// Group commit by leadership: when nobody is flushing, the caller becomes the
+    /// leader and writes and syncs on its own thread (no thread hop for a lone
+    /// appender; the blocking is the point of a durable append). Callers arriving
+    /// meanwhile wait; the leader's sync covers them. A leader whose own bytes are
+    /// durable hands leftover work to the flusher queue rather than serving forever.
     private func wait(until end: UInt64, durable: Bool) async throws {
+        let lead = try state.withLock { s -> Bool? in
+            if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
+            if (durable ? s.durableLength : s.writtenLength) >= end { return nil }
+            if s.flushing { return false }
+            s.flushing = true
+            return true
+        }
+        guard let lead else { return }
+        if lead {
+            // The failure of the flush that carried our bytes is our answer (e.g.
+            // `noSpace`), not just "poisoned".
+            if let failure = flushLoop(leaderEnd: end) { throw failure }
+            let done = try state.withLock { s -> Bool in
+                if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
+                return (durable ? s.durableLength : s.writtenLength) >= end
+            }
+            if done { return }
+        }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             let start = state.withLock { s -> Bool in
                 if let cause = s.poisoned {
