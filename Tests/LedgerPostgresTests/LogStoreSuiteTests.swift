@@ -3,6 +3,7 @@ import LedgerLog
 @testable import LedgerPostgres
 import Testing
 import TestSupport
+import LedgerChecksums
 
 /// The log layer's behaviour on both stores: the same writer, scanner, reader and
 /// verifier over a folder and over PostgreSQL give the same bytes and the same answers.
