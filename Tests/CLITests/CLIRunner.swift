@@ -84,6 +84,16 @@ enum CLIRunner {
         process.waitUntilExit()
         group.wait()
         watchdog.cancel()
+        // Close every pipe end now. Foundation's Process is not released on Linux, and it
+        // holds these handles: left to deallocation, each run leaked its pipes, and past
+        // ~1,360 open descriptors Process.run itself crashes (its /proc/self/fd scan reads
+        // past glibc's readdir buffer), which is how CI died.
+        for handle in [out.fileHandleForReading, out.fileHandleForWriting, err.fileHandleForReading,
+                       err.fileHandleForWriting, input.fileHandleForReading, input.fileHandleForWriting] {
+            try? handle.close()
+        }
+        try? inputFile?.close()
+        try? outputFile?.close()
         if timedOut.withLock({ $0 }) { throw CLITimedOut(args: args, seconds: timeout) }
         return CLIResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                          stderr: String(decoding: errData, as: UTF8.self))
