@@ -19,7 +19,10 @@ import HealthModel
 ///   already refuses those events from any other actor);
 /// - characteristics are never shared; correlation types are never requested;
 /// - types only Apple computes (`ObjectType.isAppleOnly`) are never requested for
-///   sharing, granted sharing by the owner, or saved, except by imported sources.
+///   sharing, granted sharing by the owner, or saved, except by imported sources;
+/// - workout activities (E10) go to a live workout, by the app that saved it (with
+///   workout share permission) or the owner, within the workout, with new UUIDs,
+///   overlapping none of the workout's activities.
 enum LedgerRules {
     /// The first rule `facts` break in `state`, or nil (no closure, no copy of the
     /// state: replay calls this for every event).
