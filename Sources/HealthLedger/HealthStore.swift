@@ -200,6 +200,15 @@ public actor HealthStore {
     /// sync identifier with a higher version replaces the earlier object; a metadata
     /// key starting with `HK` that HealthKit does not define is `invalidArgument`.
     public func save(_ objects: [Sample]) async throws {
+        try Self.checkSavable(objects)
+        try await mappingRules {
+            try await ledger.execute(.save(bundleIdentifier: app.bundleIdentifier, samples: objects))
+        }
+    }
+
+    /// What `save` refuses before the rules see it: nothing to save, a record of an
+    /// unknown type, a metadata key starting with `HK` that HealthKit does not define.
+    static func checkSavable(_ objects: [Sample]) throws {
         guard !objects.isEmpty else { throw HealthStoreError.invalidArgument("save needs at least one object") }
         for object in objects {
             if case .unrecognized = object {
@@ -210,9 +219,6 @@ public actor HealthStore {
             for entry in metadata.joined() where entry.key.hasPrefix("HK") && !Metadata.isDefinedByHealthKit(entry.key) {
                 throw HealthStoreError.invalidArgument("metadata key '\(entry.key)' starts with HK but HealthKit defines no such key")
             }
-        }
-        try await mappingRules {
-            try await ledger.execute(.save(bundleIdentifier: app.bundleIdentifier, samples: objects))
         }
     }
 
@@ -233,10 +239,42 @@ public actor HealthStore {
         }
     }
 
+    /// Adds activities (HKWorkoutActivity segments) to a workout this app saved, all
+    /// or nothing (a `workoutActivitiesAdded` event). Needs share permission for
+    /// workouts, as a save of the workout does; each activity must lie within the
+    /// workout, overlap none of its activities and have a UUID no activity has
+    /// (`invalidWorkoutActivity`); another app's workout is `authorizationDenied`.
+    public func addWorkoutActivities(_ activities: [WorkoutActivity], to workout: UUID) async throws {
+        guard !activities.isEmpty else { throw HealthStoreError.invalidArgument("addWorkoutActivities needs at least one activity") }
+        try await mappingRules {
+            try await ledger.execute(.addWorkoutActivities(bundleIdentifier: app.bundleIdentifier, workout: workout,
+                                                           activities: activities))
+        }
+    }
+
+    /// A finished workout in one commit (`Ledger.executeAll`, all or nothing): the
+    /// `samples` not yet saved and the workout in one save, then the association of
+    /// `associating` with it, then its activities. Nothing is written when any part
+    /// is refused.
+    func commitWorkout(_ workout: Workout, saving samples: [Sample], associating: [UUID],
+                       activities: [WorkoutActivity]) async throws {
+        let objects = samples + [.workout(workout)]
+        try Self.checkSavable(objects)
+        var commands: [LedgerCommand] = [.save(bundleIdentifier: app.bundleIdentifier, samples: objects)]
+        if !associating.isEmpty {
+            commands.append(.associate(bundleIdentifier: app.bundleIdentifier, workout: workout.uuid, samples: associating))
+        }
+        if !activities.isEmpty {
+            commands.append(.addWorkoutActivities(bundleIdentifier: app.bundleIdentifier, workout: workout.uuid,
+                                                  activities: activities))
+        }
+        try await mappingRules { try await ledger.executeAll(commands) }
+    }
+
     /// Saves a workout with samples that belong to it, as HealthKit's tutorial does
     /// (save, then `add(_:to:)`): the samples and the workout in one save (all or
-    /// nothing), then their association. Permissions for every type are checked
-    /// before anything is written.
+    /// nothing), then their association, in one commit (`commitWorkout`).
+    /// Permissions for every type are checked before anything is written.
     public func save(_ workout: Workout, with samples: [Sample]) async throws {
         let o = try await ordinal
         let state = await ledger.state
@@ -249,8 +287,7 @@ public actor HealthStore {
             case .sharingDenied: throw HealthStoreError.authorizationDenied(type: type.identifier)
             }
         }
-        try await save(samples + [.workout(workout)])
-        if !samples.isEmpty { try await add(samples.map(\.uuid), to: workout.uuid) }
+        try await commitWorkout(workout, saving: samples, associating: samples.map(\.uuid), activities: [])
     }
 
     /// The samples of `type` associated with `workout` that this app may see

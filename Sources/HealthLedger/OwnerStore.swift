@@ -119,6 +119,16 @@ public actor OwnerStore {
         (try? await ledger.read(as: .owner) { $0.characteristic(type) }) ?? nil
     }
 
+    /// Adds activities (HKWorkoutActivity segments) to any app's workout, all or
+    /// nothing: each within the workout, overlapping none of its activities, with a
+    /// UUID no activity has (`invalidWorkoutActivity`).
+    public func addWorkoutActivities(_ activities: [WorkoutActivity], to workout: UUID) async throws {
+        guard !activities.isEmpty else { throw HealthStoreError.invalidArgument("addWorkoutActivities needs at least one activity") }
+        try await mappingRules {
+            try await ledger.execute(.addWorkoutActivities(bundleIdentifier: nil, workout: workout, activities: activities))
+        }
+    }
+
     /// Deletes any objects, all or nothing.
     public func delete(_ uuids: [UUID], reason: String? = nil) async throws {
         guard !uuids.isEmpty else { throw HealthStoreError.invalidArgument("delete needs at least one object") }

@@ -2,19 +2,31 @@ import Foundation
 import HealthModel
 import LedgerCore
 
-/// HKWorkoutBuilder for one app: begin collection, add samples and workout events as
-/// the workout goes, end collection, finish — which saves the workout (totals and
-/// active duration computed from what was added) and associates the samples with it.
+/// HKWorkoutBuilder for one app: begin collection, add samples, workout events and
+/// activities (segments) as the workout goes, end collection, finish — which saves
+/// the workout (totals and active duration computed from what was added),
+/// associates the samples with it and adds its activities.
 ///
-/// As in HealthKit, samples are saved when they are added (they are health data in
-/// their own right; discarding the builder keeps them), and the workout exists only
-/// once `finishWorkout` returns. What reaches the ledger is events: each `add` is a
-/// `samplesSaved`, the finish a `samplesSaved` of the workout and a
-/// `samplesAssociated`. A builder is used once; calls out of order are
-/// `invalidArgument` and write nothing.
+/// As in HealthKit, samples are saved when they are added (`.whenAdded`: they are
+/// health data in their own right; discarding the builder keeps them), and the
+/// workout exists only once `finishWorkout` returns. With `.atFinish` nothing is
+/// written before the finish, which then commits the samples too (the command
+/// line's `workout build`: nothing written if any step is refused). What reaches
+/// the ledger is events: each `add` is a `samplesSaved` (`.whenAdded`); the finish
+/// is one commit of a `samplesSaved` of the workout (with the samples, `.atFinish`),
+/// a `samplesAssociated` and a `workoutActivitiesAdded` — all or nothing. A builder
+/// is used once; calls out of order are `invalidArgument` and write nothing.
 public actor WorkoutBuilder {
     /// Where the builder is.
     public enum State: Sendable, Equatable { case notStarted, collecting, ended, finished, discarded }
+
+    /// When the samples added are saved.
+    public enum SampleSaving: Sendable, Equatable {
+        /// As HealthKit does: each `add` saves its samples.
+        case whenAdded
+        /// With the workout, in `finishWorkout`'s one commit.
+        case atFinish
+    }
 
     public nonisolated let store: HealthStore
     public nonisolated let activityType: WorkoutActivityType
@@ -23,14 +35,19 @@ public actor WorkoutBuilder {
     public private(set) var endDate: Date?
     public private(set) var events: [WorkoutEvent] = []
     public private(set) var metadata: Metadata
-    /// The samples added (and saved), in order.
+    /// The samples added (and saved, `.whenAdded`), in order.
     public private(set) var samples: [Sample] = []
+    /// The activities added (HKWorkoutBuilder.workoutActivities), in order.
+    public private(set) var workoutActivities: [WorkoutActivity] = []
+    public nonisolated let saving: SampleSaving
 
     /// A builder for a workout of `activityType` saved by `store`'s app.
-    public init(store: HealthStore, activityType: WorkoutActivityType, metadata: Metadata = Metadata()) {
+    public init(store: HealthStore, activityType: WorkoutActivityType, metadata: Metadata = Metadata(),
+                saving: SampleSaving = .whenAdded) {
         self.store = store
         self.activityType = activityType
         self.metadata = metadata
+        self.saving = saving
     }
 
     private func refuse(_ reason: String) -> HealthStoreError { .invalidArgument("workout builder: \(reason)") }
@@ -57,8 +74,29 @@ public actor WorkoutBuilder {
                 throw refuse("sample \(sample.uuid.uuidString) starts before the workout (\(ISO8601.string(start)))")
             }
         }
-        try await store.save(new)
+        for sample in new where samples.contains(where: { $0.uuid == sample.uuid }) {
+            throw refuse("sample \(sample.uuid.uuidString) was already added")
+        }
+        if saving == .whenAdded { try await store.save(new) }
         samples += new
+    }
+
+    /// addWorkoutActivity(_:): a segment of the workout (HKWorkoutActivity), starting
+    /// at or after the workout's start and overlapping no activity added before.
+    /// Written at `finishWorkout`, with the workout.
+    public func addWorkoutActivity(_ activity: WorkoutActivity) throws {
+        guard state == .collecting, let start = startDate else {
+            throw refuse("add activities between beginCollection and endCollection")
+        }
+        guard activity.startDate >= start else {
+            throw refuse("activity \(activity.uuid.uuidString) starts before the workout (\(ISO8601.string(start)))")
+        }
+        // The workout's end is not known yet: `endCollection` checks the activities end by it.
+        if let (uuid, reason) = WorkoutActivity.misplacement(of: [activity], workoutStart: start, workoutEnd: activity.endDate,
+                                                             existing: workoutActivities) {
+            throw refuse("activity \(uuid.uuidString) \(reason)")
+        }
+        workoutActivities.append(activity)
     }
 
     /// addWorkoutEvents(_:): pauses, resumes, laps, markers, segments, at or after the start.
@@ -90,6 +128,9 @@ public actor WorkoutBuilder {
         if let late = events.first(where: { $0.date > date }) {
             throw refuse("an event at \(ISO8601.string(late.date)) is after \(ISO8601.string(date))")
         }
+        if let late = workoutActivities.first(where: { $0.endDate > date }) {
+            throw refuse("activity \(late.uuid.uuidString) ends after \(ISO8601.string(date))")
+        }
         endDate = date
         state = .ended
     }
@@ -116,7 +157,9 @@ public actor WorkoutBuilder {
     /// (the activeEnergyBurned samples added, in kcal), total distance (the distance
     /// samples added, in m), events, metadata and `route` (from a
     /// `WorkoutRouteBuilder`, kept inside the workout as imports keep routes) — then
-    /// associates the added samples with it. Returns the workout.
+    /// associates the added samples with it and adds its activities, in one commit
+    /// (nothing is written if any part is refused). Returns the workout, with its
+    /// activities.
     public func finishWorkout(route: WorkoutRoute? = nil) async throws -> Workout {
         guard state == .ended, let start = startDate, let end = endDate else { throw refuse("finishWorkout needs endCollection first") }
         var energy: Double?
@@ -132,10 +175,10 @@ public actor WorkoutBuilder {
                                   totalEnergyBurned: try energy.map { try Quantity($0, unit: "kcal") },
                                   totalDistance: try distance.map { try Quantity($0, unit: "m") },
                                   events: events, metadata: metadata, routes: route.map { [$0] } ?? [])
-        try await store.save(.workout(workout))
-        if !samples.isEmpty { try await store.add(samples.map(\.uuid), to: workout.uuid) }
+        try await store.commitWorkout(workout, saving: saving == .atFinish ? samples : [], associating: samples.map(\.uuid),
+                                      activities: workoutActivities)
         state = .finished
-        return workout
+        return workout.withActivities(workoutActivities)
     }
 
     /// discardWorkout(): no workout; the samples already added stay saved.

@@ -170,6 +170,51 @@ public actor Ledger {
         return stored
     }
 
+    /// Decides several commands in order, each against the state the ones before it
+    /// leave, and appends all their events as one batch — all or nothing: the first
+    /// refusal (or a batch over the log's limits) is thrown and nothing is appended
+    /// or folded. Folding happens on a copy of the projections that replaces them
+    /// once the batch is enqueued; the copy duplicates what the commands change
+    /// (copy on write) once, fine for a workout builder's handful of commands, not
+    /// for bulk work (`appendGroup`).
+    @discardableResult
+    public func executeAll(_ commands: [LedgerCommand], durability: Durability = .durable) async throws -> [StoredEvent] {
+        if let failure { throw LedgerError.failed(cause: failure) }
+        var scratch = state
+        var batch = RecordBatch()
+        var events: [Event] = []
+        let firstSequence = writer.nextSequence
+        let batchOffset = writer.encodedLength
+        for command in commands {
+            let decided = try LedgerDecider.decideWithFacts(command, scratch)
+            let mark = batch.count
+            for (event, _) in decided { EventCodec.append(event, to: &batch) }
+            if case .tooLarge(let bytes, let limit)? = batch.limitViolation { throw RuleViolation.tooLarge(bytes: bytes, limit: limit) }
+            for (k, (event, facts)) in decided.enumerated() {
+                scratch.apply(facts, kind: event.kind.rawValue, sequence: firstSequence + UInt64(events.count),
+                              recordedAt: scratch.lastRecordedAt, offset: batchOffset + UInt64(batch.recordStarts[mark + k]))
+                events.append(event)
+            }
+        }
+        guard !events.isEmpty else { return [] }
+        let ticket = try enqueue(batch)
+        precondition(ticket.sequences.lowerBound == firstSequence && ticket.recordOffsets.first == batchOffset + UInt64(batch.recordStarts[0]),
+                     "the ledger is the log's only writer")
+        scratch.stamp(recordedAt: ticket.recordedAt)
+        replayWorkSinceSnapshot += UInt64(events.count + scratch.samples.count - state.samples.count)
+        state = scratch
+        let stored = events.enumerated().map { i, event in
+            StoredEvent(sequence: firstSequence + UInt64(i), recordedAt: ticket.recordedAt, offset: ticket.recordOffsets[i], event: event)
+        }
+        do {
+            try await writer.wait(for: ticket, durability: durability)
+        } catch {
+            failure = error
+            throw error
+        }
+        return stored
+    }
+
     /// Hands a batch to the writer. A batch the writer refuses before anything is
     /// written or folded (over a size limit, empty, a reserved kind) leaves the
     /// ledger as it was: that error is the caller's alone. Any other failure fails

@@ -67,6 +67,9 @@ public enum EventJSON {
             o.set("app", registry.label(app))
             o.set("workout", workout.uuidString)
             o.setRaw("samples", JSONObject.array(samples.map { JSONObject.quote($0.uuidString) }))
+        case .workoutActivitiesAdded(_, let workout, let activities):
+            o.set("workout", workout.uuidString)
+            o.setRaw("activities", JSONObject.array(activities.map { SampleJSON.activity($0).string }))
         case .exportElementsKept(let elements):
             o.setRaw("elements", JSONObject.array(elements.map { element in
                 JSONObject.array(element.nodes.map { node in
@@ -135,6 +138,9 @@ public enum EventJSON {
             return head + "\t\(type.shortName) sources: " + (sources.isEmpty ? "default order" : sources.joined(separator: ", "))
         case .samplesAssociated(_, let workout, let samples):
             return head + "\t\(samples.count) sample\(samples.count == 1 ? "" : "s") added to workout \(workout.uuidString)"
+        case .workoutActivitiesAdded(_, let workout, let activities):
+            return head + "\t\(activities.count) activit\(activities.count == 1 ? "y" : "ies") ("
+                + activities.map(\.activityType.shortName).joined(separator: ", ") + ") added to workout \(workout.uuidString)"
         case .preferredUnitSet(let type, let unit):
             return head + "\tpreferred unit of \(type.shortName): " + (unit.map { "\($0)" } ?? "the locale's")
         case .exportElementsKept(let elements):

@@ -34,14 +34,7 @@ public enum SampleJSON {
             o.set("duration", s.duration)
             o.setRaw("totalEnergyBurned", quantity(s.totalEnergyBurned))
             o.setRaw("totalDistance", quantity(s.totalDistance))
-            o.setRaw("events", JSONObject.array(s.events.map { e in
-                var j = JSONObject()
-                j.set("type", e.kind.identifier)
-                j.set("date", ISO8601.string(e.date))
-                j.set("duration", e.duration)
-                if !e.metadata.isEmpty { j.setRaw("metadata", metadata(e.metadata)) }
-                return j.string
-            }))
+            o.setRaw("events", JSONObject.array(s.events.map(event)))
             if !s.statistics.isEmpty {
                 o.setRaw("statistics", JSONObject.array(s.statistics.map { st in
                     var j = JSONObject()
@@ -55,6 +48,9 @@ public enum SampleJSON {
                     j.set("unit", st.unit)
                     return j.string
                 }))
+            }
+            if !s.activities.isEmpty {
+                o.setRaw("activities", JSONObject.array(s.activities.map { activity($0).string }))
             }
             if !s.routes.isEmpty {
                 o.setRaw("routes", JSONObject.array(s.routes.map { r in
@@ -78,6 +74,29 @@ public enum SampleJSON {
         if let device = c.device { o.setRaw("device", self.device(device)) }
         if !c.metadata.isEmpty { o.setRaw("metadata", metadata(c.metadata)) }
         return o
+    }
+
+    /// A workout activity (HKWorkoutActivity): `uuid`, `activityType`, `start`,
+    /// `end`, `duration` (s), then `events` and `metadata` when it has any.
+    public static func activity(_ a: WorkoutActivity) -> JSONObject {
+        var j = JSONObject()
+        j.set("uuid", a.uuid.uuidString)
+        j.set("activityType", a.activityType.identifier)
+        j.set("start", ISO8601.string(a.startDate))
+        j.set("end", ISO8601.string(a.endDate))
+        j.set("duration", a.duration)
+        if !a.events.isEmpty { j.setRaw("events", JSONObject.array(a.events.map(event))) }
+        if !a.metadata.isEmpty { j.setRaw("metadata", metadata(a.metadata)) }
+        return j
+    }
+
+    static func event(_ e: WorkoutEvent) -> String {
+        var j = JSONObject()
+        j.set("type", e.kind.identifier)
+        j.set("date", ISO8601.string(e.date))
+        j.set("duration", e.duration)
+        if !e.metadata.isEmpty { j.setRaw("metadata", metadata(e.metadata)) }
+        return j.string
     }
 
     static func quantity(_ q: Quantity?) -> String {

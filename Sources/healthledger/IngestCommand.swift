@@ -31,7 +31,8 @@ enum IngestCommand {
           value     a JSON number (quantity types; "72" in quotes is refused), or a
                     value name or a whole JSON number (category types)
           unit      HKUnit string, for quantity types only (kg, count/min, mL/(kg*min), …)
-          start     ISO 8601 (required); end: ISO 8601 (default: start)
+          start     ISO 8601 (required); end: ISO 8601 (default: start); a date
+                    alone is the start of that day in the owner's time zone
           uuid      optional; a fresh one otherwise
           metadata  optional object: strings, numbers, booleans kept as such;
                     HKMetadataKeySyncIdentifier (a string) needs HKMetadataKeySyncVersion
@@ -75,7 +76,8 @@ enum IngestCommand {
     /// A sample from one line's JSON. Every field is checked for its JSON type; a
     /// field of the wrong type is refused as such (never taken for a missing one),
     /// an unknown field is refused, and nothing given is dropped.
-    static func sample(_ value: JSONValue) throws -> Sample {
+    /// With `zone`, a date alone is the start of that day there (the owner's day).
+    static func sample(_ value: JSONValue, zone: TimeZone? = nil) throws -> Sample {
         guard case .object(let members) = value else { throw wrongType("a line", "a JSON object", value) }
         for (name, _) in members where !fields.contains(name) {
             throw CLIError.invalidInput("unknownField: \"\(name)\" (fields: \(fields.joined(separator: ", ")))")
@@ -83,8 +85,8 @@ enum IngestCommand {
         guard let typeText = try string(value, "type") else { throw missing("type") }
         let type = try Parse.type(typeText)
         guard let startText = try string(value, "start") else { throw missing("start") }
-        let start = try Parse.date(startText, "start")
-        let end = try string(value, "end").map { try Parse.date($0, "end") } ?? start
+        let start = try Parse.date(startText, "start", zone: zone)
+        let end = try string(value, "end").map { try Parse.date($0, "end", zone: zone) } ?? start
         var uuid = UUID()
         if let t = try string(value, "uuid") {
             guard let parsed = UUID(uuidString: t) else { throw CLIError.invalidInput("invalidUUID: \"uuid\" '\(t)'") }
@@ -196,7 +198,9 @@ enum IngestCommand {
         let batchSize = Int(try args.option("--batch") ?? "1000") ?? 0
         try args.finish()
         guard batchSize > 0 else { throw CLIError.usage("--batch takes a whole number ≥ 1") }
-        try await withStore(global, .app(bundle)) { _, store, _ in
+        try await withStore(global, .app(bundle)) { ledger, store, _ in
+            // A date alone is the start of that day in the owner's time zone (`--tz` overrides).
+            let zone = global.timeZone(ledgerZone: await ledger.state.ownerTimeZone)
             var batch: [(line: Int, sample: Sample)] = []
             var firstLine = 1
             var lineNumber = 0
@@ -238,7 +242,7 @@ enum IngestCommand {
                     do { value = try JSONValue.parse(bytes) } catch {
                         throw CLIError.invalidInput("invalidJSON: \(error)")
                     }
-                    batch.append((lineNumber, try sample(value)))
+                    batch.append((lineNumber, try sample(value, zone: zone)))
                 } catch {
                     let (status, message) = describe(error)
                     throw CLIError(status: status, message: "line \(lineNumber): \(message); lines \(firstLine)-\(lineNumber) were not appended")

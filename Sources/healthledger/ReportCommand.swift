@@ -23,7 +23,8 @@ enum ReportCommand {
         head, event count, Merkle tree head when kept, the command that rebuilds it).
         --app ID: only what that app may read, through the store like every read (no
         read answers in its timeline). --from/--to: samples overlapping [from, to).
-        --tz: day boundaries and times (default: the ledger's zone, else UTC).
+        --tz: day boundaries and times (default: the ledger's zone, else UTC); a
+        date alone for --from, --to or --now is the start of that day there.
         --now: the report's time (default: now). --out: the file (default: stdout).
 
         \(ExitStatus.table)
@@ -33,8 +34,8 @@ enum ReportCommand {
         if handledHelp(&args, help) { return }
         guard let identity = try Identity.read(&args) else { return }
         let fromText = try args.option("--from"), toText = try args.option("--to")
-        let from = try fromText.map { try Parse.date($0, "--from") }
-        let to = try toText.map { try Parse.date($0, "--to") }
+        var from = try fromText.map { try Parse.date($0, "--from") }
+        var to = try toText.map { try Parse.date($0, "--to") }
         if let from, let to, from >= to { throw CLIError.usage("--from \(fromText!) is not before --to \(toText!)") }
         let localeText = try args.option("--locale") ?? "en_US"
         guard !localeText.isEmpty, localeText.utf8.count <= 64,
@@ -42,13 +43,18 @@ enum ReportCommand {
             throw CLIError.invalidInput("invalidLocale: --locale '\(localeText)' is not a locale identifier (such as en_US or de_DE)")
         }
         let nowText = try args.option("--now")
-        let now = try nowText.map { try Parse.date($0, "--now") } ?? Date()
+        var now = try nowText.map { try Parse.date($0, "--now") } ?? Date()
         let out = try args.option("--out")
         let fullVerify = args.flag("--full-verify")
         try args.finish()
 
         let html = try await withStore(global, identity, closing: false) { ledger, store, owner in
             let zone = global.timeZone(ledgerZone: await ledger.state.ownerTimeZone)
+            // A date alone is the start of that day in the report's zone (checked in UTC above).
+            from = try fromText.map { try Parse.date($0, "--from", zone: zone) }
+            to = try toText.map { try Parse.date($0, "--to", zone: zone) }
+            if let from, let to, from >= to { throw CLIError.usage("--from \(fromText!) is not before --to \(toText!)") }
+            now = try nowText.map { try Parse.date($0, "--now", zone: zone) } ?? now
             var words = ["healthledger", "--ledger", global.ledgerPath, "report"]
             switch identity {
             case .owner: words.append("--owner")

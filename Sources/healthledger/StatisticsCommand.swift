@@ -35,7 +35,9 @@ enum StatisticsCommand {
                             2000-01-03), gapless both ways, in --tz ZONE (default: the
                             owner's zone): a day across a DST change is 23 or 25 hours
           --from, --to      samples overlapping [--from, --to) (the read engine's date
-                            predicate); a sample spanning buckets is split by time
+                            predicate); a sample spanning buckets is split by time.
+                            A date alone (--from, --to, --anchor) is the start of
+                            that day in the zone
           --where EXPR      the read engine's predicate language (reads the matching samples)
           --unit U          values in U (default: the type's canonical unit)
           --as-of T         the ledger as it was at T (ISO 8601): its samples and the
@@ -64,8 +66,9 @@ enum StatisticsCommand {
         let byText = try args.option("--by")
         let everyText = try args.option("--every")
         let anchorText = try args.option("--anchor")
-        let from = try args.option("--from").map { try Parse.date($0, "--from") }
-        let to = try args.option("--to").map { try Parse.date($0, "--to") }
+        let fromText = try args.option("--from"), toText = try args.option("--to")
+        var from = try fromText.map { try Parse.date($0, "--from") }
+        var to = try toText.map { try Parse.date($0, "--to") }
         let whereText = try args.option("--where")
         let unit = try args.option("--unit").map { try HealthUnit($0) }
         let asOf = try args.option("--as-of").map { try LedgerAccess.instant($0) }
@@ -91,7 +94,7 @@ enum StatisticsCommand {
         } else if everyText != nil || anchorText != nil {
             throw CLIError.usage("--every and --anchor go with --by")
         }
-        let anchorGiven = try anchorText.map { try Parse.date($0, "--anchor") }
+        var anchorGiven = try anchorText.map { try Parse.date($0, "--anchor") }
         let filter = try whereText.map { try WhereExpression.parse($0, type: .quantity(type)) }
 
         let (fs, reader) = try LedgerAccess.reader(global)
@@ -109,6 +112,11 @@ enum StatisticsCommand {
             visibility = state.visibility(app: o, type: .quantity(type))
         }
         let zone = global.timeZone(ledgerZone: state.ownerTimeZone)
+        // A date alone is the start of that day in the zone of the buckets (checked in UTC above).
+        from = try fromText.map { try Parse.date($0, "--from", zone: zone) }
+        to = try toText.map { try Parse.date($0, "--to", zone: zone) }
+        anchorGiven = try anchorText.map { try Parse.date($0, "--anchor", zone: zone) }
+        if let from, let to, to < from { throw CLIError.usage("--to is before --from") }
         let predicate = from == nil && to == nil ? nil : DatePredicate(start: from, end: to)
         let shownUnit = unit ?? type.canonicalUnit
         let printer = Printer(type: type, options: options, unit: shownUnit, zone: zone, json: global.json)

@@ -94,6 +94,17 @@ struct CodecTests {
             .preferredUnitSet(type: .bodyMass, unit: try HealthUnit("lb")),
             .preferredUnitSet(type: .height, unit: nil),
             .samplesAssociated(app: 1, workout: fixedUUID(40), samples: [fixedUUID(41), fixedUUID(42)]),
+            .workoutActivitiesAdded(actor: .app(1), workout: fixedUUID(40), activities: [
+                try WorkoutActivity(activityType: .swimming, start: date("2026-03-01T10:00:00Z"), end: date("2026-03-01T10:20:00Z"),
+                                    events: [try WorkoutEvent(kind: .lap, date: date("2026-03-01T10:10:00Z"))],
+                                    metadata: ["HKIndoorWorkout": .bool(false)], uuid: fixedUUID(43)),
+                try WorkoutActivity(activityType: .cycling, start: date("2026-03-01T10:20:00Z"), end: date("2026-03-01T11:00:00Z"),
+                                    uuid: fixedUUID(44)),
+            ]),
+            .workoutActivitiesAdded(actor: .owner, workout: fixedUUID(40), activities: [
+                try WorkoutActivity(activityType: .running, start: date("2026-03-01T11:00:00Z"), end: date("2026-03-01T11:00:00Z"),
+                                    uuid: fixedUUID(45)),
+            ]),
             .absentFromExport(ExportAbsence(importId: fixedUUID(31), exportDate: "2019-07-01 09:00:00 -0400",
                                             objects: [DeletedObject(uuid: fixedUUID(1), syncIdentifier: "s", syncVersion: 7),
                                                       DeletedObject(uuid: fixedUUID(2))],

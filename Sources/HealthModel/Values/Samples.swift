@@ -240,6 +240,20 @@ public struct Workout: SampleValue {
     public let events: [WorkoutEvent]
     public let statistics: [WorkoutStatistic]
     public let routes: [WorkoutRoute]
+    /// The workout's segments (HKWorkout.workoutActivities), by start date. They are
+    /// not part of the saved sample: the ledger records them as their own events
+    /// (`workoutActivitiesAdded`) and its readers attach them (`withActivities`).
+    public private(set) var activities: [WorkoutActivity] = []
+
+    /// This workout with `activities` (sorted by start, then end, then UUID string),
+    /// as a reader returns it.
+    public func withActivities(_ activities: [WorkoutActivity]) -> Workout {
+        var copy = self
+        copy.activities = activities.sorted {
+            ($0.startDate, $0.endDate, $0.uuid.uuidString) < ($1.startDate, $1.endDate, $1.uuid.uuidString)
+        }
+        return copy
+    }
 
     /// Validates and builds; `duration` defaults to end − start.
     public init(activityType: WorkoutActivityType, start: Date, end: Date, duration: TimeInterval? = nil,

@@ -97,6 +97,10 @@ public enum AuditTimeline {
         case .samplesAssociated(let o, let workout, let samples):
             guard app == nil || app == bundle(o) else { return nil }
             return (bundle(o), bundle(o), "added \(samples.count) sample\(samples.count == 1 ? "" : "s") to workout \(workout.uuidString)")
+        case .workoutActivitiesAdded(let actor, let workout, let activities):
+            let who: String? = { if case .app(let o) = actor { return bundle(o) } else { return nil } }()
+            guard app == nil || (who != nil && app == who) else { return nil }
+            return (who, who ?? "owner", "added \(activities.count) activit\(activities.count == 1 ? "y" : "ies") to workout \(workout.uuidString)")
         case .absentFromExport(let absence):
             guard app == nil else { return nil }
             let days = absence.days.isEmpty ? "" : " and \(absence.days.count) activity summar\(absence.days.count == 1 ? "y" : "ies")"

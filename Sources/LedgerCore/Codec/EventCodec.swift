@@ -102,6 +102,9 @@ package enum EventCodec {
             w.uuid(workout)
             w.varint(samples.count)
             for uuid in samples { w.uuid(uuid) }
+        case .workoutActivitiesAdded(_, let workout, let activities):
+            w.uuid(workout)
+            WorkoutActivityCodec.encode(activities, into: &w)
         case .exportElementsKept(let elements):
             w.varint(elements.count)
             for element in elements {
@@ -346,6 +349,9 @@ package enum EventCodec {
             samples.reserveCapacity(n)
             for _ in 0..<n { samples.append(try r.uuid()) }
             event = .samplesAssociated(app: ordinal, workout: workout, samples: samples)
+        case .workoutActivitiesAdded:
+            let workout = try r.uuid()
+            event = .workoutActivitiesAdded(actor: actor, workout: workout, activities: try WorkoutActivityCodec.decode(&r))
         case .exportElementsKept:
             try owner()
             let n = try r.count(limit: r.remaining)

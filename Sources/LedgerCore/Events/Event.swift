@@ -149,6 +149,10 @@ public enum Event: Hashable, Sendable {
     /// Samples an app saved, associated with a workout it saved (HKHealthStore's
     /// `add(_:to:)`). Actor: the app.
     case samplesAssociated(app: AppOrdinal, workout: UUID, samples: [UUID])
+    /// Segments added to a workout (HKWorkoutActivity, as HKWorkoutBuilder's
+    /// `addWorkoutActivity` leaves them): each within the workout, none overlapping
+    /// another of the workout's. Actor: the app that saved the workout, or the owner.
+    case workoutActivitiesAdded(actor: ActorID, workout: UUID, activities: [WorkoutActivity])
     /// A newer export no longer holds what earlier imports brought: removed by the
     /// import that found it out (kind 21). Actor: the owner, through that import.
     case absentFromExport(ExportAbsence)
@@ -161,7 +165,7 @@ public enum Event: Hashable, Sendable {
         case .authorizationDecided, .characteristicSet, .characteristicCleared, .activitySummariesRecorded,
              .importStarted, .importFinished, .exportElementsKept, .ownerTimeZoneSet, .sourcePrioritySet, .preferredUnitSet,
              .absentFromExport: .owner
-        case .samplesDeleted(let actor, _, _): actor
+        case .samplesDeleted(let actor, _, _), .workoutActivitiesAdded(let actor, _, _): actor
         }
     }
 
@@ -183,6 +187,7 @@ public enum Event: Hashable, Sendable {
         case .sourcePrioritySet: .sourcePrioritySet
         case .preferredUnitSet: .preferredUnitSet
         case .samplesAssociated: .samplesAssociated
+        case .workoutActivitiesAdded: .workoutActivitiesAdded
         case .absentFromExport: .absentFromExport
         }
     }
@@ -205,7 +210,8 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case sourcePrioritySet = 13
     case preferredUnitSet = 14
     case samplesAssociated = 15
-    // 16–20 and 22–24 are reserved (workout segments; import transactions).
+    case workoutActivitiesAdded = 16
+    // 17–20 and 22–24 are reserved (import transactions).
     case absentFromExport = 21
 
     /// The version this release writes for the kind (`kindVersion`). Version 2 of

@@ -36,6 +36,11 @@ package struct LedgerState: Sendable, Equatable {
     /// Samples associated with each workout (`samplesAssociated`), in the order
     /// associated, by workout UUID. Deleted samples stay listed; readers skip them.
     package private(set) var associations: [UUID: [UUID]] = [:]
+    /// Each workout's activities (`workoutActivitiesAdded`, HKWorkoutActivity), in the
+    /// order added, by workout UUID. A deleted workout's stay; readers skip them.
+    package private(set) var workoutActivities: [UUID: [WorkoutActivity]] = [:]
+    /// Every activity's UUID (derived from `workoutActivities`: rule E10's uniqueness).
+    package private(set) var workoutActivityUUIDs: Set<UUID> = []
 
     /// The last sequence number folded in (0 for an empty log).
     package private(set) var lastSequence: UInt64 = 0
@@ -102,6 +107,8 @@ package struct LedgerState: Sendable, Equatable {
                 preferredUnits[type] = unit
             case .samplesAssociated(_, let workout, let uuids):
                 associations[workout, default: []].append(contentsOf: uuids)
+            case .workoutActivitiesAdded(_, let workout, let activities):
+                addActivities(activities, to: workout)
             case .absentFromExport(let absence):
                 for o in absence.objects {
                     if let slot = samples.slot(of: o.uuid), samples.isLive(slot) {
@@ -115,6 +122,11 @@ package struct LedgerState: Sendable, Equatable {
                 preconditionFailure("saves fold through their headers")
             }
         }
+    }
+
+    private mutating func addActivities(_ activities: [WorkoutActivity], to workout: UUID) {
+        workoutActivities[workout, default: []].append(contentsOf: activities)
+        for a in activities { workoutActivityUUIDs.insert(a.uuid) }
     }
 
     /// The key of `activitySummaries` for a day.
@@ -144,6 +156,7 @@ package struct LedgerState: Sendable, Equatable {
             case .ownerTimeZoneSet(let identifier): ownerTimeZone = identifier
             case .preferredUnitSet(let type, let unit): preferredUnits[type] = unit
             case .samplesAssociated(_, let workout, let uuids): associations[workout, default: []].append(contentsOf: uuids)
+            case .workoutActivitiesAdded(_, let workout, let activities): addActivities(activities, to: workout)
             case .activitySummariesRecorded(let summaries):
                 for a in summaries { activitySummaries[Self.dayKey(a.day)] = a }
             default: break
@@ -212,6 +225,15 @@ package struct LedgerState: Sendable, Equatable {
             d.string(workout.uuidString)
             d.u64(UInt64(associations[workout]!.count))
             for uuid in associations[workout]! { d.string(uuid.uuidString) }
+        }
+        // Digested only when there are any, so that older ledgers keep their digest.
+        let segmented = workoutActivities.keys.sorted { $0.uuidString < $1.uuidString }
+        if !segmented.isEmpty { d.section("workoutActivities", count: segmented.count) }
+        for workout in segmented {
+            d.string(workout.uuidString)
+            var w = ByteWriter(capacity: 128)
+            WorkoutActivityCodec.encode(workoutActivities[workout]!, into: &w)
+            d.bytes(w.bytes)
         }
         let kinds = eventCounts.keys.sorted()
         d.section("eventCounts", count: kinds.count)

@@ -210,6 +210,7 @@ package struct SampleReader {
         }
         let limit = rawLimit > 0 ? rawLimit : Int.max
         let sourceList = (0...registry.apps.count).map { registry.source(AppOrdinal($0)) }
+        let activities = typeCode == ObjectType.workout.code ? state.workoutActivities : [:]
         return try index.slots.withUnsafeBufferPointer { s throws -> UUID? in
             func wanted(_ slot: UInt32) -> RecordReads.Want {
                 let e = s[Int(slot)]
@@ -219,8 +220,11 @@ package struct SampleReader {
                 try reads.samples(wants) { $0 < UInt32(sourceList.count) ? sourceList[Int($0)] : nil }
             }
             /// The sample as the caller may see it: others' correlations show exactly the
-            /// members the app may read.
+            /// members the app may read; a workout comes with its activities.
             func present(_ w: RecordReads.Want, _ found: Sample) throws -> Sample {
+                if case .workout(let workout) = found, let segments = activities[workout.uuid] {
+                    return .workout(workout.withActivities(segments))
+                }
                 if case .correlationMembers(let app, let readable) = visibility, w.app != app, case .correlation(let c) = found {
                     return .correlation(try Correlation(type: c.type, objects: c.objects.filter {
                         readable.contains(ObjectType.quantity($0.type).code)

@@ -40,6 +40,9 @@ public enum LedgerCommand: Sendable {
     /// An app associates samples it saved with a workout it saved (`add(_:to:)`);
     /// samples already associated with it are left out, and nothing new is a no-op.
     case associate(bundleIdentifier: String, workout: UUID, samples: [UUID])
+    /// The app that saved a workout (bundle identifier) or the owner (nil) adds
+    /// activities (HKWorkoutActivity segments) to it, all or nothing.
+    case addWorkoutActivities(bundleIdentifier: String?, workout: UUID, activities: [WorkoutActivity])
 }
 
 /// decide(command, state) → events.
@@ -154,6 +157,10 @@ public enum LedgerDecider {
             return []
         case .setPreferredUnit(let type, let unit):
             return state.preferredUnits[type] == unit ? [] : [.preferredUnitSet(type: type, unit: unit)]
+        case .addWorkoutActivities(let bundle, let workout, let activities):
+            let actor: ActorID = try bundle.map { b throws(RuleViolation) in .app(try app(b, state)) } ?? .owner
+            guard !activities.isEmpty else { throw .emptyCall("an addition of workout activities") }
+            return [.workoutActivitiesAdded(actor: actor, workout: workout, activities: activities)]
         }
     }
 }

@@ -19,7 +19,10 @@ import HealthModel
 ///   already refuses those events from any other actor);
 /// - characteristics are never shared; correlation types are never requested;
 /// - types only Apple computes (`ObjectType.isAppleOnly`) are never requested for
-///   sharing, granted sharing by the owner, or saved, except by imported sources.
+///   sharing, granted sharing by the owner, or saved, except by imported sources;
+/// - workout activities (E10) go to a live workout, by the app that saved it (with
+///   workout share permission) or the owner, within the workout, with new UUIDs,
+///   overlapping none of the workout's activities.
 enum LedgerRules {
     /// The first rule `facts` break in `state`, or nil (no closure, no copy of the
     /// state: replay calls this for every event).
@@ -117,6 +120,33 @@ enum LedgerRules {
         }
     }
 
+    /// E10: activities go to a live workout, added by the app that saved it (with
+    /// share permission for workouts, as a save of it needs) or by the owner; each
+    /// lies within the workout's interval, has a UUID no activity has, and overlaps
+    /// none of the workout's activities, earlier or in the same event.
+    private static func checkActivities(actor: ActorID, workout: UUID, _ activities: [WorkoutActivity],
+                                        state: LedgerState) throws(RuleViolation) {
+        guard !activities.isEmpty else { throw .emptyCall("an addition of workout activities") }
+        guard let slot = state.samples.slot(of: workout), state.samples.isLive(slot) else { throw .objectNotFound(workout) }
+        let target = state.samples.entry(slot)
+        guard target.typeCode == ObjectType.workout.code else {
+            throw .invalidWorkoutActivity(activities[0].uuid, "is added to \(workout.uuidString), which is not a workout")
+        }
+        if case .app(let app) = actor {
+            _ = try requireApp(app, state)
+            guard target.app == app else { throw .notOwnerOfObject(uuid: workout, app: state.registry.label(app)) }
+            try requireShare(app: app, code: ObjectType.workout.code, state: state)
+        }
+        var seen = Set<UUID>()
+        for activity in activities where !seen.insert(activity.uuid).inserted || state.workoutActivityUUIDs.contains(activity.uuid) {
+            throw .invalidWorkoutActivity(activity.uuid, "is already used by a workout activity")
+        }
+        if let (uuid, reason) = WorkoutActivity.misplacement(of: activities, workoutStart: target.startDate, workoutEnd: target.endDate,
+                                                              existing: state.workoutActivities[workout] ?? []) {
+            throw .invalidWorkoutActivity(uuid, reason)
+        }
+    }
+
     private static func check(_ event: Event, state: LedgerState) throws(RuleViolation) {
         switch event {
         case .appRegistered(let ordinal, let registration):
@@ -210,6 +240,8 @@ enum LedgerRules {
                 guard entry.typeCode != ObjectType.workout.code else { throw .invalidAssociation(uuid, "is a workout: only samples join a workout") }
                 guard entry.app == app else { throw .notOwnerOfObject(uuid: uuid, app: state.registry.label(app)) }
             }
+        case .workoutActivitiesAdded(let actor, let workout, let activities):
+            try checkActivities(actor: actor, workout: workout, activities, state: state)
         case .importStarted(let start):
             guard state.imports.firstIndex(where: { $0.start.importId == start.importId }) == nil else {
                 throw .importMismatch(start.importId, "was already started")

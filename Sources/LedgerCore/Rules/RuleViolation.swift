@@ -41,6 +41,10 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// An association HealthKit refuses: the target is not a workout, a workout is
     /// associated with a workout, or a sample is listed twice.
     case invalidAssociation(UUID, String)
+    /// A workout activity HealthKit refuses (the UUID is the activity's): outside its
+    /// workout's interval, overlapping another of the workout's activities, a UUID
+    /// already used by an activity, or a target that is not a workout.
+    case invalidWorkoutActivity(UUID, String)
     /// An `importStarted` whose id is already used, or an `importFinished` for an
     /// import that never started or already finished.
     case importMismatch(UUID, String)
@@ -58,6 +62,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .appNotRegistered(let app): "appNotRegistered: \(app) is not registered"
         case .invalidAssociation(let u, let reason): "invalidAssociation: \(u.uuidString) \(reason)"
+        case .invalidWorkoutActivity(let u, let reason): "invalidWorkoutActivity: \(u.uuidString) \(reason)"
         case .registrationOutOfOrder(let b, let o, let e): "registrationOutOfOrder: \(b) registered as app #\(o), expected #\(e)"
         case .authorizationNotDetermined(let app, let type): "authorizationNotDetermined: \(app) has no answer for sharing \(type)"
         case .authorizationDenied(let app, let type): "authorizationDenied: \(app) may not share \(type)"

@@ -59,6 +59,9 @@ public enum SnapshotFile {
         case preferredUnits = 40
         /// Written only when a workout has associated samples (Snapshot+Preferences).
         case associations = 41
+        /// Written only when a workout has activities (SnapshotFile+WorkoutActivities);
+        /// issue 11 was given 32, in the statistics range, for it.
+        case workoutActivities = 32
         case slots = 10, buckets, timelineSlots
         case timelines = 20, latest, tombstones, sync
         // Reserved: 8 and 30–39 statistics, 40–49 HealthKit fidelity, 50–59 import v2.

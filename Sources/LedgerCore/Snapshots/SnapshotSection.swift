@@ -52,7 +52,7 @@ extension SnapshotFile {
     /// The small sections, in the order they are written and read.
     static let smallSections: [SnapshotSectionCodec] = [
         registrySection, authorizationSection, characteristicsSection, countsSection, ownerTimeZoneSection,
-        preferredUnitsSection, associationsSection,
+        preferredUnitsSection, associationsSection, workoutActivitiesSection,
         importsSection, activitySummariesSection, timelinesSection, latestSection, tombstonesSection, syncSection,
     ]
 }

@@ -40,6 +40,10 @@ public struct StateDifference: Sendable, Equatable, CustomStringConvertible {
         where a.activitySummaries[day] != b.activitySummaries[day] {
             return StateDifference(projection: "activitySummaries", key: String(day))
         }
+        for workout in Set(a.workoutActivities.keys).union(b.workoutActivities.keys).sorted(by: { $0.uuidString < $1.uuidString })
+        where a.workoutActivities[workout] != b.workoutActivities[workout] {
+            return StateDifference(projection: "workoutActivities", key: workout.uuidString)
+        }
         let x = a.samples, y = b.samples
         for slot in 0..<max(x.count, y.count) {
             let ex = slot < x.count ? x.entry(UInt32(slot)) : nil
