@@ -67,7 +67,13 @@ public actor Ledger {
     package private(set) var state: LedgerState
     /// What opening found: torn tail cut, snapshot used, events replayed, warnings.
     public nonisolated let openReport: OpenReport
-    private var failure: (any Error)?
+    var failure: (any Error)?
+    /// The import transaction running, if one is (rule E11): while it is, every other
+    /// caller waits (`admit`), so that no read sees its events before its
+    /// `importFinished` and no other event lands inside it.
+    var transaction: ImportTransaction?
+    /// Callers waiting for the transaction to end.
+    var waitingForTransaction: [CheckedContinuation<Void, Never>] = []
     /// Events plus samples saved since the last snapshot (or the start): what a
     /// reopen would replay, measured as `snapshotEvery` counts it.
     private var replayWorkSinceSnapshot: UInt64
@@ -126,16 +132,32 @@ public actor Ledger {
             } catch let error as ReplayError {
                 throw LedgerError.replayFailed(error)
             }
-            guard loaded.state.lastSequence + 1 == writer.nextSequence else {
-                throw LedgerError.projectionsDisagree(projectionsEnd: loaded.state.lastSequence, logEnd: writer.nextSequence - 1)
+            var state = loaded.state
+            if let open = loaded.openImport {
+                // E11: an import left open (its process died) is aborted by the next
+                // writer before anything else. Every event from its start to the log's
+                // end is the import's; none of them is applied. The abort becomes
+                // durable with the next sync; lost in a crash, the next open writes it again.
+                var batch = RecordBatch()
+                EventCodec.append(.importAborted(ExportImportAbort(
+                    importId: open.importId,
+                    reason: "the import stopped before it finished; found open when the ledger was opened for writing")),
+                    to: &batch)
+                let ticket = try writer.enqueue(batch)
+                for sequence in open.startedAt...ticket.sequences.upperBound {
+                    state.skip(sequence: sequence, recordedAt: ticket.recordedAt)
+                }
             }
-            return Ledger(fs: fs, writer: writer, reader: reader, state: loaded.state, options: options,
+            guard state.lastSequence + 1 == writer.nextSequence else {
+                throw LedgerError.projectionsDisagree(projectionsEnd: state.lastSequence, logEnd: writer.nextSequence - 1)
+            }
+            return Ledger(fs: fs, writer: writer, reader: reader, state: state, options: options,
                           report: OpenReport(recovery: writer.recovery, snapshot: loaded.snapshot, replayed: loaded.replayed,
                                              warnings: loaded.warnings),
                           // Without a snapshot every event and sample was replayed; after one,
                           // the tail's samples are not counted (a later close errs late, not early).
                           replayWorkSinceSnapshot: loaded.snapshot == nil
-                              ? loaded.state.lastSequence + UInt64(loaded.state.samples.count) : loaded.replayed)
+                              ? state.lastSequence + UInt64(state.samples.count) : loaded.replayed)
         } catch {
             writer.abandon()
             throw error
@@ -147,6 +169,7 @@ public actor Ledger {
     /// Throws `RuleViolation` (nothing appended) or a log error.
     @discardableResult
     public func execute(_ command: LedgerCommand, durability: Durability = .durable) async throws -> [StoredEvent] {
+        await admit()
         if let failure { throw LedgerError.failed(cause: failure) }
         let events = try LedgerDecider.decide(command, state)
         guard !events.isEmpty else { return [] }
@@ -179,6 +202,7 @@ public actor Ledger {
     /// for bulk work (`appendGroup`).
     @discardableResult
     public func executeAll(_ commands: [LedgerCommand], durability: Durability = .durable) async throws -> [StoredEvent] {
+        await admit()
         if let failure { throw LedgerError.failed(cause: failure) }
         var scratch = state
         var batch = RecordBatch()
@@ -243,7 +267,8 @@ public actor Ledger {
     /// one batch of thousands of events costs one header, one link and one sync.
     public func executeGroup(_ commands: [LedgerCommand], durability: Durability = .durable) async throws
         -> [Result<[StoredEvent], RuleViolation>] {
-        try await appendGroup(commands, durability: durability, keepEvents: true).results
+        await admit()
+        return try await appendGroup(commands, durability: durability, keepEvents: true).results
     }
 
     /// What `appendGroup` did: the sequence numbers it appended (nil when none) and
@@ -256,10 +281,62 @@ public actor Ledger {
     /// `executeGroup` for bulk work that does not need the events back (imports):
     /// the same decisions and one batch, without keeping a copy of every event.
     public func appendGroup(_ commands: [LedgerCommand], durability: Durability = .durable) async throws -> GroupOutcome {
+        await admit()
+        return try await outcome(of: commands, durability: durability)
+    }
+
+    func outcome(of commands: [LedgerCommand], durability: Durability) async throws -> GroupOutcome {
         let r = try await appendGroup(commands, durability: durability, keepEvents: false)
         var refused: [(index: Int, violation: RuleViolation)] = []
         for (i, result) in r.results.enumerated() { if case .failure(let v) = result { refused.append((i, v)) } }
         return GroupOutcome(sequences: r.sequences, refused: refused)
+    }
+
+    /// `executeGroup` without waiting for a transaction (the transaction's own calls).
+    /// `allOrNothing`: every command is first decided against the state as it is, and
+    /// the first refusal is thrown before anything is appended — for groups whose
+    /// commands do not depend on each other's effects (a transaction's commit).
+    func appendGroupKeepingEvents(_ commands: [LedgerCommand], durability: Durability, allOrNothing: Bool = false)
+        async throws -> [Result<[StoredEvent], RuleViolation>] {
+        if allOrNothing {
+            for command in commands { _ = try LedgerDecider.decide(command, state) }
+        }
+        return try await appendGroup(commands, durability: durability, keepEvents: true).results
+    }
+
+    /// Appends an `importAborted`, durable, without folding it (rule E11: an aborted
+    /// import is passed over, never folded; the caller rebuilds the projections).
+    func appendAbort(_ abort: ExportImportAbort) async throws {
+        var batch = RecordBatch()
+        EventCodec.append(.importAborted(abort), to: &batch)
+        let ticket = try enqueue(batch)
+        do {
+            try await writer.wait(for: ticket, durability: .durable)
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    /// Rebuilds the projections from the newest snapshot and the log (after an abort:
+    /// replay passes over the aborted import). The old state is dropped first, so the
+    /// two are never in memory together.
+    func reloadState() throws {
+        state = LedgerState()
+        let loaded: StateLoader.Loaded
+        do {
+            loaded = try StateLoader.load(fs, reader: reader, useSnapshots: options.useSnapshots)
+        } catch let error as ReplayError {
+            failure = LedgerError.replayFailed(error)
+            throw LedgerError.replayFailed(error)
+        }
+        guard loaded.openImport == nil, loaded.state.lastSequence + 1 == writer.nextSequence else {
+            let error = LedgerError.projectionsDisagree(projectionsEnd: loaded.state.lastSequence, logEnd: writer.nextSequence - 1)
+            failure = error
+            throw error
+        }
+        state = loaded.state
+        replayWorkSinceSnapshot = loaded.snapshot == nil ? state.lastSequence + UInt64(state.samples.count) : loaded.replayed
     }
 
     private func appendGroup(_ commands: [LedgerCommand], durability: Durability, keepEvents: Bool) async throws
@@ -338,30 +415,42 @@ public actor Ledger {
 
     /// Runs a sample query and reads the matching samples from the log (the
     /// streaming read engine, `SampleReader`).
-    package func samples(_ query: SampleQuery, visibility: QueryVisibility) throws -> [Sample] {
-        try read { state in try SampleReader(fs).page(query, visibility: visibility, in: &state).samples }
+    package func samples(_ query: SampleQuery, visibility: QueryVisibility) async throws -> [Sample] {
+        try await read { state in try SampleReader(fs).page(query, visibility: visibility, in: &state).samples }
     }
 
     /// Runs `body` on the projections in one step of the actor: one atomic read.
     /// (`inout` only so that a query can sort a type's timeline the first time.)
-    /// Our modules' raw access; a reader with a viewer uses `read(as:_:)`.
-    package func read<T>(_ body: (inout LedgerState) throws -> T) rethrows -> T {
+    /// Our modules' raw access; a reader with a viewer uses `read(as:_:)`. While an
+    /// import transaction runs, it waits for its end (nothing of it is seen before).
+    package func read<T>(_ body: (inout LedgerState) throws -> T) async rethrows -> T {
+        await admit()
+        return try body(&state)
+    }
+
+    /// `read(_:)` without waiting: inside the actor, after `admit()`.
+    func readAdmitted<T>(_ body: (inout LedgerState) throws -> T) rethrows -> T {
         try body(&state)
     }
 
     /// Reads the sample in a slot from the log.
-    public func sample(slot: UInt32) throws -> Sample {
-        try fetcher.sample(slot, in: state)
+    public func sample(slot: UInt32) async throws -> Sample {
+        await admit()
+        return try fetcher.sample(slot, in: state)
     }
 
     /// The profile (every source) at `now`, with height and weight read from the log.
-    public func profile(at now: Date = Date()) throws -> Profile {
-        try state.profile(fetcher: &fetcher, at: now)
+    public func profile(at now: Date = Date()) async throws -> Profile {
+        await admit()
+        return try state.profile(fetcher: &fetcher, at: now)
     }
 
     /// Writes a snapshot of the projections now (after making the log durable).
+    /// Never inside an import transaction (rule S7): waits for its end.
     @discardableResult
     public func snapshot() async throws -> String {
+        await admit()
+        precondition(transaction == nil && state.openTransaction == nil, "S7: no snapshot inside an import transaction")
         try await sync()
         let position = LogReader.Position(offset: writer.encodedLength, nextSequence: writer.nextSequence, link: writer.chainHead)
         let name = try SnapshotFile.write(state, at: position, ledgerId: writer.header.ledgerId, to: fs)
@@ -376,6 +465,9 @@ public actor Ledger {
         if failure != nil {
             writer.abandon()
             return
+        }
+        if let open = transaction {
+            try await abortImport(open, reason: "the ledger was closed before the import finished")
         }
         if replayWorkSinceSnapshot >= options.snapshotEvery && state.lastSequence > 0 {
             try await snapshot()
@@ -392,7 +484,7 @@ public actor Ledger {
     }
 
     /// The sequence number of the last event appended (0 for an empty ledger).
-    public var lastSequence: UInt64 { state.lastSequence }
+    public var lastSequence: UInt64 { writer.nextSequence - 1 }
 
     /// The ledger's id (from the log header).
     public nonisolated var ledgerId: UUID { writer.header.ledgerId }

@@ -5,8 +5,10 @@ import LedgerCore
 /// Events as JSON Lines for people and `jq` (`healthledger log --json`).
 public enum EventJSON {
     /// One event: `seq`, `recordedAt`, `kind`, `version`, `actor` (the owner or a
-    /// bundle identifier), `offset`, then the kind's own fields.
-    package static func line(_ e: StoredEvent, version: UInt16, registry: AppRegistry) -> String {
+    /// bundle identifier), `offset`, then — only for an event of an import that is not
+    /// applied (rule E11) — `applied: false` and `transaction: "aborted"` or `"open"`,
+    /// then the kind's own fields.
+    package static func line(_ e: StoredEvent, version: UInt16, registry: AppRegistry, notApplied: TransactionState? = nil) -> String {
         var o = JSONObject()
         o.set("seq", e.sequence)
         o.set("recordedAt", ISO8601.string(e.recordedDate))
@@ -14,6 +16,10 @@ public enum EventJSON {
         o.set("version", Int(version))
         o.set("actor", actor(e.event.actor, registry))
         o.set("offset", e.offset)
+        if let notApplied {
+            o.set("applied", false)
+            o.set("transaction", notApplied.rawValue)
+        }
         switch e.event {
         case .appRegistered(let ordinal, let r):
             o.set("app", r.bundleIdentifier)
@@ -84,12 +90,14 @@ public enum EventJSON {
             }))
         case .importStarted(let s):
             o.set("importId", s.importId.uuidString)
-            o.set("contentSHA256", s.contentSHA256.map { String(format: "%02x", $0) }.joined())
+            // A legacy start (version 1) carries the content hash and `again`; a
+            // transaction (version 2) says so, its hash is in its importFinished.
+            if let hash = s.contentSHA256 { o.set("contentSHA256", hex(hash)) } else { o.set("transaction", true) }
             o.set("exportDate", s.exportDate)
             o.set("locale", s.locale)
             o.set("exportVersion", s.exportVersion)
             o.set("sourcePath", s.sourcePath)
-            o.set("again", s.again)
+            if !s.isTransaction { o.set("again", s.again) }
             var me = JSONObject()
             for e in s.me { me.set(e.key, e.value.description) }
             o.setRaw("me", me.string)
@@ -105,8 +113,12 @@ public enum EventJSON {
                 return j.string
             }))
             o.setRaw("days", JSONObject.array(a.days.map { JSONObject.quote($0.description) }))
+        case .importAborted(let a):
+            o.set("importId", a.importId.uuidString)
+            o.set("reason", a.reason)
         case .importFinished(let f):
             o.set("importId", f.importId.uuidString)
+            if let hash = f.contentSHA256 { o.set("contentSHA256", hex(hash)) }
             var counts = JSONObject()
             for c in f.counts { counts.set(c.name, c.value) }
             o.setRaw("counts", counts.string)
@@ -114,8 +126,21 @@ public enum EventJSON {
         return o.string
     }
 
-    /// A short human line: `17  2026-03-01T12:00:00Z  samplesSaved  com.example.app  1 sample (bodyMass 80 kg)`.
-    package static func text(_ e: StoredEvent, registry: AppRegistry) -> String {
+    /// Why an event is not applied: its import was aborted, or is still open (or was
+    /// left open by a process that died; the next writer aborts it).
+    package enum TransactionState: String, Sendable {
+        case aborted, open
+    }
+
+    /// A short human line: `17  2026-03-01T12:00:00Z  samplesSaved  com.example.app  1 sample (bodyMass 80 kg)`;
+    /// an event not applied (rule E11) is marked `[not applied: import aborted]` or `[not applied: import open]`.
+    package static func text(_ e: StoredEvent, registry: AppRegistry, notApplied: TransactionState? = nil) -> String {
+        let line = plainText(e, registry: registry)
+        guard let notApplied else { return line }
+        return line + "\t[not applied: import \(notApplied.rawValue)]"
+    }
+
+    private static func plainText(_ e: StoredEvent, registry: AppRegistry) -> String {
         let head = "\(e.sequence)\t\(ISO8601.string(e.recordedDate))\t\(e.event.kind.name)\t\(actor(e.event.actor, registry))"
         switch e.event {
         case .appRegistered(_, let r): return head + "\tregistered \(r.bundleIdentifier) \"\(r.name)\""
@@ -152,8 +177,12 @@ public enum EventJSON {
                 + "\(a.days.count) activity summar\(a.days.count == 1 ? "y" : "ies") (\(a.reason))"
         case .importFinished(let f):
             return head + "\timport \(f.importId.uuidString) finished: " + f.counts.map { "\($0.name) \($0.value)" }.joined(separator: ", ")
+        case .importAborted(let a):
+            return head + "\timport \(a.importId.uuidString) aborted, none of its events applied: \(a.reason)"
         }
     }
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     static func describe(_ s: Sample) -> String {
         switch s {

@@ -13,10 +13,12 @@ enum ImportAppleHealthCommand {
         its content, whatever its (localized) name. A new ledger is created when PATH
         holds none.
 
-        Two passes over the XML: the first checks everything (malformed XML or a bad
-        date or number stops the import with its line and column, and nothing is
-        written); the second appends it, durably:
-          - importStarted (the export's SHA-256, ExportDate, locale, <Me> verbatim);
+        One pass over the XML, as a transaction in the log: nothing of the import is
+        seen by any query, replay or change feed until its last event, and a malformed
+        export (a bad date or number, broken XML: the error names its line and column)
+        appends importAborted instead, so none of it applies (into a new ledger, no
+        ledger is left). A killed import is aborted by the next writer. It appends:
+          - importStarted (ExportDate, locale, <Me> verbatim);
           - each sourceName as an imported app ("export:NAME") with an imported share
             grant for the types it wrote;
           - <Me> characteristics that are set;
@@ -29,7 +31,8 @@ enum ImportAppleHealthCommand {
           - ActivitySummaries;
           - elements with no model of their own (ClinicalRecord, Audiogram,
             VisionPrescription, ...) kept as written, attributes and children;
-          - importFinished with the counts.
+          - importFinished with the counts and the export's SHA-256 — durable: the
+            import is acknowledged here.
         Exact repeats in the export are imported as they are and counted.
 
         Every import merges: a sample's UUID comes from its content (events/FORMAT.md,
@@ -38,7 +41,8 @@ enum ImportAppleHealthCommand {
         imports brought and this export no longer has, in one absentFromExport event
         ("absent from the export dated D"; `audit UUID` names it). The same export
         twice appends only the import's start and finish; an interrupted import is
-        finished by importing the same export again. Refused (exit 5) unless --force:
+        aborted, and importing the same export again brings it all. Refused (exit 5),
+        before anything is written, unless --force:
         an export older than one already imported (it would remove newer data), or
         one whose <Me> has another date of birth or biological sex.
 
@@ -71,40 +75,38 @@ enum ImportAppleHealthCommand {
                 let rate = seconds > 0 ? Double(p.bytesRead) / seconds / 1e6 : 0
                 let fraction = p.bytesTotal > 0 ? Double(p.bytesRead) / Double(p.bytesTotal) : 0
                 let eta = rate > 0 ? (Double(p.bytesTotal) - Double(p.bytesRead)) / 1e6 / rate : 0
-                Progress.line(String(format: "%@: %.0f%% of %.1f MB, %d records, %.0f MB/s, %.0f s left",
-                                     p.pass == 1 ? "checking" : "importing", fraction * 100, Double(p.bytesTotal) / 1e6,
-                                     p.records, rate, eta))
+                Progress.line(String(format: "importing: %.0f%% of %.1f MB, %d records, %.0f MB/s, %.0f s left",
+                                     fraction * 100, Double(p.bytesTotal) / 1e6, p.records, rate, eta))
             }
-        }
-        // Pass 1 before the ledger is touched: a malformed export creates nothing.
-        let checked: AppleHealthImporter.CheckedExport
-        do {
-            checked = try AppleHealthImporter.check(source, options: options)
-        } catch {
-            Progress.finish()
-            throw error
         }
         let fs = try LedgerAccess.fileSystem(global)
         if dryRun {
-            try await dryRunImport(checked, fs: fs, global: global)
+            try await dryRunImport(source, options: options, fs: fs, global: global)
             return
         }
+        // A ledger this command creates is removed again if the import fails: a
+        // malformed export leaves nothing behind. An existing ledger keeps the aborted
+        // import (append-only), and every projection as it was.
+        var created = false
+        var madeFolder: String?
         if !fs.exists(LogWriter.logFileName) {
+            if fs is PosixFileSystem, !FileManager.default.fileExists(atPath: fs.path) { madeFolder = fs.path }
             try await Ledger.create(fs).close()
-            Output.error("healthledger: created a new ledger at \(global.ledgerPath)")
+            created = true
         }
         let ledger = try LedgerAccess.openForWriting(global)
-        let startSequence = await ledger.state.lastSequence
         let summary: ImportSummary
         do {
-            summary = try await AppleHealthImporter.run(checked, into: ledger)
+            summary = try await AppleHealthImporter.run(source, into: ledger, options: options)
             Progress.finish()
             try await ledger.close()
         } catch {
             Progress.finish()
-            if await ledger.state.lastSequence > startSequence { try? await ledger.close() } else { ledger.abandon() }
+            try? await ledger.close()
+            if let madeFolder { try? FileManager.default.removeItem(atPath: madeFolder) }
             throw error
         }
+        if created { Output.error("healthledger: created a new ledger at \(global.ledgerPath)") }
         if global.json {
             Output.line(summary.json)
         } else {
@@ -114,18 +116,23 @@ enum ImportAppleHealthCommand {
 
     /// `--dry-run`: the merge counted against the ledger (an empty one when there is
     /// none, made in a temporary folder and removed), nothing written to it.
-    static func dryRunImport(_ checked: AppleHealthImporter.CheckedExport, fs: any LogFileSystem, global: GlobalOptions) async throws {
+    static func dryRunImport(_ source: ExportSource, options: ImportOptions, fs: any LogFileSystem, global: GlobalOptions) async throws {
         let summary: ImportSummary
-        if fs.exists(LogWriter.logFileName) {
-            let ledger = try LedgerAccess.openForWriting(global)
-            defer { ledger.abandon() }
-            summary = try await AppleHealthImporter.run(checked, into: ledger)
-        } else {
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("healthledger-dry-run-\(UUID().uuidString)")
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let ledger = try Ledger.create(PosixFileSystem(path: folder.path))
-            defer { ledger.abandon() }
-            summary = try await AppleHealthImporter.run(checked, into: ledger)
+        do {
+            if fs.exists(LogWriter.logFileName) {
+                let ledger = try LedgerAccess.openForWriting(global)
+                defer { ledger.abandon() }
+                summary = try await AppleHealthImporter.run(source, into: ledger, options: options)
+            } else {
+                let folder = FileManager.default.temporaryDirectory.appendingPathComponent("healthledger-dry-run-\(UUID().uuidString)")
+                defer { try? FileManager.default.removeItem(at: folder) }
+                let ledger = try Ledger.create(PosixFileSystem(path: folder.path))
+                defer { ledger.abandon() }
+                summary = try await AppleHealthImporter.run(source, into: ledger, options: options)
+            }
+        } catch {
+            Progress.finish()
+            throw error
         }
         Progress.finish()
         if global.json {

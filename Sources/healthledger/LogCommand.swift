@@ -13,6 +13,10 @@ enum LogCommand {
         fields), for example:
           healthledger log --json | jq 'select(.kind == "samplesSaved")'
 
+        An import is a transaction (events/FORMAT.md, rule E11): the events of an
+        import that was aborted, or is still open, are listed but marked not applied
+        (--json: "applied": false, "transaction": "aborted" or "open").
+
         Reads without locking: safe while another process writes.
 
         \(ExitStatus.table)
@@ -27,24 +31,42 @@ enum LogCommand {
         let (_, reader) = try LedgerAccess.reader(global)
         var registry = AppRegistry()
         var problem: Error?
-        try reader.forEachRecord { record in
-            guard record.sequence <= to else { return false }
-            do {
-                if record.sequence < from {
-                    // Only registrations matter before the range: they name the apps.
-                    guard record.kind == EventKind.appRegistered.rawValue else { return true }
+        // The import transaction the records are inside, and how it ends (E11).
+        var transaction: (through: UInt64, state: EventJSON.TransactionState)?
+        var batchStart = reader.start
+        try reader.forEachBatch { batch in
+            defer { batchStart = batch.endPosition }
+            var records = batch.records()
+            while let record = records.next() {
+                guard record.sequence <= to else { return false }
+                if let t = transaction, record.sequence > t.through { transaction = nil }
+                if record.kind == EventKind.importStarted.rawValue, record.kindVersion == 2,
+                   let id = EventCodec.importId(payload: record.payload) {
+                    // Look ahead for its end, as replay does.
+                    switch ImportBrackets.close(of: id, startedAt: record.sequence, scanningFrom: batchStart, reader: reader) {
+                    case .finished?: transaction = nil
+                    case .aborted(let through, _)?: transaction = (through, .aborted)
+                    case nil: transaction = (UInt64.max, .open)
+                    }
                 }
-                let event = try EventCodec.decode(kind: record.kind, version: record.kindVersion, payload: record.payload,
-                                                  source: registry.source)
-                if case .appRegistered(let ordinal, let r) = event { registry.register(ordinal, r) }
-                guard record.sequence >= from else { return true }
-                let stored = StoredEvent(sequence: record.sequence, recordedAt: record.recordedAt, offset: record.offset, event: event)
-                Output.line(global.json ? EventJSON.line(stored, version: record.kindVersion, registry: registry)
-                                        : EventJSON.text(stored, registry: registry))
-            } catch {
-                problem = ReplayError.undecodable(sequence: record.sequence, offset: record.offset,
-                                                  error as? EventDecodingError ?? .truncated(offset: 0))
-                return false
+                do {
+                    if record.sequence < from {
+                        // Only registrations matter before the range: they name the apps.
+                        guard record.kind == EventKind.appRegistered.rawValue else { continue }
+                    }
+                    let event = try EventCodec.decode(kind: record.kind, version: record.kindVersion, payload: record.payload,
+                                                      source: registry.source)
+                    if case .appRegistered(let ordinal, let r) = event { registry.register(ordinal, r) }
+                    guard record.sequence >= from else { continue }
+                    let stored = StoredEvent(sequence: record.sequence, recordedAt: record.recordedAt, offset: record.offset, event: event)
+                    let notApplied = transaction?.state
+                    Output.line(global.json ? EventJSON.line(stored, version: record.kindVersion, registry: registry, notApplied: notApplied)
+                                            : EventJSON.text(stored, registry: registry, notApplied: notApplied))
+                } catch {
+                    problem = ReplayError.undecodable(sequence: record.sequence, offset: record.offset,
+                                                      error as? EventDecodingError ?? .truncated(offset: 0))
+                    return false
+                }
             }
             return true
         }

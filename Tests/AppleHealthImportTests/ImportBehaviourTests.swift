@@ -196,7 +196,8 @@ struct ImportBehaviourTests {
     }
 
     /// An import stopped as a killed process would (batches durable, no finish) is
-    /// finished by importing the same export again: nothing doubled, nothing lost.
+    /// aborted by the next writer to open the ledger (none of it applies, rule E11),
+    /// and importing the same export again brings it all: nothing doubled, nothing lost.
     @Test func anInterruptedImportIsFinishedByImportingAgain() async throws {
         let dir = TemporaryDirectory()
         let path = try SmallExport.write(in: dir.path + "-export")
@@ -218,11 +219,21 @@ struct ImportBehaviourTests {
         #expect(partial > 0 && partial < expected.count)
         ledger.abandon()  // the process died: no seal, no snapshot
 
+        // Another process sees nothing of the open import.
+        let reader = try LogReader(dir.fs)
+        let seen = try StateLoader.load(dir.fs, reader: reader, useSnapshots: false)
+        #expect(seen.state.samples.count == 0 && seen.state.imports.isEmpty)
+        #expect(seen.openImport?.startedAt == 1)
         let reopened = try Ledger.open(dir.fs)
-        #expect(await reopened.state.imports.map(\.finishedAt) == [nil])
+        #expect(await reopened.state.imports.isEmpty)
+        #expect(await reopened.state.samples.count == 0)
+        let notApplied = await reopened.state.eventsNotApplied
+        let lastSequence = await reopened.lastSequence
+        #expect(notApplied == lastSequence)  // every event so far: the import's and its abort
         let again = try await AppleHealthImporter.run(try ExportSource(path: path), into: reopened)
-        #expect(again.again)
+        #expect(!again.again)  // the aborted import never applied: nothing of it is remembered
         #expect(again.removed == 0)
+        #expect(again.unchanged == 0)
         let state = await reopened.state
         #expect(state.samples.count == expected.count)
         #expect(state.samples.deletedCount == 0)
@@ -231,13 +242,17 @@ struct ImportBehaviourTests {
             let live: Bool? = state.samples.slot(of: uuid).map { !state.samples.entry($0).isDeleted }
             #expect(live == true)
         }
-        #expect(state.imports.map { $0.finishedAt == nil } == [true, false])
+        #expect(state.imports.map { $0.finishedAt == nil } == [false])
+        #expect(state.eventsNotApplied == notApplied)
         try await reopened.close()
         #expect(try LedgerVerifier.verify(dir.fs).isIntact)
     }
 
-    /// Broken exports stop the import with where and why, and the ledger keeps the
-    /// exact bytes it had — here after a good import, so there is history to keep.
+    /// Broken exports stop the import with where and why. The import was a
+    /// transaction (rule E11): the ledger keeps every byte it had, gains only the
+    /// import's events closed by `importAborted`, and every projection, query and
+    /// change is as before — in the store, in a replay from the log, and in verify.
+    /// Here after a good import, so there is history to keep.
     @Test(arguments: [
         // Line 23 loses the closing quote of sourceName: the attribute then ends at the
         // next quote, and column 77 (`c` of `creationDate`'s value) follows it directly.
@@ -248,7 +263,7 @@ struct ImportBehaviourTests {
         ("truncated", "</HealthData>", "",
          "malformedXML: broken.xml: line 37, column 1: the document ends inside <HealthData>"),
     ])
-    func brokenExportsWriteNothing(_ name: String, _ find: String, _ replace: String, _ message: String) async throws {
+    func brokenExportsAreAbortedAndChangeNothingVisible(_ name: String, _ find: String, _ replace: String, _ message: String) async throws {
         let dir = TemporaryDirectory()
         let good = try SmallExport.write(in: dir.path + "-export")
         let broken = SmallExport.xml.replacingOccurrences(of: find, with: replace)
@@ -260,25 +275,41 @@ struct ImportBehaviourTests {
         let bytes = try Self.logBytes(dir)
         let ledger = try Ledger.open(dir.fs)
         let state = await ledger.state
-        let length = ledger.logLength, head = ledger.chainHead
+        let bodyMass = try await ledger.samples(SampleQuery(type: .quantity(.bodyMass)), visibility: .everything)
         await #expect {
             _ = try await AppleHealthImporter.run(try ExportSource(path: bad), into: ledger)
         } throws: { error in
             "\(error)" == message
         }
-        #expect(await ledger.state == state)
-        #expect(ledger.logLength == length)
-        #expect(ledger.chainHead == head)
-        // Given up as a crashed process would (no seal, no snapshot): the log still
-        // begins with exactly the bytes it had, and verifies to the same events.
-        ledger.abandon()
-        let after = try Self.logBytes(dir)
+        let after = await ledger.state
+        #expect(StateDifference.first(after, state, ignoringPosition: true) == nil)
+        #expect(after.imports == state.imports)
+        #expect(after.eventCounts == state.eventCounts)
+        #expect(try await ledger.samples(SampleQuery(type: .quantity(.bodyMass)), visibility: .everything) == bodyMass)
+        // The log: what it had, then the import's events, the last its abort.
+        let stored = try ledger.reader.records((state.lastSequence + 1)...after.lastSequence)
+        #expect(stored.first?.kind == EventKind.importStarted.rawValue && stored.first?.kindVersion == 2)
+        #expect(stored.last?.kind == EventKind.importAborted.rawValue)
+        #expect(after.eventsNotApplied == UInt64(stored.count))
+        guard case .importAborted(let abort)? = try stored.last.map({ try EventCodec.decode($0) }) else {
+            Issue.record("no importAborted")
+            return
+        }
+        #expect(abort.reason == message)
+        try await ledger.close()
+        let now = try Self.logBytes(dir)
         // Compared as a Bool: a failing `==` on two Data makes the test library diff them byte by byte.
-        let unchanged = after.count >= bytes.count && after.prefix(bytes.count) == bytes
-        #expect(unchanged, "log was \(bytes.count) bytes, is \(after.count)")
+        let kept = now.count >= bytes.count && now.prefix(bytes.count) == bytes
+        #expect(kept, "log was \(bytes.count) bytes, is \(now.count)")
+        // A fresh replay (no snapshot) passes over the aborted import exactly as the store did.
+        let reader = try LogReader(dir.fs)
+        let replayed = try StateLoader.load(dir.fs, reader: reader, useSnapshots: false)
+        #expect(StateDifference.first(replayed.state, after) == nil)
+        #expect(replayed.state.digest() == after.digest())
+        #expect(replayed.openImport == nil)
         let report = try LedgerVerifier.verify(dir.fs)
         #expect(report.isIntact)
-        #expect(report.events == state.lastSequence)
+        #expect(report.events == after.lastSequence)
     }
 
     /// `<Me>`'s date of birth as some locales write it (Arabic-Indic digits), or empty.

@@ -2,8 +2,10 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `kill -9` during an import, then the same import again: the ledger verifies and
-/// answers exactly as one uninterrupted import (nothing doubled, nothing lost).
+/// `kill -9` during an import, then the same import again: while the killed import is
+/// open, readers see nothing of it; the next import aborts it (rule E11: none of it
+/// applies) and brings everything, so the ledger verifies and answers exactly as one
+/// uninterrupted import (nothing doubled, nothing lost).
 /// The export is the shared ashtom-hkimport-2017 grown to 5 copies by the shared
 /// generator (`synth_apple_health.py`), so that the writing pass lasts long enough
 /// to be killed in the middle.
@@ -28,6 +30,15 @@ struct ImportKillTests {
         return events["samplesSaved"] as? Int ?? 0
     }
 
+    /// The `samplesSaved` records in the log of `ledger`, applied or not, and how many
+    /// of them `log` marks as not applied because their import is open.
+    static func savedRecords(_ ledger: String, in dir: URL) throws -> (all: Int, open: Int) {
+        let run = try CLIRunner.run(["--ledger", ledger, "--json", "log"], currentDirectory: dir)
+        guard run.status == 0 else { return (0, 0) }
+        let saves = run.stdout.split(separator: "\n").filter { $0.contains(#""kind":"samplesSaved""#) }
+        return (saves.count, saves.filter { $0.contains(#""applied":false,"transaction":"open""#) }.count)
+    }
+
     @Test(.enabled(if: source != nil && generator != nil, "needs ../shared (ashtom-hkimport-2017 and the generator)"))
     func killedImportIsCompletedByImportingAgain() throws {
         let dir = TemporaryDirectory("kill")
@@ -45,7 +56,7 @@ struct ImportKillTests {
         #expect(try CLIRunner.run(["--ledger", "R", "import-apple-health", "big.xml"], currentDirectory: dir.url).status == 0)
 
         // Killed while writing: the importer pauses (durably) after its second sample
-        // batch when the test asks it to, and a reader must see those batches before
+        // batch when the test asks it to, and the log must hold those batches before
         // the kill, so the kill lands mid-import whatever the machine's load.
         let process = Process()
         process.executableURL = CLIRunner.binary
@@ -58,19 +69,31 @@ struct ImportKillTests {
         try process.run()
         let deadline = Date().addingTimeInterval(120)
         while process.isRunning, Date() < deadline {
-            if try Self.savedEvents("K", in: dir.url) >= 2 { break }
+            if try Self.savedRecords("K", in: dir.url).all >= 2 { break }
             usleep(100_000)
         }
         let killedWhileRunning = process.isRunning
+        // Open: in the log, marked not applied, and no reader sees any of it.
+        let records = try Self.savedRecords("K", in: dir.url)
+        #expect(records.all >= 2 && records.open == records.all)
+        #expect(try Self.savedEvents("K", in: dir.url) == 0)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(killedWhileRunning, "the import ended before it could be killed")
+        #expect(try Self.savedEvents("K", in: dir.url) == 0)
 
         let again = try CLIRunner.run(["--ledger", "K", "--json", "import-apple-health", "big.xml"], currentDirectory: dir.url)
         #expect(again.status == 0)
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
         #expect(summary["removed"] as? Int == 0)
-        #expect((summary["unchanged"] as? Int ?? 0) > 0)  // what the killed import had appended
+        #expect(summary["unchanged"] as? Int == 0)  // the killed import was aborted: none of it applied
+        #expect(summary["again"] as? Bool == false)
+        // The killed import's events are all in the log, marked aborted.
+        let aborted = try CLIRunner.run(["--ledger", "K", "--json", "log"], currentDirectory: dir.url)
+        let abortedSaves = aborted.stdout.split(separator: "\n").filter {
+            $0.contains(#""kind":"samplesSaved""#) && $0.contains(#""transaction":"aborted""#)
+        }
+        #expect(abortedSaves.count == records.all)
         #expect(try CLIRunner.run(["--ledger", "K", "verify"], currentDirectory: dir.url).status == 0)
         for type in ["stepCount", "heartRate", "workout"] {
             let expected = try Self.answers("R", type, in: dir.url)

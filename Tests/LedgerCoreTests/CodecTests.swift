@@ -52,7 +52,7 @@ struct CodecTests {
     static func roundTrip(_ event: Event, source: Source? = nil) throws -> Event {
         let payload = EventCodec.payload(event)
         return try payload.withUnsafeBytes {
-            try EventCodec.decode(kind: event.kind.rawValue, version: event.kind.currentVersion, payload: $0, source: { _ in source })
+            try EventCodec.decode(kind: event.kind.rawValue, version: event.kindVersion, payload: $0, source: { _ in source })
         }
     }
 
@@ -84,6 +84,13 @@ struct CodecTests {
                                              sourcePath: "export.zip", again: false,
                                              me: [MetadataEntry(key: "HKCharacteristicTypeIdentifierDateOfBirth", value: .string(""))])),
             .importFinished(ExportImportFinish(importId: fixedUUID(30), counts: [ImportCount("records", 8), ImportCount("beats", 0)])),
+            // A transaction (version 2): the content hash in the finish, none in the start.
+            .importStarted(ExportImportStart(importId: fixedUUID(32), exportDate: "2019-06-17 21:07:11 -0400", locale: nil,
+                                             exportVersion: nil, sourcePath: "export.xml",
+                                             me: [MetadataEntry(key: "HKCharacteristicTypeIdentifierBiologicalSex", value: .string("HKBiologicalSexFemale"))])),
+            .importFinished(ExportImportFinish(importId: fixedUUID(32), counts: [ImportCount("records", 1)],
+                                               contentSHA256: [UInt8](repeating: 9, count: 32))),
+            .importAborted(ExportImportAbort(importId: fixedUUID(33), reason: "malformedXML: export.xml: line 3, column 1: …")),
             .exportElementsKept([try ExportElement(nodes: [
                 ExportElement.Node(depth: 0, name: "Audiogram", attributes: [MetadataEntry(key: "sourceName", value: .string("Mimi"))]),
                 ExportElement.Node(depth: 1, name: "SensitivityPoint", attributes: []),
@@ -150,6 +157,39 @@ struct CodecTests {
         asApp[0] = 3
         #expect(throws: EventDecodingError.self) {
             try asApp.withUnsafeBytes { try EventCodec.decode(kind: 21, version: 1, payload: $0) }
+        }
+    }
+
+    /// Rule E11's events byte for byte as FORMAT.md gives them: a transaction's start
+    /// (version 2: no hash, no `again`), its finish (version 2: the hash after the id)
+    /// and `importAborted` (kind 20); version 3 of either import kind is unknown.
+    @Test func importTransactionPayloadsAreExactlyAsDocumented() throws {
+        let id = withUnsafeBytes(of: fixedUUID(32).uuid) { Array($0) }
+        let start = Event.importStarted(ExportImportStart(importId: fixedUUID(32), exportDate: "D", locale: nil, exportVersion: "13",
+                                                          sourcePath: "e.zip", me: [MetadataEntry(key: "k", value: .string("v"))]))
+        #expect(start.kindVersion == 2)
+        #expect(EventCodec.payload(start) == [0] + id + [1, 1, 0x44] + [0] + [1, 2, 0x31, 0x33] + [5] + Array("e.zip".utf8)
+                + [1, 1, 0x6B, 1, 0x76])
+        let hash = [UInt8](repeating: 0xAB, count: 32)
+        let finish = Event.importFinished(ExportImportFinish(importId: fixedUUID(32), counts: [ImportCount("records", 300)],
+                                                             contentSHA256: hash))
+        #expect(finish.kindVersion == 2)
+        #expect(EventCodec.payload(finish) == [0] + id + hash + [1, 7] + Array("records".utf8) + [0xAC, 0x02])
+        let legacy = Event.importFinished(ExportImportFinish(importId: fixedUUID(32), counts: []))
+        #expect(legacy.kindVersion == 1)
+        #expect(EventCodec.payload(legacy) == [0] + id + [0])
+        let abort = Event.importAborted(ExportImportAbort(importId: fixedUUID(32), reason: "why"))
+        #expect(abort.kind.rawValue == 20 && abort.kindVersion == 1)
+        let abortBytes: [UInt8] = [0] + id + [3] + Array("why".utf8)
+        #expect(EventCodec.payload(abort) == abortBytes)
+        #expect(abortBytes.withUnsafeBytes { EventCodec.importId(payload: $0) } == fixedUUID(32))
+        var asApp = abortBytes
+        asApp[0] = 1
+        #expect(throws: EventDecodingError.malformed(offset: 0, reason: "importAborted needs the owner as its actor")) {
+            try asApp.withUnsafeBytes { try EventCodec.decode(kind: 20, version: 1, payload: $0) }
+        }
+        #expect(throws: EventDecodingError.unknownVersion(kind: 9, version: 3)) {
+            try EventCodec.decode(kind: 9, version: 3, payload: UnsafeRawBufferPointer(start: nil, count: 0))
         }
     }
 

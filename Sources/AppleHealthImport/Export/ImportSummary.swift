@@ -67,9 +67,8 @@ public struct ImportSummary: Sendable {
     public var unchanged: Int { merge.values.reduce(0) { $0 + $1.unchanged } }
     /// Samples and activity summaries removed as absent from this export.
     public var removed: Int { merge.values.reduce(0) { $0 + $1.removed } }
-    /// Wall time of the checking pass and of the writing pass.
-    public var checkSeconds = 0.0
-    public var writeSeconds = 0.0
+    /// Wall time of the import (its one pass).
+    public var seconds = 0.0
 
     /// The counts `importFinished` records, in a fixed order.
     public var counts: [ImportCount] {
@@ -110,8 +109,7 @@ public struct ImportSummary: Sendable {
         o.set("workoutStatistics", workoutStatistics)
         o.set("duplicateActivitySummaryDays", duplicateActivitySummaryDays)
         o.set("characteristicsSet", characteristicsSet)
-        o.set("checkSeconds", checkSeconds)
-        o.set("writeSeconds", writeSeconds)
+        o.set("seconds", seconds)
         o.set("recordsByType", Self.object(recordsByType))
         o.set("correlationsByType", Self.object(correlationsByType))
         o.set("rawReasons", Self.object(rawReasons))
@@ -163,7 +161,7 @@ public struct ImportSummary: Sendable {
                            + String(format: " %10d %10d %10d", c.new, c.unchanged, c.removed))
             }
         }
-        out.append(String(format: "  time:               %.2f s checking, %.2f s writing", checkSeconds, writeSeconds))
+        out.append(String(format: "  time:               %.2f s", seconds))
         if notSavedSyncVersion > 0 { out.append("  not saved (sync identity already stored at that version): \(notSavedSyncVersion)") }
         if !keptChildren.isEmpty {
             out.append("  kept inside:        " + keptChildren.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", "))

@@ -36,6 +36,9 @@ struct RecordIdentity {
     /// times: the occurrence number of the next repeat.
     private var seen = FingerprintSet()
     private var repeats: [UInt64: UInt32] = [:]
+    /// Whether the last `uuid(_:from:mayRepeat:)` was of content seen before in this
+    /// export (an exact repeat: the importer counts them).
+    private(set) var lastWasRepeat = false
     /// Attribute names' bytes by interned id.
     private var nameBytes: [Int: [UInt8]] = [:]
     private var order: [(name: Int, index: Int)] = []
@@ -107,7 +110,8 @@ struct RecordIdentity {
         form.withUnsafeBytes { sha.update(UnsafeRawBufferPointer(rebasing: $0[start...])) }
         var digest = sha.finalize().array
         let key = digest.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-        if mayRepeat && !seen.insert(key) {
+        lastWasRepeat = mayRepeat && !seen.insert(key)
+        if lastWasRepeat {
             let k = repeats[key, default: 1]
             repeats[key] = k + 1
             digest += [UInt8(truncatingIfNeeded: k >> 24), UInt8(truncatingIfNeeded: k >> 16),

@@ -83,6 +83,9 @@ public enum AuditTimeline {
         case .importFinished(let f):
             guard app == nil else { return nil }
             return (nil, "owner", "import finished: " + f.counts.map { "\($0.name) \($0.value)" }.joined(separator: ", "))
+        case .importAborted(let a):
+            guard app == nil else { return nil }
+            return (nil, "owner", "import aborted, none of it applied: \(a.reason)")
         case .ownerTimeZoneSet(let zone):
             guard app == nil else { return nil }
             return (nil, "owner", "time zone set to \(zone)")

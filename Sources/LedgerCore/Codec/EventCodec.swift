@@ -11,7 +11,7 @@ import HealthModel
 package enum EventCodec {
     /// Appends `event` to `batch` as one record.
     package static func append(_ event: Event, to batch: inout LedgerLogBatch) {
-        batch.append(kind: event.kind.rawValue, version: event.kind.currentVersion) { bytes in
+        batch.append(kind: event.kind.rawValue, version: event.kindVersion) { bytes in
             var w = ByteWriter(adopting: bytes)
             bytes = []
             encodePayload(event, into: &w)
@@ -19,7 +19,7 @@ package enum EventCodec {
         }
     }
 
-    /// The payload bytes of `event` (its current version).
+    /// The payload bytes of `event` (in its `kindVersion`).
     package static func payload(_ event: Event) -> [UInt8] {
         var w = ByteWriter(capacity: 128)
         encodePayload(event, into: &w)
@@ -81,14 +81,18 @@ package enum EventCodec {
                 stringPairs(a.otherAttributes, into: &w)
             }
         case .importStarted(let s):
+            // Version 2 (a transaction): no content hash, no `again`; version 1 (legacy) both.
             w.uuid(s.importId)
-            for b in s.contentSHA256 { w.u8(b) }
+            if let hash = s.contentSHA256 { for b in hash { w.u8(b) } }
             SampleCodec.optionalString(s.exportDate, into: &w)
             SampleCodec.optionalString(s.locale, into: &w)
             SampleCodec.optionalString(s.exportVersion, into: &w)
             w.string(s.sourcePath)
-            w.u8(s.again ? 1 : 0)
+            if !s.isTransaction { w.u8(s.again ? 1 : 0) }
             stringPairs(s.me, into: &w)
+        case .importAborted(let a):
+            w.uuid(a.importId)
+            w.string(a.reason)
         case .ownerTimeZoneSet(let identifier):
             w.string(identifier)
         case .sourcePrioritySet(let type, let sources):
@@ -126,7 +130,9 @@ package enum EventCodec {
                 w.u8(UInt8(day.day))
             }
         case .importFinished(let f):
+            // Version 2 (a transaction's): the export's SHA-256 after the id.
             w.uuid(f.importId)
+            if let hash = f.contentSHA256 { for b in hash { w.u8(b) } }
             w.varint(f.counts.count)
             for c in f.counts {
                 w.string(c.name)
@@ -265,23 +271,31 @@ package enum EventCodec {
         case .importStarted:
             try owner()
             let id = try r.uuid()
-            var hash: [UInt8] = []
-            for _ in 0..<32 { hash.append(try r.u8()) }
+            let hash = version == 1 ? try sha256(&r) : nil
             let exportDate = try SampleCodec.optionalString(&r)
             let locale = try SampleCodec.optionalString(&r)
-            let version = try SampleCodec.optionalString(&r)
+            let exportVersion = try SampleCodec.optionalString(&r)
             let path = try r.string()
-            let again = try bool(&r)
-            event = .importStarted(ExportImportStart(importId: id, contentSHA256: hash, exportDate: exportDate, locale: locale,
-                                                     exportVersion: version, sourcePath: path, again: again,
-                                                     me: try stringPairs(&r)))
+            if let hash {
+                let again = try bool(&r)
+                event = .importStarted(ExportImportStart(importId: id, contentSHA256: hash, exportDate: exportDate, locale: locale,
+                                                         exportVersion: exportVersion, sourcePath: path, again: again,
+                                                         me: try stringPairs(&r)))
+            } else {
+                event = .importStarted(ExportImportStart(importId: id, exportDate: exportDate, locale: locale,
+                                                         exportVersion: exportVersion, sourcePath: path, me: try stringPairs(&r)))
+            }
         case .importFinished:
             try owner()
             let id = try r.uuid()
+            let hash = version == 2 ? try sha256(&r) : nil
             let n = try r.count(limit: r.remaining)
             var counts: [ImportCount] = []
             for _ in 0..<n { counts.append(ImportCount(try r.string(), try r.varint())) }
-            event = .importFinished(ExportImportFinish(importId: id, counts: counts))
+            event = .importFinished(ExportImportFinish(importId: id, counts: counts, contentSHA256: hash))
+        case .importAborted:
+            try owner()
+            event = .importAborted(ExportImportAbort(importId: try r.uuid(), reason: try r.string()))
         case .absentFromExport:
             try owner()
             let id = try r.uuid()
@@ -382,6 +396,21 @@ package enum EventCodec {
             }
         }
         return try result.get()
+    }
+
+    static func sha256(_ r: inout ByteReader) throws(EventDecodingError) -> [UInt8] {
+        var hash: [UInt8] = []
+        hash.reserveCapacity(32)
+        for _ in 0..<32 { hash.append(try r.u8()) }
+        return hash
+    }
+
+    /// The importId of an `importStarted`, `importFinished` or `importAborted` payload
+    /// (every version: the owner's actor byte, then the UUID), without decoding the
+    /// rest: how replay finds the end of an import (`ImportBrackets`).
+    package static func importId(payload: UnsafeRawBufferPointer) -> UUID? {
+        guard payload.count >= 17, payload[0] == 0 else { return nil }
+        return UUID(uuid: payload.loadUnaligned(fromByteOffset: 1, as: uuid_t.self))
     }
 
     static func bool(_ r: inout ByteReader) throws(EventDecodingError) -> Bool {

@@ -134,6 +134,9 @@ public enum Event: Hashable, Sendable {
     case importStarted(ExportImportStart)
     /// An import finished, with its counts. Actor: the owner.
     case importFinished(ExportImportFinish)
+    /// A transactional import stopped without finishing: none of its events is
+    /// applied (kind 20, rule E11). Actor: the owner.
+    case importAborted(ExportImportAbort)
     /// Elements of an export kept as written (no model of their own). Actor: the owner.
     case exportElementsKept([ExportElement])
     /// The owner's time zone (an IANA identifier, `Pacific/Honolulu`): age, "today"
@@ -163,9 +166,20 @@ public enum Event: Hashable, Sendable {
         case .appRegistered(let app, _), .authorizationRequested(let app, _, _), .samplesSaved(let app, _),
              .samplesAssociated(let app, _, _): .app(app)
         case .authorizationDecided, .characteristicSet, .characteristicCleared, .activitySummariesRecorded,
-             .importStarted, .importFinished, .exportElementsKept, .ownerTimeZoneSet, .sourcePrioritySet, .preferredUnitSet,
+             .importStarted, .importFinished, .importAborted, .exportElementsKept, .ownerTimeZoneSet, .sourcePrioritySet, .preferredUnitSet,
              .absentFromExport: .owner
         case .samplesDeleted(let actor, _, _), .workoutActivitiesAdded(let actor, _, _): actor
+        }
+    }
+
+    /// The version of its kind this event is written in: the current one, but for a
+    /// legacy import's start and finish (read from an older ledger), which keep
+    /// version 1 so that their bytes, and the digest over them, never change.
+    public var kindVersion: UInt16 {
+        switch self {
+        case .importStarted(let s): s.isTransaction ? 2 : 1
+        case .importFinished(let f): f.contentSHA256 == nil ? 1 : 2
+        default: kind.currentVersion
         }
     }
 
@@ -182,6 +196,7 @@ public enum Event: Hashable, Sendable {
         case .activitySummariesRecorded: .activitySummariesRecorded
         case .importStarted: .importStarted
         case .importFinished: .importFinished
+        case .importAborted: .importAborted
         case .exportElementsKept: .exportElementsKept
         case .ownerTimeZoneSet: .ownerTimeZoneSet
         case .sourcePrioritySet: .sourcePrioritySet
@@ -211,13 +226,21 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case preferredUnitSet = 14
     case samplesAssociated = 15
     case workoutActivitiesAdded = 16
-    // 17–20 and 22–24 are reserved (import transactions).
+    // 17–19 and 22–24 are reserved.
+    case importAborted = 20
     case absentFromExport = 21
 
-    /// The version this release writes for the kind (`kindVersion`). Version 2 of
-    /// `samplesSaved` added sample flags 64 (written UTC offsets) and 128 (HRV beats)
-    /// and an unrecognized sample's reason; version 1 is still read.
-    public var currentVersion: UInt16 { self == .samplesSaved ? 2 : 1 }
+    /// The newest version of the kind (`kindVersion`) this release reads and writes.
+    /// Version 2 of `samplesSaved` added sample flags 64 (written UTC offsets) and 128
+    /// (HRV beats) and an unrecognized sample's reason; version 2 of `importStarted`
+    /// and `importFinished` made an import a transaction (the content hash moved to
+    /// the finish). Version 1 of each is still read.
+    public var currentVersion: UInt16 {
+        switch self {
+        case .samplesSaved, .importStarted, .importFinished: 2
+        default: 1
+        }
+    }
 
     /// `appRegistered`, …
     public var name: String { String(describing: self) }

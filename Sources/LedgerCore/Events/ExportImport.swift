@@ -1,16 +1,23 @@
 import Foundation
 import HealthModel
 
-/// The start of an import of an Apple Health export: which export (by the SHA-256
-/// of its XML and its ExportDate), and what it said that has no event of its own.
+/// The start of an import of an Apple Health export: which export (its ExportDate
+/// and `<Me>`), and what it said that has no event of its own.
 ///
-/// Invariant: `contentSHA256` is 32 bytes.
+/// Two forms (events/FORMAT.md, kind 9):
+/// - a **transaction** (version 2, what this release writes): the import's events are
+///   applied only when its `importFinished` comes (rule E11); the content hash, known
+///   only once the export was read to the end, is in the `importFinished`;
+/// - a **legacy** start (version 1, read from older ledgers): events applied as they
+///   came, the content hash here.
+///
+/// Invariant: `contentSHA256` is nil (a transaction) or 32 bytes (legacy).
 public struct ExportImportStart: Hashable, Sendable {
-    /// Names this import; `importFinished` refers to it.
+    /// Names this import; `importFinished` / `importAborted` refer to it.
     public let importId: UUID
-    /// SHA-256 of the export's XML bytes (the same whether read from the zip, the
-    /// unzipped folder or the XML itself).
-    public let contentSHA256: [UInt8]
+    /// Legacy starts only: SHA-256 of the export's XML bytes (the same whether read
+    /// from the zip, the unzipped folder or the XML itself). Nil for a transaction.
+    public let contentSHA256: [UInt8]?
     /// `<ExportDate value=…>` as written.
     public let exportDate: String?
     /// `<HealthData locale=…>` as written.
@@ -19,12 +26,27 @@ public struct ExportImportStart: Hashable, Sendable {
     public let exportVersion: String?
     /// The file the user named (a zip, an XML or a folder).
     public let sourcePath: String
-    /// True when the same export was imported before and `--again` was given.
+    /// Legacy starts only: true when the same export was imported before and
+    /// `--again` was given. False for a transaction.
     public let again: Bool
     /// Every attribute of `<Me>`, verbatim, in order (characteristic events carry
     /// the ones this version understands).
     public let me: [MetadataEntry]
 
+    /// A transaction's start (version 2).
+    public init(importId: UUID, exportDate: String?, locale: String?, exportVersion: String?, sourcePath: String,
+                me: [MetadataEntry]) {
+        self.importId = importId
+        self.contentSHA256 = nil
+        self.exportDate = exportDate
+        self.locale = locale
+        self.exportVersion = exportVersion
+        self.sourcePath = sourcePath
+        self.again = false
+        self.me = me
+    }
+
+    /// A legacy start (version 1: older ledgers, and tests of them).
     public init(importId: UUID, contentSHA256: [UInt8], exportDate: String?, locale: String?, exportVersion: String?,
                 sourcePath: String, again: Bool, me: [MetadataEntry]) {
         precondition(contentSHA256.count == 32, "a SHA-256 digest is 32 bytes")
@@ -37,17 +59,43 @@ public struct ExportImportStart: Hashable, Sendable {
         self.again = again
         self.me = me
     }
+
+    /// Whether this import is a transaction (version 2): applied only once finished.
+    public var isTransaction: Bool { contentSHA256 == nil }
 }
 
 /// The end of an import: what it brought, by name (`records`, `samplesSaved`,
-/// `workouts`, `keptRaw`, …), in a fixed order.
+/// `workouts`, `keptRaw`, …), in a fixed order, and (a transaction's, version 2)
+/// the SHA-256 of the export's XML, known only once it was read to the end.
+///
+/// Invariant: `contentSHA256` is nil (legacy, version 1) or 32 bytes.
 public struct ExportImportFinish: Hashable, Sendable {
     public let importId: UUID
     public let counts: [ImportCount]
+    /// SHA-256 of the export's XML bytes (a transaction's finish); nil in a legacy one.
+    public let contentSHA256: [UInt8]?
 
-    public init(importId: UUID, counts: [ImportCount]) {
+    public init(importId: UUID, counts: [ImportCount], contentSHA256: [UInt8]? = nil) {
+        precondition(contentSHA256 == nil || contentSHA256!.count == 32, "a SHA-256 digest is 32 bytes")
         self.importId = importId
         self.counts = counts
+        self.contentSHA256 = contentSHA256
+    }
+}
+
+/// An import that did not finish (event kind 20, `importAborted`): the export turned
+/// out malformed, the importer failed, or the ledger was opened again after the
+/// importing process died. None of the import's events is applied (rule E11); they
+/// stay in the log, append-only, for the audit.
+public struct ExportImportAbort: Hashable, Sendable {
+    /// The import (its `importStarted`, a transaction still open).
+    public let importId: UUID
+    /// Why, for people (the import's error, or how the next writer found it open).
+    public let reason: String
+
+    public init(importId: UUID, reason: String) {
+        self.importId = importId
+        self.reason = reason
     }
 }
 
@@ -70,6 +118,23 @@ public struct ImportEntry: Hashable, Sendable {
     /// The sequence number of the `importFinished` event, if it came.
     public internal(set) var finishedAt: UInt64?
     public internal(set) var counts: [ImportCount]
+    /// SHA-256 of the export's XML: the start's (legacy) or the finish's (a transaction).
+    public internal(set) var contentSHA256: [UInt8]?
+
+    init(start: ExportImportStart, startedAt: UInt64, finishedAt: UInt64? = nil, counts: [ImportCount] = [],
+         contentSHA256: [UInt8]? = nil) {
+        self.start = start
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.counts = counts
+        self.contentSHA256 = contentSHA256 ?? start.contentSHA256
+    }
+
+    /// The import's `importFinished` as it was written (counts, and a transaction's
+    /// content hash): how snapshots and the digest hold it.
+    public var finish: ExportImportFinish {
+        ExportImportFinish(importId: start.importId, counts: counts, contentSHA256: start.isTransaction ? contentSHA256 : nil)
+    }
 }
 
 /// An element of an export this release has no model for (a `ClinicalRecord`, an

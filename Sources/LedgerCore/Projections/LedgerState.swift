@@ -48,6 +48,10 @@ package struct LedgerState: Sendable, Equatable {
     package private(set) var lastRecordedAt: Int64 = 0
     /// Events folded in, by kind.
     package private(set) var eventCounts: [UInt16: UInt64] = [:]
+    /// Events passed over, never applied: those of aborted imports, their
+    /// `importStarted` and `importAborted` included (rule E11). `lastSequence` counts
+    /// them; no projection holds anything of them.
+    package private(set) var eventsNotApplied: UInt64 = 0
 
     package init() {}
 
@@ -93,12 +97,17 @@ package struct LedgerState: Sendable, Equatable {
             case .activitySummariesRecorded(let summaries):
                 for a in summaries { activitySummaries[Self.dayKey(a.day)] = a }
             case .importStarted(let start):
-                imports.append(ImportEntry(start: start, startedAt: sequence, finishedAt: nil, counts: []))
+                imports.append(ImportEntry(start: start, startedAt: sequence))
             case .importFinished(let finish):
                 if let i = imports.firstIndex(where: { $0.start.importId == finish.importId }) {
                     imports[i].finishedAt = sequence
                     imports[i].counts = finish.counts
+                    if let hash = finish.contentSHA256 { imports[i].contentSHA256 = hash }
                 }
+            case .importAborted:
+                // Replay passes over an aborted import whole (`skip`); the store reloads
+                // its projections after appending one. Never folded.
+                preconditionFailure("an aborted import is passed over, not folded (rule E11)")
             case .ownerTimeZoneSet(let identifier):
                 ownerTimeZone = identifier
             case .sourcePrioritySet(let type, let sources):
@@ -134,7 +143,22 @@ package struct LedgerState: Sendable, Equatable {
 
     /// The imports of an export with this content hash.
     package func imports(ofContent sha256: [UInt8]) -> [ImportEntry] {
-        imports.filter { $0.start.contentSHA256 == sha256 }
+        imports.filter { $0.contentSHA256 == sha256 }
+    }
+
+    /// The transactional import that is open (started, neither finished nor aborted):
+    /// only while the store runs one. Replay never folds an open one (rule E11).
+    package var openTransaction: ImportEntry? {
+        imports.last.flatMap { $0.start.isTransaction && $0.finishedAt == nil ? $0 : nil }
+    }
+
+    /// Passes over an event that is not applied (an aborted import's, rule E11): the
+    /// log position advances, no projection changes.
+    mutating func skip(sequence: UInt64, recordedAt: Int64) {
+        precondition(sequence == lastSequence + 1, "events are passed over in sequence order")
+        lastSequence = sequence
+        lastRecordedAt = recordedAt
+        eventsNotApplied += 1
     }
 
     /// Sets the time of the last event folded in (a group folded before the log
@@ -148,7 +172,8 @@ package struct LedgerState: Sendable, Equatable {
 
     /// Rebuilds the small projections from a snapshot's contents.
     mutating func restore(events: [Event], permissions: [(AppOrdinal, UInt16, TypePermission)], lastSequence: UInt64,
-                          lastRecordedAt: Int64, eventCounts: [UInt16: UInt64], imports: [ImportEntry] = []) {
+                          lastRecordedAt: Int64, eventCounts: [UInt16: UInt64], imports: [ImportEntry] = [],
+                          eventsNotApplied: UInt64 = 0) {
         for event in events {
             switch event {
             case .appRegistered(let ordinal, let registration): registry.apply(ordinal, registration)
@@ -167,6 +192,7 @@ package struct LedgerState: Sendable, Equatable {
         self.lastSequence = lastSequence
         self.lastRecordedAt = lastRecordedAt
         self.eventCounts = eventCounts
+        self.eventsNotApplied = eventsNotApplied
     }
 
     // MARK: Digest
@@ -248,7 +274,12 @@ package struct LedgerState: Sendable, Equatable {
             d.bytes(EventCodec.payload(.importStarted(entry.start)))
             d.u64(entry.startedAt)
             d.u64(entry.finishedAt ?? 0)
-            d.bytes(EventCodec.payload(.importFinished(ExportImportFinish(importId: entry.start.importId, counts: entry.counts))))
+            d.bytes(EventCodec.payload(.importFinished(entry.finish)))
+        }
+        // Only when an import was aborted, so that other ledgers keep their digest.
+        if eventsNotApplied > 0 {
+            d.section("eventsNotApplied", count: 1)
+            d.u64(eventsNotApplied)
         }
         let days = activitySummaries.keys.sorted()
         if !days.isEmpty { d.section("activitySummaries", count: days.count) }

@@ -6,7 +6,8 @@ import Glibc
 
 /// An open-addressing hash table from UUID to sample slot, sized for millions of
 /// entries: 8 bytes per bucket (32-bit fingerprint, 32-bit slot + 1), linear
-/// probing, grown at 70 % load. The UUIDs themselves live in the sample index; the
+/// probing, grown at 80 % load (the fingerprint keeps long probe runs cheap: a
+/// probe that is not the UUID almost never touches a slot). The UUIDs themselves live in the sample index; the
 /// fingerprint avoids touching them on almost every miss.
 ///
 /// Iteration order is irrelevant to every output: the digest and snapshots walk
@@ -17,7 +18,7 @@ struct UUIDTable: Sendable, Equatable {
 
     init(capacity: Int = 1024) {
         var size = 16
-        while size * 7 / 10 < capacity { size <<= 1 }
+        while size / 10 * 8 < capacity { size <<= 1 }
         buckets = Self.zeroedBuckets(size)
     }
 
@@ -82,7 +83,7 @@ struct UUIDTable: Sendable, Equatable {
     /// Adds `uuid` → `slot`. Precondition: `uuid` is not in the table.
     @inline(__always)
     mutating func insert(_ uuid: UUID, slot: UInt32, uuidOf: (UInt32) -> UUID) {
-        if (count + 1) * 10 > buckets.count * 7 { grow(uuidOf: uuidOf) }
+        if (count + 1) * 10 > buckets.count * 8 { grow(uuidOf: uuidOf) }
         place(Self.hash(uuid), slot: slot)
         count += 1
     }

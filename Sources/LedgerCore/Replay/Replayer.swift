@@ -13,6 +13,15 @@ package enum ReplayLimit: Sendable, Equatable {
 }
 
 extension ReplayLimit {
+    /// Whether an event at this sequence number and time is within the limit.
+    package func admits(sequence: UInt64, recordedAt: Int64) -> Bool {
+        switch self {
+        case .end: true
+        case .sequence(let last): sequence <= last
+        case .instant(let t): recordedAt <= t
+        }
+    }
+
     /// The instants the log's clock can name (`recordedAt` is Int64 nanoseconds since
     /// 1970), as error messages give them.
     package static let instantRangeText = "1677-09-21T00:12:43.145224192Z…2262-04-11T23:47:16.854775807Z (the log's clock)"
@@ -77,6 +86,9 @@ package enum Replayer {
         package let applied: UInt64
         /// Invalid bytes at the end of the log that no later batch proves durable.
         package let incompleteTail: LogDamage?
+        /// The transactional import the replay stopped before, its end not in the log
+        /// (or, with a limit, not within it): nil when none (rule E11).
+        package let openImport: OpenImport?
     }
 
     /// Folds events after `position` into `state`, up to `limit`.
@@ -130,6 +142,10 @@ package enum Replayer {
         var nextReport = position.offset + (64 << 20)
         var failure: ReplayError?
         var end: LogReader.ScanEnd?
+        // E11: the events of an aborted import are passed over through its
+        // `importAborted`; replay stops before an import whose end it cannot reach.
+        var passOverThrough: UInt64?
+        var openImport: OpenImport?
         consume: while let chunk = try queue.next() {
             // Local copies: a class's arrays are checked for exclusive access on every
             // use; locals are not.
@@ -159,7 +175,38 @@ package enum Replayer {
                 case .sequence(let last): if items[i].sequence > last { break consume }
                 case .instant(let t): if items[i].recordedAt > t { break consume }
                 }
-                if let problem = fold(items[i], headers: headers, strings: strings, events: events, errors: errors, into: &state,
+                let item = items[i]
+                if let through = passOverThrough {
+                    // An aborted import's event: decoded (every event must be), never applied.
+                    if case .undecodable(let e)? = item.facts {
+                        failure = .undecodable(sequence: item.sequence, offset: item.offset, errors[e])
+                        break consume
+                    }
+                    state.skip(sequence: item.sequence, recordedAt: item.recordedAt)
+                    if item.sequence == through { passOverThrough = nil }
+                    applied += 1
+                    i += 1
+                    continue
+                }
+                if case .start(let importId, let close) = item.transaction {
+                    // E11: a transaction begins a batch, so that replay can stop before it.
+                    guard let before = lastPosition, before.nextSequence == item.sequence else {
+                        failure = .ruleViolation(sequence: item.sequence, offset: item.offset,
+                                                 .importMismatch(importId, "starts inside a batch: a transaction begins its batch"))
+                        break consume
+                    }
+                    switch close {
+                    case .aborted(let through, _)?:
+                        passOverThrough = through
+                        continue  // this very item is passed over first
+                    case .finished(let at, let time)? where limit.admits(sequence: at, recordedAt: time):
+                        break  // applies: fold it like any event
+                    default:
+                        openImport = OpenImport(importId: importId, startedAt: item.sequence, position: before)
+                        break consume
+                    }
+                }
+                if let problem = fold(item, headers: headers, strings: strings, events: events, errors: errors, into: &state,
                                       beforeFold: beforeFold) {
                     failure = problem
                     break consume
@@ -173,7 +220,8 @@ package enum Replayer {
         // Stopped by the limit inside a batch: no position to resume from.
         if let last = lastPosition, state.lastSequence + 1 != last.nextSequence { stoppedInside = true }
         progress?(ReplayProgress(bytes: end?.endOffset ?? position.offset, totalBytes: total, events: applied))
-        return Outcome(position: stoppedInside ? nil : lastPosition, applied: applied, incompleteTail: end?.incompleteTail)
+        return Outcome(position: stoppedInside ? nil : lastPosition, applied: applied, incompleteTail: end?.incompleteTail,
+                       openImport: openImport)
     }
 
     static let lookahead = 32
@@ -212,6 +260,14 @@ package enum Replayer {
             let offset: UInt64
             let kind: UInt16
             var facts: Facts?
+            /// For a transactional import's start: how it ends (rule E11).
+            var transaction: Transaction = .none
+        }
+
+        enum Transaction {
+            case none
+            /// An `importStarted` of version 2, and its close (nil: not in the log).
+            case start(importId: UUID, close: ImportClose?)
         }
 
         /// Plain data (no references), so that items copy as bytes.
@@ -327,6 +383,7 @@ package enum Replayer {
         func produce(reader: LogReader, position: LogReader.Position, decodeFully: Bool) {
             var chunk = Chunk()
             var registry = AppRegistry()
+            var batchStart = position
             do {
                 let end = try reader.forEachBatch(position: position) { batch in
                     if self.isCancelled { return false }
@@ -335,8 +392,16 @@ package enum Replayer {
                         var item = Chunk.Item(sequence: record.sequence, recordedAt: record.recordedAt, offset: record.offset,
                                               kind: record.kind, facts: nil)
                         item.facts = Self.decode(record, decodeFully: decodeFully, registry: &registry, chunk: chunk)
+                        if record.kind == EventKind.importStarted.rawValue, case .other(let e)? = item.facts,
+                           case .importStarted(let start) = chunk.events[e], start.isTransaction {
+                            // Look ahead for its end before anything of it is folded.
+                            item.transaction = .start(importId: start.importId,
+                                                      close: ImportBrackets.close(of: start.importId, startedAt: record.sequence,
+                                                                                  scanningFrom: batchStart, reader: reader))
+                        }
                         chunk.items.append(item)
                     }
+                    batchStart = batch.endPosition
                     chunk.batches.append(Chunk.Boundary(lastItem: chunk.items.count - 1, end: batch.endPosition))
                     if chunk.items.count >= Self.chunkEvents || chunk.headers.count >= Self.chunkSamples {
                         guard self.put(chunk) else { return false }

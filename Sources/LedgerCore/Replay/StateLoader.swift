@@ -16,6 +16,9 @@ package enum StateLoader {
         /// Snapshots skipped, and why.
         package let warnings: [String]
         package let incompleteTail: LogDamage?
+        /// A transactional import replay stopped before (its end not in the log, or
+        /// beyond the limit): its events are not in `state` (rule E11).
+        package let openImport: OpenImport?
     }
 
     package static func load(_ fs: any LogFileSystem, reader: LogReader, limit: ReplayLimit = .end,
@@ -45,6 +48,6 @@ package enum StateLoader {
         }
         let outcome = try Replayer.replay(reader, into: &state, from: position, limit: limit, progress: progress)
         return Loaded(state: state, position: outcome.position, snapshot: used, replayed: outcome.applied,
-                      warnings: warnings, incompleteTail: outcome.incompleteTail)
+                      warnings: warnings, incompleteTail: outcome.incompleteTail, openImport: outcome.openImport)
     }
 }

@@ -25,6 +25,8 @@ public enum LedgerCommand: Sendable {
     case startImport(ExportImportStart)
     /// The owner finishes an import.
     case finishImport(ExportImportFinish)
+    /// The owner aborts the open import transaction (none of its events applies).
+    case abortImport(ExportImportAbort)
     /// The owner keeps elements of an export that have no model, as written.
     case keepExportElements([ExportElement])
     /// An import removes what a newer export no longer holds (one per import).
@@ -138,6 +140,8 @@ public enum LedgerDecider {
             return [.importStarted(start)]
         case .finishImport(let finish):
             return [.importFinished(finish)]
+        case .abortImport(let abort):
+            return [.importAborted(abort)]
         case .keepExportElements(let elements):
             return [.exportElementsKept(elements)]
         case .removeAbsent(let absence):

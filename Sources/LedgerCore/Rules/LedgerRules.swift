@@ -246,6 +246,15 @@ enum LedgerRules {
             guard state.imports.firstIndex(where: { $0.start.importId == start.importId }) == nil else {
                 throw .importMismatch(start.importId, "was already started")
             }
+            // E11: one transaction at a time.
+            if start.isTransaction, let open = state.openTransaction {
+                throw .importMismatch(start.importId, "starts while import \(open.start.importId.uuidString) is open")
+            }
+        case .importAborted(let abort):
+            // E11: only the open transaction is aborted.
+            guard let open = state.openTransaction, open.start.importId == abort.importId else {
+                throw .importMismatch(abort.importId, "is not an open import transaction")
+            }
         case .absentFromExport(let absence):
             guard let i = state.imports.firstIndex(where: { $0.start.importId == absence.importId }) else {
                 throw .importMismatch(absence.importId, "never started")

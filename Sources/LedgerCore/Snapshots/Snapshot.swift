@@ -62,6 +62,9 @@ public enum SnapshotFile {
         /// Written only when a workout has activities (SnapshotFile+WorkoutActivities);
         /// issue 11 was given 32, in the statistics range, for it.
         case workoutActivities = 32
+        /// Import transactions: the imports with their events' versions (replaces 5,
+        /// which only older snapshots hold), and the count of events not applied.
+        case importTransactions = 50, eventsNotApplied = 51
         case slots = 10, buckets, timelineSlots
         case timelines = 20, latest, tombstones, sync
         // Reserved: 8 and 30–39 statistics, 40–49 HealthKit fidelity, 50–59 import v2.
@@ -281,7 +284,8 @@ public enum SnapshotFile {
         }
         var state = LedgerState()
         state.restore(events: contents.events, permissions: contents.permissions, lastSequence: contents.lastSequence,
-                      lastRecordedAt: contents.lastRecordedAt, eventCounts: contents.eventCounts, imports: contents.imports)
+                      lastRecordedAt: contents.lastRecordedAt, eventCounts: contents.eventCounts, imports: contents.imports,
+                      eventsNotApplied: contents.eventsNotApplied)
         let columns = contents.columns
         let n = columns.slots.count
         guard columns.buckets.count.nonzeroBitCount == 1, columns.tableCount == n,

@@ -36,15 +36,17 @@ struct SnapshotContents {
     var lastRecordedAt: Int64 = 0
     var eventCounts: [UInt16: UInt64] = [:]
     var imports: [ImportEntry] = []
+    var eventsNotApplied: UInt64 = 0
     var columns = SampleIndex.Columns(slots: [], buckets: [], tableCount: 0, timelines: [:], latest: [:],
                                       tombstones: [], syncOfSlot: [:])
     /// The `timelineSlots` column, cut into timelines by the `timelines` section.
     var timelineSlots: [UInt32] = []
 
-    /// A length-prefixed event payload of `kind` (current version), as sections embed them.
-    static func event(_ r: inout ByteReader, _ kind: EventKind) throws -> Event {
+    /// A length-prefixed event payload of `kind` (in `version`: the current one unless
+    /// the section says), as sections embed them.
+    static func event(_ r: inout ByteReader, _ kind: EventKind, version: UInt16? = nil) throws -> Event {
         let sub = try r.lengthPrefixed()
-        return try EventCodec.decode(kind: kind.rawValue, version: kind.currentVersion, payload: sub.bytes)
+        return try EventCodec.decode(kind: kind.rawValue, version: version ?? kind.currentVersion, payload: sub.bytes)
     }
 }
 
@@ -53,6 +55,6 @@ extension SnapshotFile {
     static let smallSections: [SnapshotSectionCodec] = [
         registrySection, authorizationSection, characteristicsSection, countsSection, ownerTimeZoneSection,
         preferredUnitsSection, associationsSection, workoutActivitiesSection,
-        importsSection, activitySummariesSection, timelinesSection, latestSection, tombstonesSection, syncSection,
+        importsSection, legacyImportsSection, notAppliedSection, activitySummariesSection, timelinesSection, latestSection, tombstonesSection, syncSection,
     ]
 }

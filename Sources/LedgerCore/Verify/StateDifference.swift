@@ -9,10 +9,15 @@ public struct StateDifference: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(projection)[\(key)]" }
 
     /// The first difference between `a` and `b`, in a fixed order of projections
-    /// and keys; nil when they are equal.
-    package static func first(_ a: LedgerState, _ b: LedgerState) -> StateDifference? {
-        if a.lastSequence != b.lastSequence { return StateDifference(projection: "position", key: "lastSequence") }
-        if a.lastRecordedAt != b.lastRecordedAt { return StateDifference(projection: "position", key: "lastRecordedAt") }
+    /// and keys; nil when they are equal. `ignoringPosition`: where each stands in the
+    /// log (last sequence and time, events passed over) is left out — an aborted
+    /// import moves the position and nothing else (rule E11).
+    package static func first(_ a: LedgerState, _ b: LedgerState, ignoringPosition: Bool = false) -> StateDifference? {
+        if !ignoringPosition {
+            if a.lastSequence != b.lastSequence { return StateDifference(projection: "position", key: "lastSequence") }
+            if a.lastRecordedAt != b.lastRecordedAt { return StateDifference(projection: "position", key: "lastRecordedAt") }
+            if a.eventsNotApplied != b.eventsNotApplied { return StateDifference(projection: "position", key: "eventsNotApplied") }
+        }
         let apps = max(a.registry.apps.count, b.registry.apps.count)
         for i in 0..<apps {
             let x = i < a.registry.apps.count ? a.registry.apps[i] : nil

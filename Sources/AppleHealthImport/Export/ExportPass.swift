@@ -1,0 +1,378 @@
+import Foundation
+import HealthModel
+import LedgerCore
+
+/// The import's one pass over an export, on a thread of its own: scanning and
+/// mapping the XML into batches of ledger commands while the ledger appends the
+/// previous batch, at most `depth` messages ahead (so memory stays bounded). The
+/// inflating and hashing of the XML run on a third thread (`ReadAheadStream`).
+///
+/// It yields, in order: the **prolog** (locale, ExportDate, `<Me>`, the export
+/// version: what the importer checks before it writes anything), the **batches**,
+/// and at the **end** the summary with the export's SHA-256 (known only then).
+///
+/// What a two-pass import learnt from its first pass is learnt here as it goes:
+/// - sources are registered, and granted the types they wrote, in the batch where
+///   they first appear, before the save that needs them;
+/// - exact repeats get their occurrence numbers in document order (`RecordIdentity`);
+/// - a sample whose sync identifier (per source) came earlier in the export at the
+///   same or a newer version is not saved (HealthKit would refuse it);
+/// - top-level Records that a Correlation may repeat as a member (quantities of a
+///   type some correlation admits: blood pressure, food) are **held back** to the end
+///   of the export, where those a Correlation holds are dropped (stored once, as the
+///   members) and the rest saved. Memory: the held Records (none in most exports).
+final class ExportPass: @unchecked Sendable {
+    // @unchecked: `credit` and `cancelled` are guarded by `condition`; the mapper,
+    // scanner and every other piece of mapping state are confined to the pass's thread.
+
+    /// What the export says before its first sample.
+    struct Prolog: Sendable {
+        var locale: String?
+        var exportDate: String?
+        var me: [MetadataEntry] = []
+        var exportVersion: String?
+    }
+
+    enum Message: Sendable {
+        case prolog(Prolog)
+        case batch([LedgerCommand])
+        /// The whole export's counts and content hash (the merge's counts are the
+        /// importer's to add).
+        case end(ImportSummary)
+    }
+
+    private let source: ExportSource
+    private let options: ImportOptions
+    /// Messages the pass may still send before the consumer takes one: `depth` at
+    /// first, one less per message sent, one more per message consumed. Guarded by
+    /// `condition`, as is `cancelled`. (A counter of our own, not a DispatchSemaphore:
+    /// one dropped with messages in flight traps in libdispatch.)
+    private var credit: Int
+    private var cancelled = false
+    private let condition = NSCondition()
+
+    init(source: ExportSource, options: ImportOptions, depth: Int = 2) {
+        self.source = source
+        self.options = options
+        self.credit = depth
+    }
+
+    /// The size of the export's XML.
+    var sourceSize: UInt64 { source.xmlSize }
+
+    /// The consumer is done with a message: the pass may make another.
+    func consumed() {
+        condition.lock()
+        credit += 1
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Waits for credit to send a message; false once the consumer went away.
+    private func acquire() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while credit <= 0 && !cancelled { condition.wait() }
+        if cancelled { return false }
+        credit -= 1
+        return true
+    }
+
+    private func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Starts the thread. Stopping early (the consumer's error) cancels it.
+    func messages() -> AsyncThrowingStream<Message, Error> {
+        AsyncThrowingStream { continuation in
+            let thread = Thread { [self] in
+                do {
+                    try run { message in
+                        guard acquire() else { return false }
+                        continuation.yield(message)
+                        return true
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            thread.name = "healthledger.import.map"
+            thread.stackSize = 4 << 20
+            continuation.onTermination = { [self] _ in cancel() }
+            thread.start()
+        }
+    }
+
+    /// The whole pass on the calling thread, every message dropped but the summary:
+    /// a check of the export that needs no ledger.
+    func summaryOnly() throws -> ImportSummary {
+        var summary: ImportSummary?
+        try run { message in
+            if case .end(let s) = message { summary = s }
+            return true
+        }
+        return summary!
+    }
+
+    /// A Record held back until the end of the export (it may be a correlation's member).
+    private struct Held {
+        let sample: Sample
+        let source: Int
+        let exactFingerprint: UInt64
+        let typeCode: UInt16?
+        /// False: a sync identifier earlier in the export keeps it out.
+        let admitted: Bool
+        let rawReason: String?
+        let typeName: String
+    }
+
+    private func run(_ emit: (Message) -> Bool) throws {
+        let hashing = HashingStream(try source.openXML())
+        let stream = ReadAheadStream(hashing)
+        let scanner = XMLScanner(stream: stream, predefinedNames: ExportName.all)
+        let mapper = ExportMapper(scanner: scanner, file: source.xmlName,
+                                  routeFile: { [source] in try source.routeLocations($0) })
+        var summary = ImportSummary()
+        var prolog = Prolog()
+        var prologSent = false
+        var stopped = false
+
+        // Sources and their grants, as they appear.
+        var registered = 0
+        var granted: [Set<UInt16>] = []
+        var pendingGrants: [Int: Set<UInt16>] = [:]
+        var pendingRegistrations: [LedgerCommand] = []
+        // Batches.
+        var commands: [LedgerCommand] = []
+        var run: [Sample] = []
+        var runSource = -1
+        var batchSamples = 0
+        var summaries: [ActivitySummary] = []
+        var kept: [ExportElement] = []
+        // What the export holds so far.
+        var logical = FingerprintSet()
+        var days = Set<Int>()
+        var syncVersions: [String: Int64] = [:]
+        var held: [Held] = []
+        var memberFingerprints: [UInt64: Int] = [:]
+        var lastProgress: UInt64 = 0
+
+        func sendProlog() {
+            guard !prologSent else { return }
+            prologSent = true
+            // "<!-- HealthKit Export Version: 13 -->", inside the DTD (or, without one, before the root).
+            prolog.exportVersion = ([scanner.doctype ?? ""] + scanner.prologComments).lazy.compactMap { text -> String? in
+                guard let r = text.range(of: "HealthKit Export Version:") else { return nil }
+                return String(text[r.upperBound...].prefix { $0 != "-" && $0 != ">" && $0 != "\n" })
+                    .trimmingCharacters(in: .whitespaces)
+            }.first
+            if !emit(.prolog(prolog)) { stopped = true }
+        }
+        func bundle(_ s: Int) -> String { AppleHealthImporter.bundleIdentifier(for: mapper.sources[s]) }
+        /// Registrations of new sources and grants of new types, before the save that needs them.
+        func flushAuthorization() {
+            commands += pendingRegistrations
+            pendingRegistrations.removeAll()
+            for s in pendingGrants.keys.sorted() {
+                let codes = pendingGrants[s]!.sorted()
+                commands.append(.decideAuthorization(bundleIdentifier: bundle(s),
+                                                     decisions: codes.compactMap { ObjectType(code: $0) }.map { ($0, .granted, nil) },
+                                                     basis: .imported))
+            }
+            pendingGrants.removeAll()
+        }
+        func register(upTo s: Int) {
+            while registered <= s {
+                let name = mapper.sources[registered]
+                pendingRegistrations.append(.registerApp(AppRegistration(bundleIdentifier: AppleHealthImporter.bundleIdentifier(for: name),
+                                                                         name: name, readPurpose: nil, sharePurpose: nil,
+                                                                         imported: true)))
+                granted.append([])
+                registered += 1
+            }
+        }
+        func grant(_ code: UInt16, to s: Int) {
+            register(upTo: s)
+            if granted[s].insert(code).inserted { pendingGrants[s, default: []].insert(code) }
+        }
+        func endRun() {
+            flushAuthorization()
+            if !run.isEmpty {
+                commands.append(.save(bundleIdentifier: bundle(runSource), samples: run))
+                run = []
+                run.reserveCapacity(options.samplesPerEvent)  // no regrowth copies while the run fills
+            }
+        }
+        func flush() {
+            endRun()
+            if !summaries.isEmpty {
+                commands.append(.recordActivitySummaries(summaries))
+                summaries = []
+            }
+            if !kept.isEmpty {
+                commands.append(.keepExportElements(kept))
+                kept = []
+            }
+            guard !commands.isEmpty else { return }
+            if !emit(.batch(commands)) { stopped = true }
+            commands = []
+            batchSamples = 0
+        }
+        /// Whether a sync identity (per source) admits the sample: not when the export
+        /// held the identifier before at the same or a newer version.
+        func syncAdmits(_ identity: (identifier: String, version: Int64)?, source: Int) -> Bool {
+            guard let identity else { return true }
+            let key = "\(source)\u{0}\(identity.identifier)"
+            if let seen = syncVersions[key], seen >= identity.version { return false }
+            syncVersions[key] = identity.version
+            return true
+        }
+        func note(_ sample: Sample, source: Int) {
+            register(upTo: source)
+            switch sample {
+            case .quantity(let q): grant(ObjectType.quantity(q.type).code, to: source)
+            case .category(let c): grant(ObjectType.category(c.type).code, to: source)
+            case .workout: grant(ObjectType.workout.code, to: source)
+            case .correlation(let c): for m in c.objects { grant(ObjectType.quantity(m.type).code, to: source) }
+            case .unrecognized: break
+            }
+        }
+        func add(_ sample: Sample, source: Int, admitted: Bool, typeCode: UInt16? = nil) {
+            guard admitted else {
+                summary.notSavedSyncVersion += 1
+                return
+            }
+            note(sample, source: source)
+            if let typeCode { grant(typeCode, to: source) }
+            if source != runSource || run.count >= options.samplesPerEvent { endRun() }
+            runSource = source
+            run.append(sample)
+            batchSamples += 1
+            if batchSamples >= options.samplesPerBatch { flush() }
+        }
+        func keep(_ element: ExportElement) {
+            kept.append(element)
+            if kept.count >= 256 { endRun(); commands.append(.keepExportElements(kept)); kept = [] }
+        }
+        func mayBeMember(_ sample: Sample) -> Bool {
+            guard case .quantity(let q) = sample else { return false }
+            return CorrelationType.allCases.contains { $0.admits(q.type) }
+        }
+
+        while !stopped, let item = try mapper.next() {
+            for child in mapper.takeKeptChildren() { keep(child) }
+            switch item {
+            case .healthData(let locale):
+                prolog.locale = locale
+                continue
+            case .exportDate(let value):
+                prolog.exportDate = value
+                continue
+            case .me(let attributes):
+                prolog.me = attributes
+                continue
+            default:
+                sendProlog()
+            }
+            switch item {
+            case .record(let r):
+                summary.records += 1
+                summary.recordsByType[r.typeName, default: 0] += 1
+                if mapper.identity.lastWasRepeat { summary.exactDuplicateRecords += 1 }
+                if !logical.insert(r.logicalFingerprint) { summary.logicalDuplicateRecords += 1 }
+                summary.metadataEntries += r.metadataCount
+                summary.beatLists += r.beatLists
+                summary.beats += r.beats
+                let admitted = syncAdmits(r.syncIdentity, source: r.source)
+                if mayBeMember(r.sample) {
+                    held.append(Held(sample: r.sample, source: r.source, exactFingerprint: r.exactFingerprint,
+                                     typeCode: r.typeCode, admitted: admitted, rawReason: r.rawReason, typeName: r.typeName))
+                    continue
+                }
+                if let reason = r.rawReason {
+                    summary.recordsKeptRaw += 1
+                    summary.rawReasons["\(r.typeName): \(reason)", default: 0] += 1
+                }
+                add(r.sample, source: r.source, admitted: admitted, typeCode: r.typeCode)
+            case .correlation(let c):
+                if case .correlation(let value) = c.sample {
+                    summary.correlationsByType[value.type.identifier, default: 0] += 1
+                    summary.correlationMembers += value.objects.count
+                }
+                summary.correlationMembersUnlinked += c.unlinked.count
+                for f in c.memberFingerprints { memberFingerprints[f, default: 0] += 1 }
+                add(c.sample, source: c.source, admitted: syncAdmits(Self.syncIdentity(c.sample), source: c.source))
+                for u in c.unlinked {
+                    add(u.sample, source: u.source, admitted: syncAdmits(Self.syncIdentity(u.sample), source: u.source))
+                }
+            case .workout(let w):
+                summary.workouts += 1
+                if w.rawReason != nil { summary.workoutsKeptRaw += 1 }
+                summary.workoutEvents += w.events
+                summary.workoutStatistics += w.statistics
+                summary.workoutRoutes += w.routes
+                summary.routePoints += w.routePoints
+                add(w.sample, source: w.source, admitted: syncAdmits(Self.syncIdentity(w.sample), source: w.source))
+            case .activitySummary(let a):
+                summary.activitySummaries += 1
+                if !days.insert(LedgerState.dayKey(a.day)).inserted { summary.duplicateActivitySummaryDays += 1 }
+                summaries.append(a)
+                if summaries.count >= 1000 { endRun(); commands.append(.recordActivitySummaries(summaries)); summaries = [] }
+            case .kept(let element):
+                summary.keptElements[element.name, default: 0] += 1
+                keep(element)
+            case .healthData, .exportDate, .me:
+                break
+            }
+            if let progress = options.progress, scanner.bytesConsumed - lastProgress > 8 << 20 {
+                lastProgress = scanner.bytesConsumed
+                progress(ImportProgress(bytesRead: lastProgress, bytesTotal: source.xmlSize, records: summary.records))
+            }
+        }
+        if stopped { return }
+        sendProlog()
+        if stopped { return }
+        // The held Records: a correlation's member is stored once, as the member (the
+        // first top-level copies of each member's content, in document order, are
+        // the ones dropped); the rest are saved as they are.
+        for h in held {
+            if let n = memberFingerprints[h.exactFingerprint], n > 0 {
+                memberFingerprints[h.exactFingerprint] = n == 1 ? nil : n - 1
+                summary.recordsStoredAsMembers += 1
+                continue
+            }
+            if let reason = h.rawReason {
+                summary.recordsKeptRaw += 1
+                summary.rawReasons["\(h.typeName): \(reason)", default: 0] += 1
+            }
+            add(h.sample, source: h.source, admitted: h.admitted, typeCode: h.typeCode)
+            if stopped { return }
+        }
+        held = []
+        flush()
+        if stopped { return }
+        // Read to the end of the stream, so that a zip entry's CRC is checked.
+        let tail = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
+        defer { tail.deallocate() }
+        while try stream.read(into: tail) > 0 {}
+        summary.locale = prolog.locale
+        summary.exportDate = prolog.exportDate
+        summary.exportVersion = prolog.exportVersion
+        summary.sources = mapper.sources
+        summary.keptChildren = mapper.keptChildCounts
+        summary.unknownAttributes = mapper.unknownAttributes
+        summary.missingRouteFiles = mapper.missingRouteFiles
+        summary.xmlName = source.xmlName
+        summary.xmlBytes = hashing.bytes  // complete: `stream` returned 0 (ReadAheadStream's invariant)
+        summary.contentSHA256 = hashing.digest()
+        _ = emit(.end(summary))
+    }
+
+    private static func syncIdentity(_ sample: Sample) -> (identifier: String, version: Int64)? {
+        (try? sample.common.metadata.syncIdentity()) ?? nil
+    }
+}

@@ -1,0 +1,52 @@
+/// A set of 64-bit fingerprints: open addressing with linear probing, grown at 80 %
+/// load (so 10 to 20 bytes per member), 0 kept out of line. The importer's exact-repeat
+/// and same-record counts, and the record identity's occurrence table, hold one
+/// fingerprint per record of the export.
+struct FingerprintSet {
+    private var slots: [UInt64] = [UInt64](repeating: 0, count: 1024)
+    private(set) var count = 0
+    private var hasZero = false
+
+    /// Inserts; false when it was already there.
+    mutating func insert(_ f: UInt64) -> Bool {
+        if f == 0 {
+            defer { hasZero = true }
+            return !hasZero
+        }
+        if (count + 1) * 10 > slots.count * 8 { grow() }
+        let mask = slots.count - 1
+        var i = Self.start(f, mask)
+        return slots.withUnsafeMutableBufferPointer { s in
+            while true {
+                let v = s[i]
+                if v == 0 {
+                    s[i] = f
+                    count += 1
+                    return true
+                }
+                if v == f { return false }
+                i = (i + 1) & mask
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func start(_ f: UInt64, _ mask: Int) -> Int {
+        var h = f &* 0x9E37_79B9_7F4A_7C15
+        h ^= h >> 29
+        return Int(truncatingIfNeeded: h) & mask
+    }
+
+    private mutating func grow() {
+        let old = slots
+        slots = [UInt64](repeating: 0, count: old.count * 2)
+        let mask = slots.count - 1
+        slots.withUnsafeMutableBufferPointer { s in
+            for f in old where f != 0 {
+                var i = Self.start(f, mask)
+                while s[i] != 0 { i = (i + 1) & mask }
+                s[i] = f
+            }
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import LedgerLog
+
+/// An import transaction open on a ledger (rule E11): what its importer holds and
+/// passes to the calls that work inside it. Everyone else waits until it ends.
+public struct ImportTransaction: Sendable, Hashable {
+    /// The import (its `importStarted`).
+    public let importId: UUID
+    /// The sequence number of its `importStarted`.
+    public let startedAt: UInt64
+}
+
+/// Why a transactional call was refused.
+public enum ImportTransactionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The call named a transaction that is not the one open (ended, or never began).
+    case notOpen(UUID)
+
+    public var description: String {
+        switch self {
+        case .notOpen(let id): "importTransactionNotOpen: import \(id.uuidString) is not the open import transaction [E11]"
+        }
+    }
+}
+
+extension Ledger {
+    /// Waits while an import transaction runs (another caller's).
+    func admit() async {
+        while transaction != nil {
+            await withCheckedContinuation { waitingForTransaction.append($0) }
+        }
+    }
+
+    private func endTransaction() {
+        transaction = nil
+        let waiting = waitingForTransaction
+        waitingForTransaction = []
+        for continuation in waiting { continuation.resume() }
+    }
+
+    private func require(_ t: ImportTransaction) throws(ImportTransactionError) {
+        guard transaction == t else { throw .notOpen(t.importId) }
+    }
+
+    /// Begins an import transaction: appends `start` (a transaction's, version 2) as a
+    /// batch of its own. Until `commitImport` or `abortImport`, only the calls that
+    /// take the returned transaction run; every other read and write of this ledger
+    /// waits, and no other process's replay applies anything of it (rule E11).
+    /// Throws `RuleViolation` (an id seen before) or a log error; nothing begins then.
+    public func beginImport(_ start: ExportImportStart) async throws -> ImportTransaction {
+        precondition(start.isTransaction, "an import transaction begins with a version 2 importStarted")
+        await admit()
+        let events = try await execute(.startImport(start), durability: .deferred)
+        let t = ImportTransaction(importId: start.importId, startedAt: events[0].sequence)
+        transaction = t
+        return t
+    }
+
+    /// `appendGroup` inside the transaction `t`: its events apply only when it commits.
+    public func appendGroup(_ commands: [LedgerCommand], durability: Durability = .deferred,
+                            in t: ImportTransaction) async throws -> GroupOutcome {
+        try require(t)
+        return try await outcome(of: commands, durability: durability)
+    }
+
+    /// `executeGroup` inside the transaction `t` (the events back, for small groups).
+    public func executeGroup(_ commands: [LedgerCommand], durability: Durability = .deferred,
+                             in t: ImportTransaction) async throws -> [Result<[StoredEvent], RuleViolation>] {
+        try require(t)
+        return try await appendGroupKeepingEvents(commands, durability: durability)
+    }
+
+    /// Reads the projections inside the transaction `t`: its own events included.
+    package func read<T>(in t: ImportTransaction, _ body: (inout LedgerState) throws -> T) throws -> T {
+        try require(t)
+        return try readAdmitted(body)
+    }
+
+    /// Commits the transaction `t`: its `absentFromExport` (when given) and
+    /// `importFinished` in one batch, durable. From then on the import's events apply
+    /// for every reader. Throws a `RuleViolation` (the transaction stays open: abort
+    /// it) or a log error.
+    @discardableResult
+    public func commitImport(_ t: ImportTransaction, absence: ExportAbsence?, finish: ExportImportFinish) async throws
+        -> [StoredEvent] {
+        try require(t)
+        precondition(finish.importId == t.importId && absence.map { $0.importId == t.importId } ?? true,
+                     "a transaction commits its own import")
+        var commands: [LedgerCommand] = []
+        if let absence { commands.append(.removeAbsent(absence)) }
+        commands.append(.finishImport(finish))
+        var stored: [StoredEvent] = []
+        let results = try await appendGroupKeepingEvents(commands, durability: .durable, allOrNothing: true)
+        for r in results {
+            switch r {
+            case .success(let events): stored += events
+            case .failure(let violation): throw violation
+            }
+        }
+        endTransaction()
+        return stored
+    }
+
+    /// Aborts the transaction `t`: appends `importAborted`, durable, and rebuilds the
+    /// projections without the import (none of its events applies, rule E11). The
+    /// events stay in the log (append-only: others may have read them). Throws a log
+    /// error (the ledger then fails; its next open aborts the import again).
+    public func abortImport(_ t: ImportTransaction, reason: String) async throws {
+        try require(t)
+        defer { endTransaction() }
+        if let failure { throw LedgerError.failed(cause: failure) }
+        try await appendAbort(ExportImportAbort(importId: t.importId, reason: reason))
+        try reloadState()
+    }
+}
