@@ -54,8 +54,8 @@ let package = Package(
 
         // The command-line tool.
         .executableTarget(name: "healthledger",
-                          dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting", "HealthLedger",
-                                         "AppleHealthImport", "HealthReport"]
+                          dependencies: ["CLedgerAccel", "HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting",
+                                         "HealthLedger", "AppleHealthImport", "HealthReport"]
                               + (withPostgres ? ["LedgerPostgres"] : []),
                           swiftSettings: withPostgres ? [.define("HEALTHLEDGER_POSTGRES")] : []),
 

@@ -4,6 +4,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include "CLedgerAccel.h"
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+int hl_fix_mmap_threshold(int bytes) {
+#if defined(__GLIBC__)
+    return mallopt(M_MMAP_THRESHOLD, bytes);
+#else
+    (void)bytes;
+    return 0;
+#endif
+}
 
 int hl_begin_writeback(int fd, int64_t offset, int64_t length) {
 #if defined(__linux__)

@@ -30,6 +30,11 @@ int hl_begin_writeback(int fd, int64_t offset, int64_t length);
 /// reading as zeros (fallocate mode 0, else posix_fallocate). Returns 0 or an errno.
 int hl_allocate(int fd, int64_t offset, int64_t length);
 
+/// Fixes glibc's mmap threshold at `bytes` (mallopt M_MMAP_THRESHOLD), which turns
+/// off its dynamic raising: every allocation of at least `bytes` is mapped, and given
+/// back to the system when freed. Returns 1 on success (0 where there is no glibc).
+int hl_fix_mmap_threshold(int bytes);
+
 /// Hints the CPU to fetch the cache line at `address` (no fault if it is invalid).
 static inline void hl_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }
 

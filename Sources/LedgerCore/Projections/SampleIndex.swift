@@ -14,26 +14,52 @@ import LedgerLog
 /// `latest(typeCode:)` is the live slot of that type with the greatest
 /// (start, end, slot); a sorted timeline is in (start, end, slot) order.
 package struct SampleIndex: Sendable, Equatable {
-    /// One sample's facts: 56 bytes, stored contiguously (one append per sample).
+    /// One sample's facts: 40 bytes, stored contiguously (one append per sample).
+    ///
+    /// `word` packs the saving record's byte offset (bits 0–39: a log up to 1 TiB),
+    /// the type code (40–50), the state (51–52: 1 deleted, 2 correlation member) and
+    /// the saving app (53–63; `appOverflow` marks an ordinal ≥ 2047, held in the index's
+    /// `appOverflows`). The sample's position in its record is not stored: the slots
+    /// of a record are consecutive, and `recordStarts` marks the first of each.
     struct Slot: Equatable, Sendable {
         var uuid: UUID
-        /// Byte offset of the saving record in the log.
-        var recordOffset: UInt64
         /// Start and end as `timeIntervalSinceReferenceDate`.
         var start: Double
         var end: Double
-        /// Position among the record's samples (correlation members follow their correlation).
-        var position: UInt32
-        var app: UInt32
-        var typeCode: UInt16
-        var state: UInt8
+        var word: UInt64
+
+        static let offsetLimit: UInt64 = 1 << 40
+        static let appOverflow: UInt32 = 0x7FF
+
+        init(uuid: UUID, start: Double, end: Double, recordOffset: UInt64, typeCode: UInt16, state: UInt8, appField: UInt32) {
+            precondition(recordOffset < Self.offsetLimit && Int(typeCode) < SampleIndex.typeCodeLimit && state < 4
+                         && appField <= Self.appOverflow, "a slot's fields fit its word")
+            self.uuid = uuid
+            self.start = start
+            self.end = end
+            word = recordOffset | UInt64(typeCode) << 40 | UInt64(state) << 51 | UInt64(appField) << 53
+        }
+
+        /// Byte offset of the saving record in the log.
+        var recordOffset: UInt64 { word & (Self.offsetLimit - 1) }
+        var typeCode: UInt16 { UInt16(truncatingIfNeeded: word >> 40) & 0x7FF }
+        var state: UInt8 {
+            get { UInt8(truncatingIfNeeded: word >> 51) & 3 }
+            set { word = word & ~(3 << 51) | UInt64(newValue & 3) << 51 }
+        }
+        /// The app, or `appOverflow` (then the index's `appOverflows` holds it).
+        var appField: UInt32 { UInt32(truncatingIfNeeded: word >> 53) }
     }
 
     private(set) var slots: [Slot] = []
+    /// Bit `i` is set when slot `i` is the first of its record: a slot's position in
+    /// its record is its distance from the nearest set bit at or before it.
+    private(set) var recordStarts: [UInt64] = []
+    /// The apps of slots whose ordinal does not fit their word (≥ 2047 apps), by slot.
+    private(set) var appOverflows: [UInt32: UInt32] = [:]
 
     static let deletedBit: UInt8 = 1
     static let memberBit: UInt8 = 2
-
     private(set) var table = UUIDTable()
     /// Indexed by type code: slots of that type, ordered by (start, end, slot) when
     /// `sorted`. (Arrays indexed by code, not dictionaries: replay touches them for
@@ -85,7 +111,8 @@ package struct SampleIndex: Sendable, Equatable {
     /// samples, and timelines holding the same slots. The hash table's layout and
     /// whether a timeline happens to be sorted yet are not part of the meaning.
     package static func == (a: SampleIndex, b: SampleIndex) -> Bool {
-        guard a.slots == b.slots, a.tombstones == b.tombstones, a.latestSlots == b.latestSlots,
+        guard a.slots == b.slots, a.recordStarts == b.recordStarts, a.appOverflows == b.appOverflows,
+              a.tombstones == b.tombstones, a.latestSlots == b.latestSlots,
               a.syncOfSlot == b.syncOfSlot, a.syncSlots == b.syncSlots, a.table.count == b.table.count else { return false }
         for code in a.timelines.indices where a.timelines[code] != b.timelines[code] {
             if a.timelines[code].slots.sorted() != b.timelines[code].slots.sorted() { return false }
@@ -99,6 +126,7 @@ package struct SampleIndex: Sendable, Equatable {
     mutating func reserve(estimatedSamples: Int) {
         guard estimatedSamples > slots.count else { return }
         slots.reserveCapacity(estimatedSamples + estimatedSamples / 4)
+        recordStarts.reserveCapacity((estimatedSamples + estimatedSamples / 4) / 64 + 1)
         if table.count == 0 { table = UUIDTable(capacity: estimatedSamples) }
     }
 
@@ -121,9 +149,31 @@ package struct SampleIndex: Sendable, Equatable {
     /// Everything the index knows of a slot.
     package func entry(_ slot: UInt32) -> Entry {
         let s = slots[Int(slot)]
-        return Entry(slot: slot, uuid: s.uuid, recordOffset: s.recordOffset, position: s.position, start: s.start, end: s.end,
-                     typeCode: s.typeCode, app: s.app, isDeleted: s.state & Self.deletedBit != 0,
+        return Entry(slot: slot, uuid: s.uuid, recordOffset: s.recordOffset, position: position(slot), start: s.start, end: s.end,
+                     typeCode: s.typeCode, app: app(slot), isDeleted: s.state & Self.deletedBit != 0,
                      isMember: s.state & Self.memberBit != 0, sync: syncOfSlot[slot])
+    }
+
+    /// The app that saved the sample in a slot.
+    @inline(__always)
+    package func app(_ slot: UInt32) -> UInt32 {
+        let field = slots[Int(slot)].appField
+        return field == Slot.appOverflow ? appOverflows[slot]! : field
+    }
+
+    /// The position of a slot's sample among its record's samples (correlation
+    /// members follow their correlation): its distance from the record's first slot.
+    package func position(_ slot: UInt32) -> UInt32 {
+        var word = Int(slot) >> 6
+        // Bits at or below the slot's, in its word.
+        var bits = recordStarts[word] & (UInt64.max >> (63 - (UInt64(slot) & 63)))
+        while bits == 0 {
+            word -= 1
+            precondition(word >= 0, "slot 0 begins a record")
+            bits = recordStarts[word]
+        }
+        let first = word << 6 | (63 - bits.leadingZeroBitCount)
+        return slot - UInt32(first)
     }
 
     /// A slot's facts.
@@ -148,7 +198,7 @@ package struct SampleIndex: Sendable, Equatable {
         package var syncVersion: Int64? { sync?.version }
     }
 
-    func isLive(_ slot: UInt32) -> Bool { slots[Int(slot)].state & Self.deletedBit == 0 }
+    package func isLive(_ slot: UInt32) -> Bool { slots[Int(slot)].state & Self.deletedBit == 0 }
 
     /// The most recent live sample of a type: greatest start, then end, then sequence.
     package func latest(typeCode: UInt16) -> UInt32? {
@@ -227,8 +277,13 @@ package struct SampleIndex: Sendable, Equatable {
         let slot = UInt32(slots.count)
         let code = Int(h.typeCode)
         precondition(code < Self.typeCodeLimit, "type codes are below the limit (decoder)")
-        slots.append(Slot(uuid: h.uuid, recordOffset: recordOffset, start: h.start, end: h.end, position: position, app: app,
-                          typeCode: h.typeCode, state: h.memberOf == nil ? 0 : Self.memberBit))
+        precondition(slot > 0 || position == 0, "a record's samples take consecutive slots")
+        let appField = min(app, Slot.appOverflow)
+        if appField == Slot.appOverflow { appOverflows[slot] = app }
+        slots.append(Slot(uuid: h.uuid, start: h.start, end: h.end, recordOffset: recordOffset, typeCode: h.typeCode,
+                          state: h.memberOf == nil ? 0 : Self.memberBit, appField: appField))
+        if Int(slot) >> 6 >= recordStarts.count { recordStarts.append(0) }
+        if position == 0 { recordStarts[Int(slot) >> 6] |= 1 << (UInt64(slot) & 63) }
         slots.withUnsafeBufferPointer { s in
             table.insert(h.uuid, slot: slot) { s[Int($0)].uuid }
             if timelines[code].sorted, let last = timelines[code].slots.last, !Self.before(last, slot, s) {
@@ -260,7 +315,7 @@ package struct SampleIndex: Sendable, Equatable {
         slots[Int(slot)].state |= Self.deletedBit
         tombstones.append(Tombstone(slot: slot, sequence: sequence, actor: actor, replacedBy: replacedBy))
         if let sync = syncOfSlot[slot] {
-            let key = SyncKey(app: slots[Int(slot)].app, identifier: sync.identifier)
+            let key = SyncKey(app: app(slot), identifier: sync.identifier)
             if syncSlots[key] == slot { syncSlots[key] = nil }
         }
         let code = slots[Int(slot)].typeCode
@@ -307,11 +362,11 @@ package struct SampleIndex: Sendable, Equatable {
         for (i, s) in slots.enumerated() {
             d.uuid(s.uuid)
             d.u64(s.recordOffset)
-            d.u32(s.position)
+            d.u32(position(UInt32(i)))
             d.f64(s.start)
             d.f64(s.end)
             d.u16(s.typeCode)
-            d.u32(s.app)
+            d.u32(app(UInt32(i)))
             d.u8(s.state)
             if let sync = syncOfSlot[UInt32(i)] {
                 d.u8(1)
@@ -340,7 +395,7 @@ package struct SampleIndex: Sendable, Equatable {
 // Snapshot access to the raw tables.
 extension SampleIndex {
     struct Columns {
-        var slots: [Slot], buckets: [UInt64], tableCount: Int
+        var slots: [Slot], recordStarts: [UInt64], appOverflows: [UInt32: UInt32], buckets: [UInt64], tableCount: Int
         var timelines: [UInt16: Timeline], latest: [UInt16: UInt32], tombstones: [Tombstone]
         var syncOfSlot: [UInt32: SyncValue]
     }
@@ -350,19 +405,22 @@ extension SampleIndex {
         var latestMap: [UInt16: UInt32] = [:]
         for code in timelines.indices where !timelines[code].slots.isEmpty { timelineMap[UInt16(code)] = timelines[code] }
         for code in latestSlots.indices where latestSlots[code] != Self.none { latestMap[UInt16(code)] = latestSlots[code] }
-        return Columns(slots: slots, buckets: table.buckets, tableCount: table.count, timelines: timelineMap,
+        return Columns(slots: slots, recordStarts: recordStarts, appOverflows: appOverflows, buckets: table.buckets,
+                       tableCount: table.count, timelines: timelineMap,
                        latest: latestMap, tombstones: tombstones, syncOfSlot: syncOfSlot)
     }
 
     init(columns c: Columns) {
         slots = c.slots
+        recordStarts = c.recordStarts
+        appOverflows = c.appOverflows
         table = UUIDTable(buckets: c.buckets, count: c.tableCount)
         for (code, t) in c.timelines where Int(code) < Self.typeCodeLimit { timelines[Int(code)] = t }
         for (code, slot) in c.latest where Int(code) < Self.typeCodeLimit { latestSlots[Int(code)] = slot }
         tombstones = c.tombstones
         syncOfSlot = c.syncOfSlot
         for (slot, value) in c.syncOfSlot where slots[Int(slot)].state & Self.deletedBit == 0 {
-            syncSlots[SyncKey(app: slots[Int(slot)].app, identifier: value.identifier)] = slot
+            syncSlots[SyncKey(app: app(slot), identifier: value.identifier)] = slot
         }
     }
 }

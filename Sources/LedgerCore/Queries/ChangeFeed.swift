@@ -307,7 +307,7 @@ public enum ChangeFeed {
             }
             func adjust(_ sample: Sample, slot: UInt32) throws -> Sample {
                 let s = index.slots[Int(slot)]
-                if case .correlationMembers(let a, let r)? = visibility[s.typeCode], s.app != a, case .correlation(let c) = sample {
+                if case .correlationMembers(let a, let r)? = visibility[s.typeCode], index.app(slot) != a, case .correlation(let c) = sample {
                     return .correlation(try Correlation(type: c.type, objects: c.objects.filter {
                         r.contains(ObjectType.quantity($0.type).code)
                     }, common: c.common))
@@ -316,7 +316,8 @@ public enum ChangeFeed {
             }
             func want(_ slot: UInt32) -> RecordReads.Want {
                 let e = index.slots[Int(slot)]
-                return RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: e.position, uuid: e.uuid, app: e.app)
+                return RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: index.position(slot), uuid: e.uuid,
+                                        app: index.app(slot))
             }
             func deleted(_ t: SampleIndex.Tombstone) -> DeletedSample {
                 let e = index.entry(t.slot)
@@ -335,7 +336,7 @@ public enum ChangeFeed {
                     var wants: [RecordReads.Want] = []
                     while i < backfillEnd && wants.count < chunk {
                         let s = index.slots[i]
-                        if backfillCodes.contains(s.typeCode), s.state & SampleIndex.deletedBit == 0, s.app != app,
+                        if backfillCodes.contains(s.typeCode), s.state & SampleIndex.deletedBit == 0, index.app(UInt32(i)) != app,
                            visible(UInt32(i)) { wants.append(want(UInt32(i))) }
                         i += 1
                     }

@@ -49,8 +49,9 @@ extension RecordReads {
                 var decoded: (top: Int, sample: Sample)?
                 for slot in slots[i..<j] {
                     let e = index.slots[Int(slot)]
-                    guard let at = table.locate(e.position) else {
-                        throw QueryError.indexDisagrees(slot: slot, reason: "no position \(e.position) in its record")
+                    let position = index.position(slot)
+                    guard let at = table.locate(position) else {
+                        throw QueryError.indexDisagrees(slot: slot, reason: "no position \(position) in its record")
                     }
                     let from = Int(table.starts[at.top]), to = Int(table.starts[at.top + 1])
                     var r = ByteReader(UnsafeRawBufferPointer(rebasing: p[from..<to]))

@@ -82,9 +82,9 @@ extension SampleIndex {
     func visible(_ slot: UInt32, to visibility: QueryVisibility) -> Bool {
         switch visibility {
         case .everything: return true
-        case .ownSamplesOnly(let app): return slots[Int(slot)].app == app
+        case .ownSamplesOnly(let app): return self.app(slot) == app
         case .correlationMembers(let app, let readable):
-            if slots[Int(slot)].app == app { return true }
+            if self.app(slot) == app { return true }
             return memberSlots(of: slot).contains { readable.contains(slots[Int($0)].typeCode) }
         }
     }
@@ -214,7 +214,8 @@ package struct SampleReader {
         return try index.slots.withUnsafeBufferPointer { s throws -> UUID? in
             func wanted(_ slot: UInt32) -> RecordReads.Want {
                 let e = s[Int(slot)]
-                return RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: e.position, uuid: e.uuid, app: e.app)
+                return RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: index.position(slot), uuid: e.uuid,
+                                        app: index.app(slot))
             }
             func fetch(_ wants: [RecordReads.Want]) throws -> [Sample] {
                 try reads.samples(wants) { $0 < UInt32(sourceList.count) ? sourceList[Int($0)] : nil }
@@ -236,7 +237,7 @@ package struct SampleReader {
                 let e = s[Int(slot)]
                 if e.state & SampleIndex.deletedBit != 0 { return false }
                 if !index.visible(slot, to: visibility) { return false }
-                if let sources, !sources.contains(e.app) { return false }
+                if let sources, !sources.contains(index.app(slot)) { return false }
                 return predicate?.matches(start: e.start, end: e.end) ?? true
             }
             // Timeline positions whose start can match: start < predicate end; with a strict

@@ -41,7 +41,7 @@ public enum SourceDeviceCounts {
         var last: Key?, run = 0
         state.samples.slots.withUnsafeBufferPointer { s in
             for (slot, id) in zip(slots, ids) {
-                let key = Key(type: s[Int(slot)].typeCode, app: s[Int(slot)].app, device: id)
+                let key = Key(type: s[Int(slot)].typeCode, app: state.samples.app(slot), device: id)
                 if key == last { run += 1; continue }
                 if let last { tallies[last, default: 0] += run }
                 last = key

@@ -46,6 +46,8 @@ public enum SnapshotFile {
     static let magic = Array("HLSNAP01".utf8)
     static let folder = "snapshots"
     static let headerLength = 128
+    /// 2: 40-byte slots with the record-start and app-overflow sections (issue 14).
+    static let version: UInt32 = 2
 
     enum Section: UInt32, CaseIterable {
         case registry = 1, authorization, characteristics, counts
@@ -66,6 +68,9 @@ public enum SnapshotFile {
         /// which only older snapshots hold), and the count of events not applied.
         case importTransactions = 50, eventsNotApplied = 51
         case slots = 10, buckets, timelineSlots
+        /// Since snapshot version 2 (40-byte slots): bit i set when slot i begins its
+        /// record (a column), and the apps that do not fit a slot's word (small).
+        case recordStarts = 13, appOverflows = 24
         case timelines = 20, latest, tombstones, sync
         // Reserved: 8 and 30–39 statistics, 40–49 HealthKit fidelity, 50–59 import v2.
         // A small section is a `SnapshotSectionCodec` in its own file, listed in
@@ -106,7 +111,7 @@ public enum SnapshotFile {
         let statistics = statisticsSections(state.statistics)
         sections.append((.sourcePriorities, statistics.small))
         let columnSections: [(Section, ColumnSource)] = [
-            (.slots, ColumnSource(c.slots)), (.buckets, ColumnSource(c.buckets)),
+            (.slots, ColumnSource(c.slots)), (.recordStarts, ColumnSource(c.recordStarts)), (.buckets, ColumnSource(c.buckets)),
             (.timelineSlots, ColumnSource(source.timelineCodes.flatMap { c.timelines[$0]!.slots })),
             (.statisticsValues, statistics.values), (.statisticsUserEntered, statistics.flags),
         ]
@@ -114,7 +119,7 @@ public enum SnapshotFile {
         var header = [UInt8](repeating: 0, count: headerLength)
         header.withUnsafeMutableBytes { b in
             for (i, m) in magic.enumerated() { b[i] = m }
-            b.storeBytes(of: UInt32(1).littleEndian, toByteOffset: 8, as: UInt32.self)
+            b.storeBytes(of: version.littleEndian, toByteOffset: 8, as: UInt32.self)
             b.storeBytes(of: UInt32(headerLength).littleEndian, toByteOffset: 12, as: UInt32.self)
             withUnsafeBytes(of: ledgerId.uuid) { (b.baseAddress! + 16).copyMemory(from: $0.baseAddress!, byteCount: 16) }
             b.storeBytes(of: state.lastSequence.littleEndian, toByteOffset: 32, as: UInt64.self)
@@ -184,8 +189,11 @@ public enum SnapshotFile {
                     == UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 124, as: UInt32.self)) else {
                 throw SnapshotProblem.unreadable(file: name, reason: "header checksum")
             }
-            guard UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) == 1 else {
-                throw SnapshotProblem.unreadable(file: name, reason: "unknown snapshot version")
+            let found = UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+            guard found == version else {
+                throw SnapshotProblem.unreadable(file: name, reason: found == 1
+                    ? "snapshot version 1 (56-byte slots, before issue 14) is not read by this release"
+                    : "unknown snapshot version \(found)")
             }
             var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[16..<32])) }
@@ -257,6 +265,7 @@ public enum SnapshotFile {
             case .slots: contents.columns.slots = try column(length, SampleIndex.Slot.self, crc: crc, spare: { $0 / 4 + 4096 })
             case .buckets: contents.columns.buckets = try column(length, UInt64.self, crc: crc)
             case .timelineSlots: contents.timelineSlots = try column(length, UInt32.self, crc: crc)
+            case .recordStarts: contents.columns.recordStarts = try column(length, UInt64.self, crc: crc, spare: { $0 / 4 + 64 })
             case .statisticsValues: statisticsValues = try column(length, Double.self, crc: crc)
             case .statisticsUserEntered: statisticsFlags = try column(length, UInt8.self, crc: crc)
             default:
@@ -288,7 +297,13 @@ public enum SnapshotFile {
                       eventsNotApplied: contents.eventsNotApplied)
         let columns = contents.columns
         let n = columns.slots.count
-        guard columns.buckets.count.nonzeroBitCount == 1, columns.tableCount == n,
+        // Every slot's app is in its word or in the overflow section, and nowhere else;
+        // slot 0 begins a record (positions count from a record's first slot).
+        let overflowing = columns.slots.indices.filter { columns.slots[$0].appField == SampleIndex.Slot.appOverflow }
+        guard columns.recordStarts.count == (n + 63) / 64, n == 0 || columns.recordStarts[0] & 1 == 1,
+              overflowing.count == columns.appOverflows.count,
+              overflowing.allSatisfy({ columns.appOverflows[UInt32($0)].map { $0 >= SampleIndex.Slot.appOverflow } ?? false }),
+              columns.buckets.count.nonzeroBitCount == 1, columns.tableCount == n,
               columns.slots.allSatisfy({ Int($0.typeCode) < SampleIndex.typeCodeLimit }),
               columns.timelines.values.allSatisfy({ $0.slots.allSatisfy { Int($0) < n } }),
               columns.timelines.keys.allSatisfy({ Int($0) < SampleIndex.typeCodeLimit }),

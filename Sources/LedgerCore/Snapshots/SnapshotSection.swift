@@ -37,7 +37,7 @@ struct SnapshotContents {
     var eventCounts: [UInt16: UInt64] = [:]
     var imports: [ImportEntry] = []
     var eventsNotApplied: UInt64 = 0
-    var columns = SampleIndex.Columns(slots: [], buckets: [], tableCount: 0, timelines: [:], latest: [:],
+    var columns = SampleIndex.Columns(slots: [], recordStarts: [], appOverflows: [:], buckets: [], tableCount: 0, timelines: [:], latest: [:],
                                       tombstones: [], syncOfSlot: [:])
     /// The `timelineSlots` column, cut into timelines by the `timelines` section.
     var timelineSlots: [UInt32] = []
@@ -56,5 +56,6 @@ extension SnapshotFile {
         registrySection, authorizationSection, characteristicsSection, countsSection, ownerTimeZoneSection,
         preferredUnitsSection, associationsSection, workoutActivitiesSection,
         importsSection, legacyImportsSection, notAppliedSection, activitySummariesSection, timelinesSection, latestSection, tombstonesSection, syncSection,
+        appOverflowsSection,
     ]
 }

@@ -61,13 +61,14 @@ public enum StatisticsQuery {
                 let value = values[Int(slot)]
                 if value.isNaN { continue }
                 let r: (UInt32, UInt32)
-                if let known = ranks[e.app] {
+                let app = index.app(slot)
+                if let known = ranks[app] {
                     r = known
                 } else {
-                    r = (priority.rank(app: e.app, userEntered: false), priority.rank(app: e.app, userEntered: true))
-                    ranks[e.app] = r
+                    r = (priority.rank(app: app, userEntered: false), priority.rank(app: app, userEntered: true))
+                    ranks[app] = r
                 }
-                out.append(StatisticsEntry(start: e.start, end: e.end, value: value, source: e.app,
+                out.append(StatisticsEntry(start: e.start, end: e.end, value: value, source: app,
                                            rank: manual[Int(slot)] ? r.1 : r.0, order: slot))
             }
         }
