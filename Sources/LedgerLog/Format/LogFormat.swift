@@ -143,7 +143,8 @@ struct BatchHeader: Equatable {
     }
 
     /// Decodes the 40 header bytes at the start of `b`, checking only what the
-    /// header alone can show (rules B1, B2, B5, B6 of FORMAT.md); nil when invalid.
+    /// header alone can show (rules B1, B2, B5 of FORMAT.md; B6 needs the batch's
+    /// offset, so the caller checks it); nil when invalid.
     static func decode(_ b: UnsafeRawBufferPointer) -> BatchHeader? {
         guard b.count >= LogFormat.batchHeaderLength else { return nil }
         // B1: magic.
