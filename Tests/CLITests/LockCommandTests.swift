@@ -45,7 +45,7 @@ struct LockCommandTests {
         let b = try CLIRunner.run(["--ledger", dir.path, "ingest", "--app", "com.example.scale", "--batch", "1"],
                                   stdin: "{\"type\":\"bodyMass\",\"value\":90,\"unit\":\"kg\",\"start\":\"2026-03-05T08:00:00Z\"}\n")
         #expect(b.status == 7)
-        #expect(b.stderr == "healthledger: ledgerLocked: another writer holds \(dir.path)/ledger.log\n")
+        #expect(b.stderr == "healthledger: ledgerLocked: another writer holds \(dir.path)/ledger.log [W1]\n")
         #expect(b.stdout == "")
 
         input.fileHandleForWriting.write(line(72, 2))

@@ -116,7 +116,7 @@ struct StoreCommandTests {
         _ = out.fileHandleForReading.availableData  // "locked"
         let r = try CLIRunner.run(["--ledger", dir.path, "save", "--app", "com.example.scale", "--type", "bodyMass", "--value", "71", "--unit", "kg"])
         #expect(r.status == 7)
-        #expect(r.stderr == "healthledger: ledgerLocked: another writer holds \(dir.path)\n")
+        #expect(r.stderr == "healthledger: ledgerLocked: another writer holds \(dir.path) [W1]\n")
         // readers take no lock
         let q = try CLIRunner.run(["--ledger", dir.path, "--json", "query", "--owner", "bodyMass"])
         #expect(q.status == 0)

@@ -77,7 +77,7 @@ struct DurabilityTests {
                                                 length: covered - UInt64(cut.count), sequence: nil, inDurablePrefix: true))
         #expect(throws: damage) { _ = try LogWriter.open(fs, options: testOptions) }
         #expect(damage.description == "damaged: truncatedBelowDurable at byte \(cut.count): the log ends there but "
-                + "index/log.idx proves \(covered) bytes were durable; acknowledged bytes are missing: damage")
+                + "index/log.idx proves \(covered) bytes were durable; acknowledged bytes are missing: damage [I3]")
         // Nothing touched: no cut, no quarantine.
         #expect(fs.currentBytes(LogWriter.logFileName) == cut)
         #expect(fs.list("quarantine") == [])

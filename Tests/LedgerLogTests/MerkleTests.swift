@@ -286,7 +286,7 @@ struct MerkleTreeFileTests {
         bad[MerkleTreeFile.headerSpace + 40] ^= 1
         fs.setBytes(MerkleTreeFile.fileName, bad)
         #expect(MerkleTreeFile.check(fs, reader: try LogReader(fs), against: fresh)
-                == "index/merkle.bin is damaged: node checksum mismatch")
+                == "index/merkle.bin is damaged: node checksum mismatch [M4]")
         let reopened = try MerkleTreeFile.open(fs, reader: try LogReader(fs), level: 2)
         #expect(reopened.found == .rebuilt("node checksum mismatch"))
         #expect(reopened.tree.root == built.root)

@@ -111,7 +111,7 @@ package struct LogFileHeader: Sendable, Equatable {
         }
         // H4: header length is 64.
         guard UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 12, as: UInt32.self)) == UInt32(LogFormat.fileHeaderLength) else {
-            throw .notALedgerLog(reason: "unexpected header length")
+            throw .notALedgerLog(reason: "unexpected header length", rule: "H4")
         }
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[16..<32])) }
