@@ -36,6 +36,7 @@ struct FuzzTests {
     /// (`precondition(code < typeCodeLimit)`) and was accepted by replay's header
     /// reader; now all three readers refuse the same event as undecodable (rule V1:
     /// the type code is a type of the sample's kind).
+    // V4: one definition of a valid event: replay, verify and open refuse the same event.
     @Test(arguments: [UInt16(0x06FF), UInt16(0xFFFF), ObjectType.category(.sleepAnalysis).code, ObjectType.workout.code])
     func aTypeCodeOfTheWrongKindIsRefusedByEveryReader(code: UInt16) async throws {
         var records = EventFuzzer.base

@@ -6,6 +6,7 @@ import LedgerLog
 import TestSupport
 
 struct RulesTests {
+    // E2: a save needs sharingAuthorized for each sample's type at its point in the log.
     @Test func savingNeedsSharePermissionAtThatPointInTheLog() async throws {
         let ledger = try makeLedger()
         try await ledger.execute(.registerApp(appA))
@@ -134,6 +135,7 @@ struct RulesTests {
         #expect(RuleViolation.syncIdentifierRepeated(syncIdentifier: "scale-9").description == "syncIdentifierRepeated: one save holds scale-9 twice [E4]")
     }
 
+    // E6, and E1: an app that is not registered cannot act.
     @Test func characteristicsAreNeverSharedAndCorrelationTypesNeverRequested() async throws {
         let ledger = try makeLedger()
         try await ledger.execute(.registerApp(appA))

@@ -184,6 +184,7 @@ struct MerkleVectorTests {
         }
     }
 
+    // M3: the stored subtrees in post-order, at the positions the formula gives.
     @Test func postOrderPositionsAreDense() {
         var range = CompactRange()
         var seen: [Int] = []
@@ -232,6 +233,7 @@ struct MerkleTreeFileTests {
         return out
     }
 
+    // M1/M2: leaves are the framed records, hashed as RFC 9162 says.
     @Test func treeMatchesTheDefinitionAndProofsVerify() async throws {
         let fs = SimulatedFileSystem()
         try await Self.makeLog(fs, batches: 40, seed: 3)

@@ -132,6 +132,7 @@ struct PostgresCLITests {
 
     /// kill -9 of a worker in the middle of an ingest: every batch is whole or absent,
     /// every acknowledged line is there, and the next writer continues at once.
+    // P4: an append is acknowledged after its transaction committed; a kill leaves whole batches.
     @Test func killNineMidBatchLeavesWholeBatchesAndTheNextWriterContinues() throws {
         let cache = TemporaryDirectory("cache")
         let name = PGTest.freshName("kill")
