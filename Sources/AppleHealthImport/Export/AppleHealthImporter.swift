@@ -35,6 +35,8 @@ public struct ImportOptions: Sendable {
     /// that the kill lands mid-import at a known point whatever the machine's load.
     /// The command line sets it from `HEALTHLEDGER_TEST_IMPORT_PAUSE_AFTER_BATCHES`.
     package var pauseAfterBatches: Int?
+    /// Called once the pause above is durable (the test's cue to kill the process).
+    package var paused: (@Sendable () -> Void)?
     /// Called now and then with how far a pass has come (on the importing thread).
     public var progress: (@Sendable (ImportProgress) -> Void)?
 
@@ -346,6 +348,7 @@ public enum AppleHealthImporter {
             }
             if let limit = options.pauseAfterBatches, batchesAppended == limit {
                 try await ledger.sync()
+                options.paused?()
                 while true { try await Task.sleep(nanoseconds: 1_000_000_000) }
             }
             if let first = outcome.refused.first { throw ImportError.refused("\(first.violation)") }
