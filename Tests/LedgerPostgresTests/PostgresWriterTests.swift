@@ -176,11 +176,9 @@ struct PostgresWriterTests {
         while n < 300 {
             if n == 100, !restarted {
                 restarted = true
-                let restart = Process()
-                restart.executableURL = URL(fileURLWithPath: PGTest.restartScript!)
-                try restart.run()
+                let restart = try ChildProcess(PGTest.restartScript!, [], stdout: .inherit, stderr: .inherit)
                 // Appends continue while the server goes down and comes back.
-                Thread.detachNewThread { restart.waitUntilExit() }
+                Thread.detachNewThread { restart.wait() }
             }
             let records = Self.tagged(1, n)
             do {

@@ -67,6 +67,9 @@ public final class ChildProcess: @unchecked Sendable {
         public var description: String { "\(command.joined(separator: " ")) ran over \(seconds) s and was killed" }
     }
 
+    /// A write to a child that died is EPIPE, never the death of the test process.
+    private static let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+
     public let pid: pid_t
     public let command: [String]
     private let lock = NSLock()
@@ -88,6 +91,7 @@ public final class ChildProcess: @unchecked Sendable {
                 timeout: Double = 600) throws {
         command = [executable] + arguments
         self.timeout = timeout
+        _ = Self.ignoreSIGPIPE
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
