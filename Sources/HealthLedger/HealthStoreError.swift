@@ -59,10 +59,10 @@ public enum HealthStoreError: Error, Hashable, Sendable, CustomStringConvertible
     /// HealthKit's error for a rule the ledger refused.
     static func from(_ v: RuleViolation) -> HealthStoreError {
         switch v {
-        case .authorizationNotDetermined(_, let type): .authorizationNotDetermined(type: type)
-        case .authorizationDenied(_, let type): .authorizationDenied(type: type)
-        case .objectNotFound(let uuid): .objectNotFound(uuid)
-        case .notOwnerOfObject(let uuid, _): .notOwner(uuid)
+        case .authorizationNotDetermined(_, let type, _): .authorizationNotDetermined(type: type)
+        case .authorizationDenied(_, let type, _): .authorizationDenied(type: type)
+        case .objectNotFound(let uuid, _): .objectNotFound(uuid)
+        case .notOwnerOfObject(let uuid, _, _): .notOwner(uuid)
         case .ownerOnly(let action): .ownerOnly(action)
         default: .refused(v)
         }
@@ -85,7 +85,7 @@ extension Ledger {
     nonisolated func storeRead<T: Sendable>(as viewer: Viewer, _ body: @Sendable (inout LedgerReadView) throws -> T) async throws -> T {
         do {
             return try await read(as: viewer, body)
-        } catch RuleViolation.appNotRegistered(let bundle) {
+        } catch RuleViolation.appNotRegistered(let bundle, _) {
             throw HealthStoreError.invalidArgument("\(bundle) is not registered")
         }
     }

@@ -73,38 +73,54 @@ package struct LogCheckpoint: Sendable, Equatable {
         return bytes
     }
 
-    static func decode(_ bytes: [UInt8], ledgerId: UUID) -> LogCheckpoint? {
-        guard bytes.count >= 96, Array(bytes[0..<8]) == magic else { return nil }
-        return bytes.withUnsafeBytes { b -> LogCheckpoint? in
-            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[8..<24])) }
-            guard UUID(uuid: uuid) == ledgerId else { return nil }
-            // The count is untrusted: compare it with the file's size before making it an Int.
-            let storedCount = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 80, as: UInt64.self))
-            guard storedCount <= UInt64((bytes.count - 96) / 16) else { return nil }
-            let count = Int(storedCount)
-            guard bytes.count == 96 + 16 * count else { return nil }
-            var crc = CRC32C.update(0xFFFF_FFFF, UnsafeRawBufferPointer(rebasing: b[0..<92]))
-            crc = ~CRC32C.update(crc, UnsafeRawBufferPointer(rebasing: b[96...]))
-            guard crc == UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 92, as: UInt32.self)) else { return nil }
-            var entries: [SparseEntry] = []
-            entries.reserveCapacity(count)
-            for i in 0..<count {
-                entries.append(SparseEntry(
-                    firstSequence: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 96 + 16 * i, as: UInt64.self)),
-                    offset: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 104 + 16 * i, as: UInt64.self))))
-            }
-            // Entries ascend in both fields (the scan start search relies on it).
-            for (earlier, later) in zip(entries, entries.dropFirst())
-                where later.firstSequence <= earlier.firstSequence || later.offset <= earlier.offset {
-                return nil
-            }
-            return LogCheckpoint(
-                coveredLength: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 24, as: UInt64.self)),
-                nextSequence: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 32, as: UInt64.self)),
-                lastRecordedAt: Int64(littleEndian: b.loadUnaligned(fromByteOffset: 40, as: Int64.self)),
-                link: SHA256Digest(UnsafeRawBufferPointer(rebasing: b[48..<80])), entries: entries)
+    static func decode(_ bytes: [UInt8], ledgerId: UUID) -> LogCheckpoint? { try? decodeChecked(bytes, ledgerId: ledgerId) }
+
+    /// Why an `index/log.idx` is not used (I1): it is ignored and rebuilt, never a
+    /// reason to stop. The description ends with the rule.
+    struct Rejection: Error, Equatable, CustomStringConvertible {
+        let reason: String
+        var description: String { "\(LogCheckpoint.fileName) ignored: \(reason) [I1]" }
+    }
+
+    /// `decode`, saying why the bytes are refused.
+    static func decodeChecked(_ bytes: [UInt8], ledgerId: UUID) throws(Rejection) -> LogCheckpoint {
+        guard bytes.count >= 96, Array(bytes[0..<8]) == magic else { throw Rejection(reason: "not an index (magic)") }
+        return try bytes.withUnsafeBytes { b in Result { () throws(Rejection) -> LogCheckpoint in try decodeFields(b, ledgerId: ledgerId) } }.get()
+    }
+
+    private static func decodeFields(_ b: UnsafeRawBufferPointer, ledgerId: UUID) throws(Rejection) -> LogCheckpoint {
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[8..<24])) }
+        guard UUID(uuid: uuid) == ledgerId else { throw Rejection(reason: "another ledger's index") }
+        // The count is untrusted: compare it with the file's size before making it an Int.
+        let storedCount = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 80, as: UInt64.self))
+        guard storedCount <= UInt64((b.count - 96) / 16) else {
+            throw Rejection(reason: "entryCount \(storedCount) does not fit the file's \(b.count) bytes")
         }
+        let count = Int(storedCount)
+        guard b.count == 96 + 16 * count else { throw Rejection(reason: "\(b.count) bytes for \(count) entries") }
+        var crc = CRC32C.update(0xFFFF_FFFF, UnsafeRawBufferPointer(rebasing: b[0..<92]))
+        crc = ~CRC32C.update(crc, UnsafeRawBufferPointer(rebasing: b[96...]))
+        guard crc == UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 92, as: UInt32.self)) else {
+            throw Rejection(reason: "checksum")
+        }
+        var entries: [SparseEntry] = []
+        entries.reserveCapacity(count)
+        for i in 0..<count {
+            entries.append(SparseEntry(
+                firstSequence: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 96 + 16 * i, as: UInt64.self)),
+                offset: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 104 + 16 * i, as: UInt64.self))))
+        }
+        // Entries ascend in both fields (the scan start search relies on it).
+        for (i, (earlier, later)) in zip(entries, entries.dropFirst()).enumerated()
+            where later.firstSequence <= earlier.firstSequence || later.offset <= earlier.offset {
+            throw Rejection(reason: "entry \(i + 1) does not ascend")
+        }
+        return LogCheckpoint(
+            coveredLength: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 24, as: UInt64.self)),
+            nextSequence: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 32, as: UInt64.self)),
+            lastRecordedAt: Int64(littleEndian: b.loadUnaligned(fromByteOffset: 40, as: Int64.self)),
+            link: SHA256Digest(UnsafeRawBufferPointer(rebasing: b[48..<80])), entries: entries)
     }
 
     /// Loads the checkpoint if it is intact and agrees with the log: it covers no
@@ -112,24 +128,40 @@ package struct LogCheckpoint: Sendable, Equatable {
     /// ending at `coveredLength`. Otherwise nil (the caller scans from the start).
     static func load(_ fs: any LogFileSystem, log: any LogFile, logLength: UInt64, ledgerId: UUID,
                      genesis: SHA256Digest) -> LogCheckpoint? {
-        guard fs.exists(fileName), let file = try? fs.open(fileName, .readOnly) else { return nil }
+        guard fs.exists(fileName) else { return nil }
+        return try? loadChecked(fs, log: log, logLength: logLength, ledgerId: ledgerId, genesis: genesis)
+    }
+
+    /// `load` of an index that exists, saying why it is not used (I1).
+    static func loadChecked(_ fs: any LogFileSystem, log: any LogFile, logLength: UInt64, ledgerId: UUID,
+                            genesis: SHA256Digest) throws(Rejection) -> LogCheckpoint {
+        guard let file = try? fs.open(fileName, .readOnly) else { throw Rejection(reason: "cannot be opened") }
         defer { file.close() }
-        guard let size = try? file.size(), size <= 1 << 32 else { return nil }
+        guard let size = try? file.size(), size <= 1 << 32 else { throw Rejection(reason: "larger than 4 GiB") }
         var bytes = [UInt8](repeating: 0, count: Int(size))
-        guard (try? bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }) == Int(size),
-              let checkpoint = decode(bytes, ledgerId: ledgerId),
-              checkpoint.coveredLength >= UInt64(LogFormat.fileHeaderLength), checkpoint.coveredLength <= logLength,
-              checkpoint.nextSequence >= 1,
+        guard (try? bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }) == Int(size) else {
+            throw Rejection(reason: "cannot be read")
+        }
+        let checkpoint = try decodeChecked(bytes, ledgerId: ledgerId)
+        guard checkpoint.coveredLength >= UInt64(LogFormat.fileHeaderLength), checkpoint.coveredLength <= logLength else {
+            throw Rejection(reason: "coveredLength \(checkpoint.coveredLength) outside the log's \(logLength) bytes")
+        }
+        guard checkpoint.nextSequence >= 1,
               checkpoint.entries.allSatisfy({ $0.offset < checkpoint.coveredLength && $0.firstSequence < checkpoint.nextSequence })
-        else { return nil }
+        else { throw Rejection(reason: "an entry beyond coveredLength or nextSequence") }
         if checkpoint.coveredLength == UInt64(LogFormat.fileHeaderLength) {
-            return checkpoint.link == genesis && checkpoint.nextSequence == 1 ? checkpoint : nil
+            guard checkpoint.link == genesis && checkpoint.nextSequence == 1 else {
+                throw Rejection(reason: "an empty log's index without the genesis link")
+            }
+            return checkpoint
         }
         var stored = [UInt8](repeating: 0, count: LogFormat.linkLength)
         let got = try? stored.withUnsafeMutableBytes {
             try log.read(into: $0, at: checkpoint.coveredLength - UInt64(LogFormat.linkLength))
         }
-        guard got == LogFormat.linkLength, SHA256Digest(stored) == checkpoint.link else { return nil }
+        guard got == LogFormat.linkLength, SHA256Digest(stored) == checkpoint.link else {
+            throw Rejection(reason: "its link is not the log's at byte \(checkpoint.coveredLength)")
+        }
         return checkpoint
     }
 

@@ -1,11 +1,16 @@
-/// Every way the log layer can fail, in one place.
+/// Every way the log layer can fail, in one place. A refusal by a rule of
+/// events/FORMAT.md ends its description with the rule's ID (`… [W1]`, `ruleID`);
+/// what the environment did (a missing ledger, a failed system call, a full disk)
+/// names no rule.
 public indirect enum LogError: Error, Equatable, Sendable {
     /// No ledger at the path (no log file in the folder).
     case ledgerNotFound(path: String)
     /// `create` found a ledger already there.
     case ledgerExists(path: String)
-    /// The file is not a HealthLedger log (wrong magic or header shape).
-    case notALedgerLog(reason: String)
+    /// The file is not a HealthLedger log (wrong magic or header shape): `rule` is
+    /// H1 (the magic, or too short for a header), H4 (the header length) or P1 (rows
+    /// of a PostgreSQL store that are not a log).
+    case notALedgerLog(reason: String, rule: String = "H1")
     /// The log needs a newer reader (its minimum reader version is above ours).
     case unsupportedFormatVersion(found: UInt16, minReader: UInt16, supported: UInt16)
     /// Another writer (process or handle) holds the ledger's lock.
@@ -117,16 +122,16 @@ public struct LogDamage: Equatable, Sendable, CustomStringConvertible {
         self.inDurablePrefix = inDurablePrefix
     }
 
-    /// `recordChecksum at byte 1234 (sequence 17)`.
+    /// `recordChecksum at byte 1234 (sequence 17), in bytes known durable: damage [R1]`.
     public var description: String {
         if kind == .truncatedBelowDurable {
             return "truncatedBelowDurable at byte \(offset): the log ends there but index/log.idx proves "
-                + "\(offset + (length ?? 0)) bytes were durable; acknowledged bytes are missing: damage"
+                + "\(offset + (length ?? 0)) bytes were durable; acknowledged bytes are missing: damage [I3]"
         }
         var text = "\(kind.rawValue) at byte \(offset)"
         if let sequence { text += " (sequence \(sequence))" }
         text += inDurablePrefix ? ", in bytes known durable: damage" : ", in the unsynced tail: torn write or damage"
-        return text
+        return text + " [\(kind.ruleIDs)]"
     }
 
     func withDurability(_ durable: Bool) -> LogDamage {
@@ -135,12 +140,35 @@ public struct LogDamage: Equatable, Sendable, CustomStringConvertible {
 }
 
 extension LogError: CustomStringConvertible {
-    /// One line naming the problem and where it is.
+    /// The FORMAT.md rule a refusal cites; nil for a failure of the environment.
+    public var ruleID: String? {
+        switch self {
+        case .notALedgerLog(_, let rule): rule
+        case .unsupportedFormatVersion: "H3"
+        case .ledgerLocked: "W1"
+        case .damaged(let damage): damage.kind.ruleIDs
+        case .writerPoisoned: "W5"
+        case .tooLarge: "R2/B5"
+        case .emptyBatch: "B5"
+        case .invalidKind: "R5"
+        case .exclusiveAccessLost: "W7"
+        case .unsafePath: "W8"
+        case .ledgerNotFound, .ledgerExists, .writerClosed, .io, .sequenceNotFound, .noBatchEndsAt, .noSpace: nil
+        }
+    }
+
+    /// One line naming the problem and where it is, then the rule it breaks, if any.
     public var description: String {
+        guard let rule = ruleID else { return text }
+        if case .damaged = self { return text }  // the damage names its rule itself
+        return "\(text) [\(rule)]"
+    }
+
+    private var text: String {
         switch self {
         case .ledgerNotFound(let path): "ledgerNotFound: no ledger at \(path)"
         case .ledgerExists(let path): "ledgerExists: a ledger already exists at \(path)"
-        case .notALedgerLog(let reason): "notALedgerLog: \(reason)"
+        case .notALedgerLog(let reason, _): "notALedgerLog: \(reason)"
         case .unsupportedFormatVersion(let found, let minReader, let supported):
             "unsupportedFormatVersion: log format \(found) needs a reader of version \(minReader); this one reads \(supported)"
         case .ledgerLocked(let path): "ledgerLocked: another writer holds \(path)"

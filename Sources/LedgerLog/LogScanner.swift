@@ -236,7 +236,8 @@ final class LogScanner {
     }
 
     /// The largest `syncedLength` claimed by any valid batch header found after
-    /// `position` (searching every byte offset for the batch magic): bytes below it
+    /// `position` (searching every byte offset for the batch magic; valid: B1, B2
+    /// and B5 as `BatchHeader.decode` checks them, and B6 at its offset): bytes below it
     /// were durable when a later batch was written, so damage there is corruption,
     /// not a torn tail.
     func durableLengthClaimed(after position: UInt64) throws -> UInt64 {

@@ -80,7 +80,7 @@ final class PostgresLogFile: LogFile, @unchecked Sendable {
                 """, [.text(ledger)], operation: "read the log's length")
             guard !rows.rows.isEmpty else { return 64 }
             guard let end = rows.integer(0, 0), end >= 64 else {
-                throw LogError.notALedgerLog(reason: "\(location): the last batch row has no valid offset")
+                throw LogError.notALedgerLog(reason: "\(location): the last batch row has no valid offset", rule: "P1")
             }
             return UInt64(end)
         }

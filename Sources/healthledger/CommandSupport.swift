@@ -113,7 +113,7 @@ struct LedgerView {
         let view = try open(global)
         do {
             return try LedgerReadView(state: view.state, fs: view.fs, ledgerId: view.reader.header.ledgerId, viewer: identity.viewer)
-        } catch .appNotRegistered(let bundle) {
+        } catch .appNotRegistered(let bundle, _) {
             throw notRegistered(bundle)
         } catch {
             throw error

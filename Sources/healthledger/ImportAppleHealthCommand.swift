@@ -67,6 +67,7 @@ enum ImportAppleHealthCommand {
         if let text = ProcessInfo.processInfo.environment["HEALTHLEDGER_TEST_IMPORT_PAUSE_AFTER_BATCHES"],
            let n = Int(text), n >= 1 {
             options.pauseAfterBatches = n
+            options.paused = { FileHandle.standardError.write(Data("healthledger: test pause: paused after \(n) batches\n".utf8)) }
         }
         if Output.stderrIsTerminal {
             let start = Date()

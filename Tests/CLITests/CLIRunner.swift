@@ -1,5 +1,5 @@
 import Foundation
-import LedgerLog  // Locked: the one lock style
+import TestSupport
 
 /// Runs the built `healthledger` binary and captures what it printed.
 struct CLIResult {
@@ -32,71 +32,42 @@ enum CLIRunner {
 
     static var binary: URL { buildDirectory.appendingPathComponent("healthledger") }
 
-    /// Runs `healthledger args…` with `stdin` as standard input. `stdinPath` opens a path
-    /// (a folder, to make reads fail) as standard input instead; `stdoutPath` sends
-    /// standard output to a path (`/dev/full`, to make writes fail) instead of a pipe.
-    static func run(_ args: [String], stdin: String? = nil, environment: [String: String] = [:],
-                    currentDirectory: URL? = nil, stdinPath: String? = nil, stdoutPath: String? = nil,
-                    timeout: Double = timeoutSeconds) throws -> CLIResult {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = args
+    /// The environment a run of the binary gets: the test's, without the variables
+    /// that would change what a command does unless a test sets them.
+    static func environment(_ extra: [String: String] = [:]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "HEALTHLEDGER_PATH")
         env.removeValue(forKey: "TZ")  // a new ledger records $TZ: tests set it when they mean to
-        for (k, v) in environment { env[k] = v }
-        process.environment = env
-        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        let inputFile = try stdinPath.map { path in
-            let fd = open(path, O_RDONLY)
-            guard fd >= 0 else { throw CocoaError(.fileReadNoPermission) }
-            return FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        }
-        let outputFile = try stdoutPath.map { path in
-            guard let h = FileHandle(forWritingAtPath: path) else { throw CocoaError(.fileWriteNoPermission) }
-            return h
-        }
-        process.standardOutput = outputFile ?? out
-        process.standardError = err
-        process.standardInput = inputFile ?? input
-        try process.run()
-        // The watchdog: SIGKILL past the timeout (a hung child never answers SIGTERM).
-        let timedOut = Locked(false)
-        let pid = process.processIdentifier
-        let watchdog = DispatchWorkItem {
-            guard process.isRunning else { return }
-            timedOut.withLock { $0 = true }
-            kill(pid, SIGKILL)
-        }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
-        defer { watchdog.cancel() }
-        if outputFile != nil { try out.fileHandleForWriting.close() }
-        // Read both pipes concurrently so a chatty child never blocks on a full pipe.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var outData = Data(), errData = Data()
-        group.enter()
-        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        group.enter()
-        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        group.wait()
-        watchdog.cancel()
-        // Close every pipe end now. Foundation's Process is not released on Linux, and it
-        // holds these handles: left to deallocation, each run leaked its pipes, and past
-        // ~1,360 open descriptors Process.run itself crashes (its /proc/self/fd scan reads
-        // past glibc's readdir buffer), which is how CI died.
-        for handle in [out.fileHandleForReading, out.fileHandleForWriting, err.fileHandleForReading,
-                       err.fileHandleForWriting, input.fileHandleForReading, input.fileHandleForWriting] {
-            try? handle.close()
-        }
-        try? inputFile?.close()
-        try? outputFile?.close()
-        if timedOut.withLock({ $0 }) { throw CLITimedOut(args: args, seconds: timeout) }
-        return CLIResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                         stderr: String(decoding: errData, as: UTF8.self))
+        for (k, v) in extra { env[k] = v }
+        return env
     }
-}
 
+    /// Runs `healthledger args…` with `stdin` as standard input. `stdinPath` opens a path
+    /// (a folder, to make reads fail) as standard input instead; `stdoutPath` sends
+    /// standard output to a path (`/dev/full`, to make writes fail) instead of a pipe.
+    /// The shared runner (`ChildProcess`, posix_spawn) kills a run past `timeout`.
+    static func run(_ args: [String], stdin: String? = nil, environment: [String: String] = [:],
+                    currentDirectory: URL? = nil, stdinPath: String? = nil, stdoutPath: String? = nil,
+                    timeout: Double = timeoutSeconds) throws -> CLIResult {
+        do {
+            let result = try ChildProcess.run(binary.path, args, input: stdin.map { Array($0.utf8) } ?? [],
+                                              environment: Self.environment(environment), currentDirectory: currentDirectory?.path,
+                                              stdin: stdinPath.map { .path($0) } ?? .pipe,
+                                              stdout: stdoutPath.map { .path($0) } ?? .pipe, timeout: timeout)
+            return CLIResult(status: result.status, stdout: result.stdoutText, stderr: result.stderrText)
+        } catch is ChildProcess.TimedOut {
+            throw CLITimedOut(args: args, seconds: timeout)
+        }
+    }
+
+    /// Starts `healthledger args…` for a test that talks to it while it runs.
+    static func start(_ args: [String], environment: [String: String] = [:], currentDirectory: URL? = nil,
+                      stdin: ChildProcess.Stream = .null, stdout: ChildProcess.Stream = .pipe,
+                      stderr: ChildProcess.Stream = .null, timeout: Double = timeoutSeconds) throws -> ChildProcess {
+        try ChildProcess(binary.path, args, environment: Self.environment(environment), currentDirectory: currentDirectory?.path,
+                         stdin: stdin, stdout: stdout, stderr: stderr, timeout: timeout)
+    }
+
+    /// The built `ledger-torture` (the second process of lock tests).
+    static var torture: String { buildDirectory.appendingPathComponent("ledger-torture").path }
+}

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import TestSupport
 
@@ -54,39 +53,21 @@ struct ChangesCommandTests {
     /// bounded; how long it takes is the benchmark's business, not asserted here).
     @Test func followPrintsAnotherProcesssCommits() throws {
         let dir = try StoreCommandTests.prepared()
-        let follower = Process()
-        follower.executableURL = CLIRunner.binary
-        follower.arguments = ["--ledger", dir.path, "--json", "changes", "bodyMass", "--app", "com.example.scale", "--follow"]
-        let out = Pipe()
-        follower.standardOutput = out
-        follower.standardError = FileHandle.nullDevice
-        try follower.run()
+        let follower = try CLIRunner.start(["--ledger", dir.path, "--json", "changes", "bodyMass", "--app", "com.example.scale", "--follow"])
         defer {
-            if follower.isRunning { follower.terminate() }
-            follower.waitUntilExit()
+            follower.kill(SIGTERM)
+            follower.wait()
         }
-        let text = Mutex("")
-        let reading = Thread {
-            while true {
-                let data = out.fileHandleForReading.availableData
-                if data.isEmpty { return }
-                text.withLock { $0 += String(decoding: data, as: UTF8.self) }
-            }
-        }
-        reading.start()
-        func waitFor(_ needle: String) -> Bool {
-            for _ in 0..<1200 {  // at most 60 s
-                if text.withLock({ $0.contains(needle) }) { return true }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-            return false
-        }
+        /// Reads the follower's output until `needle` appears (a bound of a minute against a hang).
+        func waitFor(_ needle: String) -> Bool { follower.waitForOutput(containing: needle, seconds: 60) }
         #expect(waitFor("{\"anchor\":"))  // caught up: the first sample and an anchor
         let uuid = try save(dir, "72")
         #expect(waitFor("{\"change\":\"added\",\"sample\":{\"uuid\":\"\(uuid)\""))
         try #require(try run(dir, ["delete", "--app", "com.example.scale", uuid]).status == 0)
         #expect(waitFor("{\"change\":\"deleted\",\"uuid\":\"\(uuid)\""))
-        let lines = text.withLock { $0 }.split(separator: "\n")
+        // the anchor printed after the deletion (the third) ends what the follower prints
+        #expect(follower.waitForOutput(seconds: 60) { $0.components(separatedBy: "{\"anchor\":").count == 4 && $0.hasSuffix("\n") })
+        let lines = follower.output.split(separator: "\n")
         #expect(lines.count == 6)
         #expect(lines.filter { $0.hasPrefix("{\"anchor\":") }.count == 3)
     }

@@ -1,5 +1,6 @@
 import AppleHealthImport
 import Foundation
+import TestSupport
 
 /// Debian's `chromium`, headless: loads a file and reports its DOM (`--dump-dom`),
 /// every console message the page logged (`--enable-logging=stderr` prints them as
@@ -64,26 +65,12 @@ enum HeadlessChromium {
 
     static func chromium(_ args: [String]) throws -> (stdout: String, stderr: String) {
         guard let binary else { throw ChromiumFailed(message: "no chromium") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = args
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let group = DispatchGroup()
-        nonisolated(unsafe) var outData = Data(), errData = Data()
-        group.enter()
-        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        group.enter()
-        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        process.waitUntilExit()
-        group.wait()
-        let stderr = String(decoding: errData, as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            throw ChromiumFailed(message: "chromium exited \(process.terminationStatus): \(stderr.suffix(2000))")
+        let run = try ChildProcess.run(binary, args, timeout: 300)
+        let stderr = run.stderrText
+        guard run.termination == .exited(0) else {
+            throw ChromiumFailed(message: "chromium ended with \(run.termination): \(stderr.suffix(2000))")
         }
-        return (String(decoding: outData, as: UTF8.self), stderr)
+        return (run.stdoutText, stderr)
     }
 }
 

@@ -44,42 +44,27 @@ struct ImportKillTests {
         let dir = TemporaryDirectory("kill")
         try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
         let big = dir.path + "/big.xml"
-        let generate = Process()
-        generate.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        generate.arguments = ["python3", try #require(Self.generator).path, try #require(Self.source).path, big, "--copies", "5"]
-        generate.standardError = FileHandle.nullDevice
-        try generate.run()
-        generate.waitUntilExit()
-        #expect(generate.terminationStatus == 0)
+        let generate = try ChildProcess.run("/usr/bin/env", ["python3", try #require(Self.generator).path, try #require(Self.source).path,
+                                                              big, "--copies", "5"], stdout: .null, stderr: .null)
+        #expect(generate.termination == .exited(0))
 
         // The reference: one import, never interrupted.
         #expect(try CLIRunner.run(["--ledger", "R", "import-apple-health", "big.xml"], currentDirectory: dir.url).status == 0)
 
         // Killed while writing: the importer pauses (durably) after its second sample
-        // batch when the test asks it to, and the log must hold those batches before
-        // the kill, so the kill lands mid-import whatever the machine's load.
-        let process = Process()
-        process.executableURL = CLIRunner.binary
-        process.arguments = ["--ledger", "K", "import-apple-health", "big.xml"]
-        process.currentDirectoryURL = dir.url
-        process.environment = ProcessInfo.processInfo.environment.merging(
-            ["HEALTHLEDGER_TEST_IMPORT_PAUSE_AFTER_BATCHES": "2"]) { $1 }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(120)
-        while process.isRunning, Date() < deadline {
-            if try Self.savedRecords("K", in: dir.url).all >= 2 { break }
-            usleep(100_000)
-        }
-        let killedWhileRunning = process.isRunning
+        // batch when the test asks it to and says so on stderr; the kill lands on that
+        // line, mid-import, whatever the machine's load.
+        let importer = try CLIRunner.start(["--ledger", "K", "import-apple-health", "big.xml"],
+                                           environment: ["HEALTHLEDGER_TEST_IMPORT_PAUSE_AFTER_BATCHES": "2"],
+                                           currentDirectory: dir.url, stdout: .null, stderr: .pipe)
+        let paused = importer.waitForStderr(containing: "paused after 2 batches", seconds: 300)
         // Open: in the log, marked not applied, and no reader sees any of it.
         let records = try Self.savedRecords("K", in: dir.url)
         #expect(records.all >= 2 && records.open == records.all)
         #expect(try Self.savedEvents("K", in: dir.url) == 0)
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        #expect(killedWhileRunning, "the import ended before it could be killed")
+        importer.kill(SIGKILL)
+        #expect(importer.wait() == .signaled(SIGKILL))
+        #expect(paused, "the import ended before it could be killed")
         #expect(try Self.savedEvents("K", in: dir.url) == 0)
 
         let again = try CLIRunner.run(["--ledger", "K", "--json", "import-apple-health", "big.xml"], currentDirectory: dir.url)

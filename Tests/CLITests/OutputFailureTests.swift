@@ -80,12 +80,8 @@ struct OutputFailureTests {
 
     /// Runs the binary through the shell with fd 1 closed (`>&-`).
     static func withClosedStdout(_ args: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "exec \"$0\" \"$@\" >&- 2>/dev/null", CLIRunner.binary.path] + args
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+        try ChildProcess.run("/bin/sh", ["-c", "exec \"$0\" \"$@\" >&- 2>/dev/null", CLIRunner.binary.path] + args,
+                             stdout: .null, stderr: .null).status
     }
 
     @Test func aClosedStdoutNeverBecomesALedgerFile() throws {

@@ -80,28 +80,12 @@ struct ReadmeCommandTests {
         for (i, line) in lines.enumerated() {
             script += line + "\n" + "echo \"@@ \(i) $?\" >&2\n"
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", script]
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "HEALTHLEDGER_PATH")
         env["PATH"] = bin.path + ":" + (env["PATH"] ?? "/usr/bin:/bin")
-        process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let group = DispatchGroup()
-        nonisolated(unsafe) var outData = Data(), errData = Data()
-        group.enter()
-        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        group.enter()
-        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        process.waitUntilExit()
-        group.wait()
-        let stderr = String(decoding: errData, as: UTF8.self)
-        let stdout = String(decoding: outData, as: UTF8.self)
+        let run = try ChildProcess.run("/bin/bash", ["-c", script], environment: env, stdin: .null)
+        let stderr = run.stderrText
+        let stdout = run.stdoutText
         var statuses: [Int: Int32] = [:]
         for line in stderr.split(separator: "\n") where line.hasPrefix("@@ ") {
             let parts = line.split(separator: " ")

@@ -105,18 +105,13 @@ struct StoreCommandTests {
     @Test func aLockedLedgerIsRefusedAndUnchanged() throws {
         let dir = try Self.prepared()
         let before = try Self.contents(dir)
-        let torture = CLIRunner.buildDirectory.appendingPathComponent("ledger-torture")
-        let holder = Process()
-        holder.executableURL = torture
-        holder.arguments = ["hold", dir.path, "30"]
-        let out = Pipe()
-        holder.standardOutput = out
-        try holder.run()
-        defer { holder.terminate(); holder.waitUntilExit() }
-        _ = out.fileHandleForReading.availableData  // "locked"
+        // holds the lock until its stdin closes
+        let holder = try ChildProcess(CLIRunner.torture, ["hold", dir.path, "-"], stdin: .pipe, stdout: .pipe, stderr: .null)
+        defer { holder.closeStdin(); holder.wait() }
+        #expect(holder.waitForOutput(containing: "locked\n"))
         let r = try CLIRunner.run(["--ledger", dir.path, "save", "--app", "com.example.scale", "--type", "bodyMass", "--value", "71", "--unit", "kg"])
         #expect(r.status == 7)
-        #expect(r.stderr == "healthledger: ledgerLocked: another writer holds \(dir.path)\n")
+        #expect(r.stderr == "healthledger: ledgerLocked: another writer holds \(dir.path) [W1]\n")
         // readers take no lock
         let q = try CLIRunner.run(["--ledger", dir.path, "--json", "query", "--owner", "bodyMass"])
         #expect(q.status == 0)

@@ -37,15 +37,8 @@ struct TransparencyCommandTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("proof-\(UUID().uuidString)")
         try text.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: python!)
-        p.arguments = [verifier] + (key.map { ["--key", $0] } ?? []) + [file.path]
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        let run = try ChildProcess.run(python!, [verifier] + (key.map { ["--key", $0] } ?? []) + [file.path], stderr: .inherit)
+        return (run.status, run.stdoutText)
     }
 
     @Test(.enabled(if: python != nil, "needs python3 for tools/verify_proof.py"))

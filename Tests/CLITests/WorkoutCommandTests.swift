@@ -106,7 +106,7 @@ struct WorkoutCommandTests {
         let unchanged = try log(dir)
         let again = try run(dir, ["--app", "com.p", "workout", "build", "--file", file.path])
         #expect(again.status == 5)
-        #expect(again.stderr == "healthledger: line 11 (finish): duplicateUUID: 00000000-0000-4000-8000-000000000001 is already stored; nothing was written\n")
+        #expect(again.stderr == "healthledger: line 11 (finish): duplicateUUID: 00000000-0000-4000-8000-000000000001 is already stored [E3]; nothing was written\n")
         #expect(try log(dir) == unchanged)
     }
 

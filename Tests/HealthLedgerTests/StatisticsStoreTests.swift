@@ -61,7 +61,7 @@ struct StatisticsStoreTests {
         #expect(await ledger.state.lastSequence == before)
         #expect(await owner.sourcePriority(for: .distanceWalkingRunning) == [Self.watch.bundleIdentifier, Self.phone.bundleIdentifier])
         // refused lists leave the ledger unchanged
-        await #expect(throws: HealthStoreError.refused(.appNotRegistered("com.example.nobody"))) {
+        await #expect(throws: HealthStoreError.refused(.appNotRegistered("com.example.nobody", rule: "E8"))) {
             try await owner.setSourcePriority(.stepCount, ["com.example.nobody"])
         }
         await #expect(throws: HealthStoreError.invalidArgument("a source priority lists each source once")) {

@@ -17,6 +17,7 @@ struct WorkoutActivityTests {
         try WorkoutActivity(activityType: type, start: date(from), end: date(to), events: events, uuid: uuid)
     }
 
+    // E10: activities within their workout, overlapping none, with UUIDs of their own.
     @Test func activitiesLieWithinTheirWorkoutOverlapNothingAndComeWithIt() async throws {
         let fs = SimulatedFileSystem()
         let ledger = try makeLedger(fs)

@@ -13,13 +13,14 @@ struct ExportUnitScanTests {
         "data/apple-health/dogsheep-fixtures-2019/zip_contents/apple_health_export/export.xml",
     ]
 
-    @Test func everyUnitInTheExportsParsesAndPrintsBack() throws {
+    static let available = xmlFiles.compactMap { SharedData.file($0) }
+
+    @Test(.enabled(if: available.count == xmlFiles.count, "needs the three export.xml files of ../shared/data/apple-health (absent)"))
+    func everyUnitInTheExportsParsesAndPrintsBack() throws {
         var units = Set<String>()
-        for path in Self.xmlFiles {
-            guard let url = SharedData.file(path) else { continue }
+        for url in Self.available {
             units.formUnion(Self.unitStrings(in: Array(try Data(contentsOf: url))))
         }
-        guard !units.isEmpty else { return }
         #expect(units.isSuperset(of: ["count", "km", "count/min", "kcal", "g", "mg", "kg", "mg/dL", "mcg", "mi", "min"]))
         for text in units.sorted() {
             let unit = try HealthUnit(text)

@@ -34,7 +34,9 @@ struct FuzzTests {
     /// Item 8: a save whose type code does not match its kind (here a quantity sample
     /// carrying a type code past the table) trapped `open` in the fold
     /// (`precondition(code < typeCodeLimit)`) and was accepted by replay's header
-    /// reader; now all three readers refuse the same event as undecodable.
+    /// reader; now all three readers refuse the same event as undecodable (rule V1:
+    /// the type code is a type of the sample's kind).
+    // V4: one definition of a valid event: replay, verify and open refuse the same event.
     @Test(arguments: [UInt16(0x06FF), UInt16(0xFFFF), ObjectType.category(.sleepAnalysis).code, ObjectType.workout.code])
     func aTypeCodeOfTheWrongKindIsRefusedByEveryReader(code: UInt16) async throws {
         var records = EventFuzzer.base
@@ -56,12 +58,12 @@ struct FuzzTests {
         let sequence = UInt64(save + 1)
         let reason = "type code \(code) is not a type of a quantity sample"
         #expect(throws: ReplayError.undecodable(sequence: sequence, offset: try Self.offset(fs, sequence),
-                                                .malformed(offset: at - 16 - 1, reason: reason))) {
+                                                .malformed(offset: at - 16 - 1, reason: reason, rule: "V1"))) {
             _ = try StateLoader.load(fs, reader: try LogReader(fs))
         }
         let report = try LedgerVerifier.verify(fs)
         #expect(report.eventProblem == .undecodable(sequence: sequence, offset: try Self.offset(fs, sequence),
-                                                     .malformed(offset: at - 16 - 1, reason: reason)))
+                                                     .malformed(offset: at - 16 - 1, reason: reason, rule: "V1")))
         #expect(throws: LedgerError.self) { _ = try Ledger.open(fs, options: LedgerOptions(log: testOptions)) }
     }
 
@@ -115,7 +117,7 @@ struct DeepUnitInTheLogTests {
             try await writer.close()
             let report = try LedgerVerifier.verify(fs)
             if refused {
-                guard case .undecodable(let sequence, _, .malformed(_, let reason))? = report.eventProblem else {
+                guard case .undecodable(let sequence, _, .malformed(_, let reason, _))? = report.eventProblem else {
                     Issue.record("not refused as malformed: \(String(describing: report.eventProblem))")
                     continue
                 }

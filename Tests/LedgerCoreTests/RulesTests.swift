@@ -6,6 +6,7 @@ import LedgerLog
 import TestSupport
 
 struct RulesTests {
+    // E2: a save needs sharingAuthorized for each sample's type at its point in the log.
     @Test func savingNeedsSharePermissionAtThatPointInTheLog() async throws {
         let ledger = try makeLedger()
         try await ledger.execute(.registerApp(appA))
@@ -81,7 +82,8 @@ struct RulesTests {
         // losing share permission loses the right to delete
         try await ledger.execute(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
                                                       decisions: [(.quantity(.bodyMass), .denied, nil)], basis: .owner))
-        await #expect(throws: RuleViolation.authorizationDenied(app: "com.example.a", type: "HKQuantityTypeIdentifierBodyMass")) {
+        // E5: an app deletes only while it holds share permission for the type
+        await #expect(throws: RuleViolation.authorizationDenied(app: "com.example.a", type: "HKQuantityTypeIdentifierBodyMass", rule: "E5")) {
             try await ledger.execute(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(1)], reason: nil))
         }
         try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [fixedUUID(1), fixedUUID(2)], reason: "owner"))
@@ -130,9 +132,10 @@ struct RulesTests {
             try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(1, fixedUUID(5)), try sample(2, fixedUUID(6))]))
         }
         #expect(await ledger.state.lastSequence == before)
-        #expect(RuleViolation.syncIdentifierRepeated(syncIdentifier: "scale-9").description == "syncIdentifierRepeated: one save holds scale-9 twice")
+        #expect(RuleViolation.syncIdentifierRepeated(syncIdentifier: "scale-9").description == "syncIdentifierRepeated: one save holds scale-9 twice [E4]")
     }
 
+    // E6, and E1: an app that is not registered cannot act.
     @Test func characteristicsAreNeverSharedAndCorrelationTypesNeverRequested() async throws {
         let ledger = try makeLedger()
         try await ledger.execute(.registerApp(appA))
@@ -234,7 +237,7 @@ struct AbsentFromExportRulesTests {
         func absence(_ uuids: [UUID]) -> ExportAbsence {
             ExportAbsence(importId: id, exportDate: "2026-03-01 09:00:00 +0000", objects: uuids.map { DeletedObject(uuid: $0) }, days: [])
         }
-        await #expect(throws: RuleViolation.importMismatch(id, "never started")) {
+        await #expect(throws: RuleViolation.importMismatch(id, "never started", rule: "E9")) {
             try await ledger.execute(.removeAbsent(absence([fromExport.uuid])))
         }
         try await ledger.execute(.startImport(ExportImportStart(importId: id, contentSHA256: [UInt8](repeating: 1, count: 32),
@@ -243,7 +246,7 @@ struct AbsentFromExportRulesTests {
         await #expect(throws: RuleViolation.notBroughtByImport("\(fromApp.uuid.uuidString) is not a sample an import brought")) {
             try await ledger.execute(.removeAbsent(absence([fromApp.uuid])))
         }
-        await #expect(throws: RuleViolation.objectNotFound(fromExport.uuid)) {
+        await #expect(throws: RuleViolation.objectNotFound(fromExport.uuid, rule: "E9")) {
             try await ledger.execute(.removeAbsent(absence([fromExport.uuid, fromExport.uuid])))
         }
         try await ledger.execute(.removeAbsent(absence([fromExport.uuid])))
@@ -251,7 +254,7 @@ struct AbsentFromExportRulesTests {
         #expect(state.samples.entry(try #require(state.samples.slot(of: fromExport.uuid))).isDeleted)
         #expect(!state.samples.entry(try #require(state.samples.slot(of: fromApp.uuid))).isDeleted)
         try await ledger.execute(.finishImport(ExportImportFinish(importId: id, counts: [])))
-        await #expect(throws: RuleViolation.importMismatch(id, "already finished")) {
+        await #expect(throws: RuleViolation.importMismatch(id, "already finished", rule: "E9")) {
             try await ledger.execute(.removeAbsent(absence([fromApp.uuid])))
         }
     }

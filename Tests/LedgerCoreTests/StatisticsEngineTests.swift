@@ -304,7 +304,7 @@ struct SourcePriorityEventTests {
                 try await ledger.execute(.setSourcePriority(.stepCount, sources))
             }
         }
-        await #expect(throws: RuleViolation.appNotRegistered("com.example.b")) {
+        await #expect(throws: RuleViolation.appNotRegistered("com.example.b", rule: "E8")) {
             try await ledger.execute(.setSourcePriority(.stepCount, ["com.example.a", "com.example.b"]))
         }
         let before = await ledger.state.lastSequence

@@ -69,11 +69,12 @@ struct VerifyTests {
         batch.append(kind: EventKind.characteristicSet.rawValue, version: 1, payload: payload)
         try await writer.append(batch)
         try await writer.close()
-        guard case .undecodable(2, _, .malformed(_, let reason))? = try LedgerVerifier.verify(fs).eventProblem else {
+        guard case .undecodable(2, _, .malformed(_, let reason, let rule))? = try LedgerVerifier.verify(fs).eventProblem else {
             Issue.record("expected an undecodable event 2")
             return
         }
         #expect(reason == "characteristicSet needs the owner as its actor")
+        #expect(rule == "E6")  // only the owner sets characteristics: the decoder enforces the actor
     }
 
     @Test func anUnknownFutureEventKindIsNamedNotACrash() async throws {

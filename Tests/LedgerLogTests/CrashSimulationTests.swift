@@ -150,6 +150,7 @@ struct CrashSimulationTests {
 /// Write and sync failures poison the writer; reopening recovers. The append whose
 /// flush failed gets the failure itself (a full disk says so); later calls get
 /// `writerPoisoned` naming it.
+// W5: a failed write or sync stops the writer; it never retries the sync.
 struct IOFailureTests {
     static func run(fault: SimulatedFileSystem.Fault, expected: LogError) async throws {
         let fs = SimulatedFileSystem(seed: 42)

@@ -35,6 +35,7 @@ struct DurabilityTests {
 
     /// A log that changed under the writer (another writer, a truncation) poisons the
     /// writer before it writes anything: it never overwrites.
+    // W7: the writer checks the log's size before each write and stops, overwriting nothing.
     @Test func aLogChangedUnderTheWriterPoisonsItAndNothingIsOverwritten() async throws {
         let fs = SimulatedFileSystem()
         let writer = try LogWriter.create(fs, options: testOptions)
@@ -77,7 +78,7 @@ struct DurabilityTests {
                                                 length: covered - UInt64(cut.count), sequence: nil, inDurablePrefix: true))
         #expect(throws: damage) { _ = try LogWriter.open(fs, options: testOptions) }
         #expect(damage.description == "damaged: truncatedBelowDurable at byte \(cut.count): the log ends there but "
-                + "index/log.idx proves \(covered) bytes were durable; acknowledged bytes are missing: damage")
+                + "index/log.idx proves \(covered) bytes were durable; acknowledged bytes are missing: damage [I3]")
         // Nothing touched: no cut, no quarantine.
         #expect(fs.currentBytes(LogWriter.logFileName) == cut)
         #expect(fs.list("quarantine") == [])
@@ -188,6 +189,7 @@ struct DurabilityTests {
     }
 
     /// The simulated disk itself: entries need their folder synced, data its file synced.
+    // W8: an entry is durable once its folder is synced.
     @Test func simulatedFolderEntriesAreDurableOnlyOnceTheFolderIsSynced() throws {
         let fs = SimulatedFileSystem(seed: 5)
         try fs.createFolder()
@@ -216,6 +218,7 @@ struct DurabilityTests {
         #expect(mode == 0o700)
     }
 
+    // W8: the ledger's folders are never followed through a symbolic link.
     @Test func aSymlinkedQuarantineIsRefusedNotFollowed() async throws {
         let dir = TemporaryDirectory()
         let outside = TemporaryDirectory("outside")

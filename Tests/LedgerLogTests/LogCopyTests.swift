@@ -13,6 +13,7 @@ struct LogCopyTests {
         try await writer.close()
     }
 
+    // P1: copy moves exactly the log's bytes, batch by batch.
     @Test func aCopyIsByteIdenticalAndVerified() async throws {
         let source = TemporaryDirectory(), copy = TemporaryDirectory()
         try await Self.filled(source, batches: 25)

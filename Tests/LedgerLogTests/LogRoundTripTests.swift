@@ -82,6 +82,7 @@ struct LogRoundTripTests {
         #expect(slice.map(\.sequence) == Array(100...120))
     }
 
+    // W2/R4: recordedAt is the writer's clock, raised to the previous record's when it went back.
     @Test func recordTimesNeverDecreaseEvenWhenTheClockGoesBack() async throws {
         let fs = SimulatedFileSystem()
         let times: [Int64] = [5_000, 3_000, 9_000, 1_000]
@@ -114,6 +115,7 @@ struct LogRoundTripTests {
     /// depend on how busy the shared pool is with other tests; the 10 ms sync is
     /// long enough for the other threads to queue up behind it even when the
     /// machine is loaded.
+    // W3: appends from many callers share one fdatasync (group commit).
     @Test func groupCommitSharesSyncs() async throws {
         let fs = SimulatedFileSystem()
         fs.syncDelay = 10_000  // a slow disk's sync latency, during which appends queue up

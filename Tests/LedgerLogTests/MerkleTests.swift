@@ -184,6 +184,7 @@ struct MerkleVectorTests {
         }
     }
 
+    // M3: the stored subtrees in post-order, at the positions the formula gives.
     @Test func postOrderPositionsAreDense() {
         var range = CompactRange()
         var seen: [Int] = []
@@ -232,6 +233,7 @@ struct MerkleTreeFileTests {
         return out
     }
 
+    // M1/M2: leaves are the framed records, hashed as RFC 9162 says.
     @Test func treeMatchesTheDefinitionAndProofsVerify() async throws {
         let fs = SimulatedFileSystem()
         try await Self.makeLog(fs, batches: 40, seed: 3)
@@ -286,7 +288,7 @@ struct MerkleTreeFileTests {
         bad[MerkleTreeFile.headerSpace + 40] ^= 1
         fs.setBytes(MerkleTreeFile.fileName, bad)
         #expect(MerkleTreeFile.check(fs, reader: try LogReader(fs), against: fresh)
-                == "index/merkle.bin is damaged: node checksum mismatch")
+                == "index/merkle.bin is damaged: node checksum mismatch [M4]")
         let reopened = try MerkleTreeFile.open(fs, reader: try LogReader(fs), level: 2)
         #expect(reopened.found == .rebuilt("node checksum mismatch"))
         #expect(reopened.tree.root == built.root)

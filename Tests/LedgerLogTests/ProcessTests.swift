@@ -22,49 +22,21 @@ struct ProcessTests {
         }
     }
 
-    /// Reads lines from a pipe on a background thread.
-    final class LineCollector: @unchecked Sendable {
-        // @unchecked: `lines` is guarded by `lock`.
-        private let lock = NSLock()
-        private var lines: [String] = []
-        private var partial = Data()
-        init(_ pipe: Pipe) {
-            pipe.fileHandleForReading.readabilityHandler = { [self] handle in
-                let data = handle.availableData
-                lock.lock()
-                defer { lock.unlock() }
-                if data.isEmpty { handle.readabilityHandler = nil; return }
-                partial.append(data)
-                while let nl = partial.firstIndex(of: 0x0A) {
-                    lines.append(String(decoding: partial[partial.startIndex..<nl], as: UTF8.self))
-                    partial.removeSubrange(partial.startIndex...nl)
-                }
-            }
-        }
-        var snapshot: [String] { lock.lock(); defer { lock.unlock() }; return lines }
-    }
-
     @Test func twoHundredSigkillsLoseNoAcknowledgedAppend() async throws {
         let dir = TemporaryDirectory()
         var rng = SeededRandom(seed: 200)
         var acknowledged: [(first: UInt64, last: UInt64, run: UInt64, counter: UInt64)] = []
         for trial in 0..<200 {
-            let process = Process()
-            process.executableURL = Self.tortureBinary
-            process.arguments = ["append", dir.path, String(trial)]
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            let collector = LineCollector(out)
-            try process.run()
-            // Let it open (and recover) the ledger and append for a random while.
-            let deadline = Date().addingTimeInterval(2)
-            while collector.snapshot.isEmpty, Date() < deadline { usleep(1000) }
-            usleep(UInt32.random(in: 0...20_000, using: &rng))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            usleep(2000)
-            for line in collector.snapshot {
+            // Paced by the child's acknowledgements: kill it after a seeded number of
+            // them (1–4), while it is in the middle of its next append.
+            let child = try ChildProcess(Self.tortureBinary.path, ["append", dir.path, String(trial)], stdout: .pipe, stderr: .null)
+            let acks = Int.random(in: 1...4, using: &rng)
+            #expect(child.waitForOutput { $0.split(separator: "\n").filter { $0.hasPrefix("ack ") }.count >= acks },
+                    "trial \(trial): no acknowledgement from the child")
+            child.kill(SIGKILL)
+            child.readOutputToEnd()  // everything it printed before it died
+            #expect(child.wait() == .signaled(SIGKILL))
+            for line in child.outputLines {
                 let f = line.split(separator: " ")
                 guard f.count == 5, f[0] == "ack", let a = UInt64(f[1]), let b = UInt64(f[2]), let r = UInt64(f[3]),
                       let c = UInt64(f[4]) else { continue }
@@ -102,21 +74,14 @@ struct ProcessTests {
         #expect(throws: LogError.ledgerLocked(path: dir.path)) { try LogWriter.open(dir.fs) }
         try await first.close()
 
-        // another process holds the lock
-        let process = Process()
-        process.executableURL = Self.tortureBinary
-        process.arguments = ["hold", dir.path, "30"]
-        let out = Pipe()
-        process.standardOutput = out
-        let collector = LineCollector(out)
-        try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while !collector.snapshot.contains("locked"), Date() < deadline { usleep(1000) }
+        // another process holds the lock (until its stdin closes, or it dies)
+        let holder = try ChildProcess(Self.tortureBinary.path, ["hold", dir.path, "-"], stdin: .pipe, stdout: .pipe, stderr: .null)
+        #expect(holder.waitForOutput(containing: "locked\n"))
         #expect(throws: LogError.ledgerLocked(path: dir.path)) { try LogWriter.open(dir.fs) }
         // readers take no lock
         #expect(try LogReader(dir.fs).forEachRecord { _ in true }.nextSequence == 1)
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        holder.kill(SIGKILL)
+        #expect(holder.wait() == .signaled(SIGKILL))
         let again = try LogWriter.open(dir.fs)  // the lock died with the process
         try await again.close()
     }
@@ -124,17 +89,26 @@ struct ProcessTests {
     @Test func aLockTimeoutWaitsForTheOtherWriter() async throws {
         let dir = TemporaryDirectory()
         try await LogWriter.create(dir.fs).close()
-        let process = Process()
-        process.executableURL = Self.tortureBinary
-        process.arguments = ["hold", dir.path, "0.3"]
-        let out = Pipe()
-        process.standardOutput = out
-        let collector = LineCollector(out)
-        try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while !collector.snapshot.contains("locked"), Date() < deadline { usleep(1000) }
-        let writer = try LogWriter.open(dir.fs, options: LogWriterOptions(lockTimeout: 10))
+        let holder = try ChildProcess(Self.tortureBinary.path, ["hold", dir.path, "-"], stdin: .pipe, stdout: .pipe, stderr: .null)
+        #expect(holder.waitForOutput(containing: "locked\n"))
+        #expect(throws: LogError.ledgerLocked(path: dir.path)) { try LogWriter.open(dir.fs) }  // held now
+        // A writer with a timeout starts waiting; the holder is told to release once
+        // that writer has started, and the writer gets the lock when it does.
+        // (a thread of its own, not the cooperative pool: the test blocks on it)
+        let started = DispatchSemaphore(value: 0), opened = DispatchSemaphore(value: 0)
+        let fs = dir.fs
+        nonisolated(unsafe) var outcome: Result<LogWriter, any Error>?
+        Thread {
+            started.signal()
+            outcome = Result { try LogWriter.open(fs, options: LogWriterOptions(lockTimeout: 60)) }
+            opened.signal()
+        }.start()
+        started.wait()
+        holder.closeStdin()
+        opened.wait()
+        let writer = try #require(outcome).get()
+        #expect(holder.waitForOutput(containing: "released\n"))
+        #expect(holder.wait() == .exited(0))
         try await writer.close()
-        process.waitUntilExit()
     }
 }

@@ -45,6 +45,7 @@ struct LogStoreSuiteTests {
 
     /// The same appends with the same clock and ledger id give the same bytes in a folder
     /// and in PostgreSQL (the writer and its format are one; only the storage differs).
+    // P1: the rows are the log's bytes, cut at batch boundaries.
     @Test func bothStoresHoldTheSameBytes() async throws {
         let files = try StoreUnderTest(.files), pg = try StoreUnderTest(.postgres)
         _ = try await Self.fill(files, batches: 40)
@@ -120,6 +121,7 @@ struct LogStoreSuiteTests {
 
     /// The last batch damaged: in a folder a possible torn tail (no later batch vouches
     /// for it), in PostgreSQL damage (every stored row was committed) — never cut there.
+    // P5: every stored row was committed: a bad last batch is damage, never a torn tail.
     @Test func aDamagedLastBatchIsDamageInPostgresNotATornTail() async throws {
         let store = try StoreUnderTest(.postgres)
         _ = try await Self.fill(store, batches: 5)

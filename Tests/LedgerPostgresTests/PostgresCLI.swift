@@ -19,39 +19,24 @@ enum PGCLI {
 
     static var binary: URL { buildDirectory.appendingPathComponent("healthledger") }
 
-    /// `healthledger args…`, with `HEALTHLEDGER_CACHE` set to `cache`.
-    static func run(_ args: [String], stdin: String? = nil, cache: TemporaryDirectory) throws -> Result {
-        let process = try start(args, cache: cache)
-        let out = process.standardOutput as! Pipe, err = process.standardError as! Pipe, input = process.standardInput as! Pipe
-        let group = DispatchGroup()
-        nonisolated(unsafe) var outData = Data(), errData = Data()
-        group.enter()
-        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        group.enter()
-        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        group.wait()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
-    }
-
-    /// Starts `healthledger args…` with pipes on stdin, stdout and stderr.
-    static func start(_ args: [String], cache: TemporaryDirectory) throws -> Process {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = args
+    static func environment(cache: TemporaryDirectory) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "HEALTHLEDGER_PATH")
         env.removeValue(forKey: "TZ")
         env["HEALTHLEDGER_CACHE"] = cache.path
-        process.environment = env
-        process.standardOutput = Pipe()
-        process.standardError = Pipe()
-        process.standardInput = Pipe()
-        try process.run()
-        return process
+        return env
+    }
+
+    /// `healthledger args…`, with `HEALTHLEDGER_CACHE` set to `cache` (the shared runner).
+    static func run(_ args: [String], stdin: String? = nil, cache: TemporaryDirectory) throws -> Result {
+        let run = try ChildProcess.run(binary.path, args, input: stdin.map { Array($0.utf8) } ?? [],
+                                       environment: environment(cache: cache), stdin: .pipe)
+        return Result(status: run.status, stdout: run.stdoutText, stderr: run.stderrText)
+    }
+
+    /// Starts `healthledger args…` with pipes on stdin and stdout (stderr discarded).
+    static func start(_ args: [String], cache: TemporaryDirectory) throws -> ChildProcess {
+        try ChildProcess(binary.path, args, environment: environment(cache: cache), stdin: .pipe, stdout: .pipe, stderr: .null)
     }
 
     /// A ledger at `location` with one app allowed to share and read bodyMass.

@@ -132,6 +132,7 @@ struct PostgresCLITests {
 
     /// kill -9 of a worker in the middle of an ingest: every batch is whole or absent,
     /// every acknowledged line is there, and the next writer continues at once.
+    // P4: an append is acknowledged after its transaction committed; a kill leaves whole batches.
     @Test func killNineMidBatchLeavesWholeBatchesAndTheNextWriterContinues() throws {
         let cache = TemporaryDirectory("cache")
         let name = PGTest.freshName("kill")
@@ -139,31 +140,22 @@ struct PostgresCLITests {
         try PGCLI.prepare(url, cache: cache)
         signal(SIGPIPE, SIG_IGN)  // writing to the killed worker's stdin must fail, not kill the tests
         let worker = try PGCLI.start(["--ledger", url, "ingest", "--app", "com.example.scale", "--batch", "2000"], cache: cache)
-        let out = worker.standardOutput as! Pipe
-        let input = (worker.standardInput as! Pipe).fileHandleForWriting
-        let acks = Mutex("")
-        let reading = Thread {
-            while true {
-                let data = out.fileHandleForReading.availableData
-                if data.isEmpty { return }
-                acks.withLock { $0 += String(decoding: data, as: UTF8.self) }
-            }
-        }
-        reading.start()
         // Feed lines until two batches were acknowledged, then kill while the next is in flight.
+        let fed = DispatchSemaphore(value: 0)
         let writing = Thread {
             var first = 0
             while first < 400_000 {
-                guard (try? input.write(contentsOf: Data(PGCLI.weightLines(1000, from: first).utf8))) != nil else { return }
+                guard (try? worker.write(PGCLI.weightLines(1000, from: first))) != nil else { break }
                 first += 1000
             }
+            fed.signal()
         }
         writing.start()
-        for _ in 0..<1200 where acks.withLock({ $0.split(separator: "\n").count }) < 2 { Thread.sleep(forTimeInterval: 0.05) }
-        Thread.sleep(forTimeInterval: 0.05)
-        kill(worker.processIdentifier, SIGKILL)
-        worker.waitUntilExit()
-        #expect(worker.terminationReason == .uncaughtSignal)
+        #expect(worker.waitForOutput(seconds: 60) { $0.split(separator: "\n").count >= 2 })
+        worker.kill(SIGKILL)
+        fed.wait()  // the feeder saw the pipe break
+        #expect(worker.wait() == .signaled(SIGKILL))
+        let acks = Mutex(worker.output)
         let acknowledged = acks.withLock { $0 }.split(separator: "\n")
         try #require(acknowledged.count >= 2)
         #expect(acknowledged[0] == "committed 1-2000")
@@ -201,31 +193,19 @@ struct PostgresCLITests {
         try PGCLI.prepare(url, cache: cache)
         signal(SIGPIPE, SIG_IGN)
         let first = try PGCLI.start(["--ledger", url, "ingest", "--app", "com.example.scale", "--batch", "100"], cache: cache)
-        let out = first.standardOutput as! Pipe
-        let input = (first.standardInput as! Pipe).fileHandleForWriting
-        try input.write(contentsOf: Data(PGCLI.weightLines(100).utf8))
-        let acks = Mutex("")
-        let reading = Thread {
-            while true {
-                let data = out.fileHandleForReading.availableData
-                if data.isEmpty { return }
-                acks.withLock { $0 += String(decoding: data, as: UTF8.self) }
-            }
-        }
-        reading.start()
-        for _ in 0..<1200 where !acks.withLock({ $0.contains("committed 1-100\n") }) { Thread.sleep(forTimeInterval: 0.05) }
-        #expect(acks.withLock { $0 } == "committed 1-100\n")
+        try first.write(PGCLI.weightLines(100))
+        #expect(first.waitForOutput(containing: "committed 1-100\n", seconds: 60))
+        #expect(first.output == "committed 1-100\n")
         let before = try PGTest.storedLog(name)
         let second = try PGCLI.run(["--ledger", url, "ingest", "--app", "com.example.scale", "--batch", "10"],
                                    stdin: PGCLI.weightLines(30, from: 5000), cache: TemporaryDirectory("cache2"))
         #expect(second.status == 7)
         #expect(second.stdout == "")
-        #expect(second.stderr == "healthledger: ledgerLocked: another writer holds \(try PGTest.location(name).description)\n")
+        #expect(second.stderr == "healthledger: ledgerLocked: another writer holds \(try PGTest.location(name).description) [W1]\n")
         #expect(try PGTest.storedLog(name) == before)
-        try input.write(contentsOf: Data(PGCLI.weightLines(100, from: 100).utf8))
-        try input.close()
-        first.waitUntilExit()
-        #expect(first.terminationStatus == 0)
+        try first.write(PGCLI.weightLines(100, from: 100))
+        first.closeStdin()
+        #expect(first.wait() == .exited(0))
         let again = try PGCLI.run(["--ledger", url, "ingest", "--app", "com.example.scale", "--batch", "10"],
                                   stdin: PGCLI.weightLines(30, from: 5000), cache: TemporaryDirectory("cache2"))
         #expect(again.status == 0, "\(again.stderr)")
@@ -242,26 +222,10 @@ struct PostgresCLITests {
         let follower = try PGCLI.start(["--ledger", url, "--json", "changes", "bodyMass", "--app", "com.example.scale", "--follow"],
                                        cache: TemporaryDirectory("cache2"))
         defer {
-            if follower.isRunning { follower.terminate() }
-            follower.waitUntilExit()
+            follower.kill(SIGTERM)
+            follower.wait()
         }
-        let out = follower.standardOutput as! Pipe
-        let text = Mutex("")
-        let reading = Thread {
-            while true {
-                let data = out.fileHandleForReading.availableData
-                if data.isEmpty { return }
-                text.withLock { $0 += String(decoding: data, as: UTF8.self) }
-            }
-        }
-        reading.start()
-        func waitFor(_ needle: String) -> Bool {
-            for _ in 0..<1200 {
-                if text.withLock({ $0.contains(needle) }) { return true }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-            return false
-        }
+        func waitFor(_ needle: String) -> Bool { follower.waitForOutput(containing: needle, seconds: 60) }
         #expect(waitFor("{\"anchor\":"))
         let save = try PGCLI.run(["--ledger", url, "save", "--app", "com.example.scale", "--type", "bodyMass", "--value", "72",
                                   "--unit", "kg", "--start", "2026-02-01T08:00:00Z"], cache: cache)

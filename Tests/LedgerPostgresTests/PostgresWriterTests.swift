@@ -14,6 +14,7 @@ struct PostgresWriterTests {
 
     /// Two writers that both opened at the same position: the first commit wins, the
     /// second gets `ledgerLocked` from the keys and nothing of it is stored.
+    // P2: two writers after the same position collide on a key; one commits.
     @Test func aForkedAppendIsRefusedByTheKeysAndStoresNothing() async throws {
         let cache = TemporaryDirectory("cache")
         let name = PGTest.freshName("fork")
@@ -68,6 +69,7 @@ struct PostgresWriterTests {
     }
 
     /// The advisory lock: a second writer is refused at open, as with flock on a folder.
+    // P3: a writer holds the session advisory lock for its whole life.
     @Test func aSecondWriterIsRefusedAtOpen() async throws {
         let cache = TemporaryDirectory("cache")
         let name = PGTest.freshName("lock")
@@ -174,11 +176,9 @@ struct PostgresWriterTests {
         while n < 300 {
             if n == 100, !restarted {
                 restarted = true
-                let restart = Process()
-                restart.executableURL = URL(fileURLWithPath: PGTest.restartScript!)
-                try restart.run()
+                let restart = try ChildProcess(PGTest.restartScript!, [], stdout: .inherit, stderr: .inherit)
                 // Appends continue while the server goes down and comes back.
-                Thread.detachNewThread { restart.waitUntilExit() }
+                Thread.detachNewThread { restart.wait() }
             }
             let records = Self.tagged(1, n)
             do {

@@ -37,12 +37,81 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
         let bytes: [UInt8]
     }
 
-    /// A file's data, named by zero or more entries.
-    struct Inode {
-        var current: [UInt8] = []
-        var durable: [UInt8] = []
+    /// How to take back one change made since the last sync: what `durable` is
+    /// rebuilt from (the bytes a write overwrote and the length before it; the bytes
+    /// a truncation cut, or the length before it grew the file).
+    enum Undo {
+        case write(offset: Int, overwritten: [UInt8], previousCount: Int)
+        case truncate(removed: [UInt8], previousCount: Int)
+    }
+
+    /// A file's data, named by zero or more entries. A class, so that a write changes
+    /// `current` in place: its cost is the write's, not the file's (a value type held
+    /// in the dictionary beside a durable copy was copied whole on the first write
+    /// after every sync, which made long runs quadratic).
+    ///
+    /// The durable image is not kept as a copy: it is `current` with the changes
+    /// since the last sync taken back (`undo`, newest first), rebuilt only when a
+    /// crash, a reboot or a test asks for it. A sync forgets the undo log.
+    final class Inode {
+        var current: [UInt8]
+        var undo: [Undo] = []
         var pending: [PendingWrite] = []
         var truncatedSinceSync = false
+
+        init(current: [UInt8] = []) { self.current = current }
+
+        /// The bytes as of the last sync (what a power loss keeps for sure).
+        var durable: [UInt8] {
+            var image = current
+            for change in undo.reversed() {
+                switch change {
+                case .write(let offset, let overwritten, let previousCount):
+                    image.replaceSubrange(offset..<offset + overwritten.count, with: overwritten)
+                    if image.count > previousCount { image.removeSubrange(previousCount...) }
+                case .truncate(let removed, let previousCount):
+                    if image.count > previousCount { image.removeSubrange(previousCount...) }
+                    image.append(contentsOf: removed)
+                }
+            }
+            return image
+        }
+
+        /// Sets the length (cutting or zero-filling), remembering how to take it back.
+        func setCount(_ count: Int) {
+            let previous = current.count
+            if count < previous {
+                undo.append(.truncate(removed: Array(current[count...]), previousCount: previous))
+                current.removeSubrange(count...)
+            } else if count > previous {
+                undo.append(.truncate(removed: [], previousCount: previous))
+                current.append(contentsOf: zeros(count - previous))
+            }
+        }
+
+        /// Writes in place, remembering the bytes overwritten.
+        func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) {
+            let previous = current.count
+            let end = offset + bytes.count
+            let overlap = max(0, min(end, previous) - offset)
+            undo.append(.write(offset: offset, overwritten: overlap > 0 ? Array(current[offset..<offset + overlap]) : [],
+                               previousCount: previous))
+            if previous < offset {
+                // the gap before the write reads as zeros; taking the write back cuts it too
+                current.append(contentsOf: zeros(offset - previous))
+            }
+            if current.count < end { current.append(contentsOf: zeros(end - current.count)) }
+            current.withUnsafeMutableBytes {
+                ($0.baseAddress! + offset).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            }
+        }
+
+        /// The last sync: what is current is durable.
+        func synced() {
+            undo = []
+            pending = []
+            truncatedSinceSync = false
+        }
     }
 
     /// A change to a folder's entries, durable once the folder is synced.
@@ -141,8 +210,7 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
             next.folders = durableFolders
             next.durableFolders = durableFolders
             for id in Set(kept.values) {
-                let f = inodes[id]!
-                next.inodes[id] = Inode(current: f.durable, durable: f.durable)
+                next.inodes[id] = Inode(current: inodes[id]!.durable)
             }
             next.nextInode = nextInode
             next.folderExistsFlag = folderExistsFlag
@@ -154,7 +222,7 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
     /// each folder keeps a random prefix of its unsynced entry changes.
     private func loseUnsyncedWrites() {
         for id in inodes.keys.sorted() {
-            var f = inodes[id]!
+            let f = inodes[id]!
             var image = f.durable
             if f.truncatedSinceSync && rng.next() % 2 == 0 {
                 image = f.current.count < image.count ? Array(image[0..<f.current.count]) : image
@@ -176,9 +244,7 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
                 image.replaceSubrange(Int(write.offset)..<end, with: bytes)
             }
             f.current = image
-            f.durable = image
-            f.pending = []
-            inodes[id] = f
+            f.synced()
         }
         for folder in unsyncedChanges.keys.sorted() {
             let changes = unsyncedChanges[folder]!
@@ -209,7 +275,7 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
                 id = nextInode
                 nextInode += 1
             }
-            inodes[id] = Inode(current: bytes, durable: bytes)
+            inodes[id] = Inode(current: bytes)
             names[name] = id
             durableNames[name] = id
             let folder = Self.folder(of: name)
@@ -252,7 +318,7 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
             case .replace:
                 if let existing = names[name] {
                     id = existing
-                    inodes[id]!.current = []
+                    inodes[id]!.setCount(0)
                     inodes[id]!.truncatedSinceSync = true
                 } else {
                     id = try create()
@@ -372,13 +438,9 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
                 throw Self.failure("pwrite", name, code)
             }
             if let code = writesFail { throw Self.failure("pwrite", name, code) }
-            let end = Int(offset) + bytes.count
-            let count = inodes[id]!.current.count
-            if count < end { inodes[id]!.current.append(contentsOf: zeros(end - count)) }
-            inodes[id]!.current.withUnsafeMutableBytes {
-                ($0.baseAddress! + Int(offset)).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-            }
-            inodes[id]!.pending.append(PendingWrite(offset: offset, bytes: Array(bytes)))
+            let f = inodes[id]!
+            f.write(bytes, at: Int(offset))
+            f.pending.append(PendingWrite(offset: offset, bytes: Array(bytes)))
         }
     }
 
@@ -404,21 +466,16 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
                 // dirty pages; the writes stay undecided until the next crash or reboot.
                 throw Self.failure("fdatasync", name, code)
             }
-            inodes[id]!.durable = inodes[id]!.current
-            inodes[id]!.pending = []
-            inodes[id]!.truncatedSinceSync = false
+            inodes[id]!.synced()
         }
     }
 
     fileprivate func truncate(_ id: Int, to length: UInt64) throws {
         try locked {
             try checkAlive()
-            var f = inodes[id]!
-            if Int(length) < f.current.count { f.current.removeSubrange(Int(length)...) } else {
-                f.current.append(contentsOf: zeros(Int(length) - f.current.count))
-            }
+            let f = inodes[id]!
+            f.setCount(Int(length))
             f.truncatedSinceSync = true
-            inodes[id] = f
         }
     }
 }

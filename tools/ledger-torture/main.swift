@@ -9,7 +9,9 @@ import TestSupport
 ///                                       acknowledged batch: `ack FIRST LAST RUN_ID COUNTER`.
 ///                                       Record i of the batch carries payload(RUN_ID, COUNTER+i).
 ///   ledger-torture hold PATH SECONDS    take the writer lock, print `locked`, hold it
-///                                       for SECONDS, release, exit.
+///                                       for SECONDS (`-`: until stdin ends, so a test
+///                                       releases it by closing the pipe), release,
+///                                       print `released`, exit.
 ///   ledger-torture crash-trials COUNT [FIRST_SEED]
 ///                                       the soak of ledger-level crash trials on the
 ///                                       simulated disk (saves, deletes, snapshots,
@@ -71,8 +73,14 @@ case "append":
 case "hold":
     let lock = try fs.createFolderIfNeededAndLock()
     emit("locked")
-    usleep(UInt32((Double(args[3]) ?? 1) * 1_000_000))
+    if args[3] == "-" {
+        var byte: UInt8 = 0
+        while read(0, &byte, 1) > 0 {}
+    } else {
+        usleep(UInt32((Double(args[3]) ?? 1) * 1_000_000))
+    }
     lock.release()
+    emit("released")
 default:
     exit(2)
 }

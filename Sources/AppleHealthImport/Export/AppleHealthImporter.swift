@@ -32,6 +32,8 @@ public struct ImportOptions: Sendable {
     /// that the kill lands mid-import at a known point whatever the machine's load.
     /// The command line sets it from `HEALTHLEDGER_TEST_IMPORT_PAUSE_AFTER_BATCHES`.
     package var pauseAfterBatches: Int?
+    /// Called once the pause above is durable (the test's cue to kill the process).
+    package var paused: (@Sendable () -> Void)?
     /// Called now and then with how far the import has read (on the mapping thread).
     public var progress: (@Sendable (ImportProgress) -> Void)?
 
@@ -220,6 +222,7 @@ public enum AppleHealthImporter {
                 }
                 if let limit = options.pauseAfterBatches, batchesAppended == limit {
                     try await ledger.sync()
+                    options.paused?()
                     while true { try await Task.sleep(nanoseconds: 1_000_000_000) }
                 }
             }

@@ -9,19 +9,34 @@ public enum EventDecodingError: Error, Equatable, Sendable, CustomStringConverti
     case unknownVersion(kind: UInt16, version: UInt16)
     /// The payload ended before the field it needs (byte offset in the payload).
     case truncated(offset: Int)
-    /// A field holds a value the encoding does not allow.
-    case malformed(offset: Int, reason: String)
+    /// A field holds a value the encoding does not allow. `rule` is the FORMAT.md
+    /// rule it breaks: K3 (the field encodings) unless a narrower one says why (D1
+    /// a date's range, D2 a UTC offset, V1 a type code of another kind, V2 a
+    /// correlation member, V3 a unit's syntax, E6 an event only the owner writes).
+    case malformed(offset: Int, reason: String, rule: String = "K3")
     /// Bytes left over after the event.
     case trailingBytes(offset: Int)
 
-    public var description: String {
+    /// The FORMAT.md rule the bytes break (K1 an unknown kind or version, K2 a
+    /// payload that is not exactly one event, K3 and the narrower rules `malformed` names).
+    public var ruleID: String {
         switch self {
+        case .unknownKind, .unknownVersion: "K1"
+        case .truncated, .trailingBytes: "K2"
+        case .malformed(_, _, let rule): rule
+        }
+    }
+
+    /// One line naming the problem, ending with its rule ID (`… [K2]`).
+    public var description: String {
+        let text = switch self {
         case .unknownKind(let k, let v): "unknownKind: event kind \(k) (version \(v)) is not known to this version"
         case .unknownVersion(let k, let v): "unknownVersion: event kind \(k) has no version \(v) in this version"
         case .truncated(let o): "truncated: payload ends at byte \(o)"
-        case .malformed(let o, let r): "malformed: byte \(o): \(r)"
+        case .malformed(let o, let r, _): "malformed: byte \(o): \(r)"
         case .trailingBytes(let o): "trailingBytes: unexpected bytes from byte \(o)"
         }
+        return "\(text) [\(ruleID)]"
     }
 }
 
@@ -99,7 +114,7 @@ struct ByteReader {
         let start = absolutePosition
         let date = Date(timeIntervalSinceReferenceDate: try finite())
         guard ISO8601.isInRange(date) else {
-            throw .malformed(offset: start, reason: "date outside \(ISO8601.validRangeText)")
+            throw .malformed(offset: start, reason: "date outside \(ISO8601.validRangeText)", rule: "D1")
         }
         return date
     }
@@ -162,7 +177,9 @@ struct ByteReader {
     var base = 0
     var absolutePosition: Int { base + position }
 
-    func malformed(_ reason: String) -> EventDecodingError { .malformed(offset: absolutePosition, reason: reason) }
+    func malformed(_ reason: String, rule: String = "K3") -> EventDecodingError {
+        .malformed(offset: absolutePosition, reason: reason, rule: rule)
+    }
 
     func finish() throws(EventDecodingError) {
         guard isAtEnd else { throw .trailingBytes(offset: absolutePosition) }

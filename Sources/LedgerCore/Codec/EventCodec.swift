@@ -205,7 +205,7 @@ package enum EventCodec {
             return ordinal
         }
         func owner() throws(EventDecodingError) {
-            guard actor == .owner else { throw .malformed(offset: 0, reason: "\(k.name) needs the owner as its actor") }
+            guard actor == .owner else { throw .malformed(offset: 0, reason: "\(k.name) needs the owner as its actor", rule: "E6") }
         }
         let event: Event
         switch k {
@@ -351,7 +351,7 @@ package enum EventCodec {
                     try PreferredUnits.check(parsed, for: type)
                     unit = parsed
                 } catch {
-                    throw .malformed(offset: unitAt, reason: "preferred unit: \(error)")
+                    throw .malformed(offset: unitAt, reason: "preferred unit: \(error)", rule: SampleCodec.unitRule(error))
                 }
             }
             event = .preferredUnitSet(type: type, unit: unit)

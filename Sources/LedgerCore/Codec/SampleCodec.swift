@@ -219,7 +219,7 @@ enum SampleCodec {
             for _ in 0..<n {
                 var sub = try r.lengthPrefixed()
                 let saved = try decode(&sub, source: source, version: version, asMember: true)
-                guard case .quantity(let member) = saved.sample else { throw sub.malformed(memberRule) }
+                guard case .quantity(let member) = saved.sample else { throw sub.malformed(memberRule, rule: "V2") }
                 try sub.finish()
                 members.append(member)
             }
@@ -238,7 +238,7 @@ enum SampleCodec {
             let start = try r.zigzag(), end = try r.zigzag()
             let creation = creationDate != nil ? try r.zigzag() : nil
             let limit = Int64(ISO8601.maxOffsetSeconds)
-            guard abs(start) <= limit, abs(end) <= limit, abs(creation ?? 0) <= limit else { throw r.malformed("UTC offset beyond ±23:59") }
+            guard abs(start) <= limit, abs(end) <= limit, abs(creation ?? 0) <= limit else { throw r.malformed("UTC offset beyond ±23:59", rule: "D2") }
             offsets = WrittenOffsets(start: Int(start), end: Int(end), creation: creation.map { Int($0) })
         }
         var beats: [InstantaneousBeat] = []
@@ -269,24 +269,24 @@ enum SampleCodec {
             let sample: Sample
             switch body {
             case .quantity(let value, let unit):
-                guard case .quantity(let type)? = ObjectType(code: typeCode) else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) is not a quantity type") }
+                guard case .quantity(let type)? = ObjectType(code: typeCode) else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) is not a quantity type", rule: "V1") }
                 // A stored value is read back as written: a range this version added
                 // does not make an accepted log unreadable.
                 sample = .quantity(try QuantitySample(type: type, quantity: try Quantity(value, unit: unit), common: common,
                                                       beats: beats, checkingRange: false))
             case .category(let value):
-                guard case .category(let type)? = ObjectType(code: typeCode) else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) is not a category type") }
+                guard case .category(let type)? = ObjectType(code: typeCode) else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) is not a category type", rule: "V1") }
                 sample = .category(try CategorySample(type: type, value: Int(value), common: common))
             case .correlation(let members):
-                guard case .correlation(let type)? = ObjectType(code: typeCode) else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) is not a correlation type") }
+                guard case .correlation(let type)? = ObjectType(code: typeCode) else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) is not a correlation type", rule: "V1") }
                 sample = .correlation(try Correlation(type: type, objects: members, common: common))
             case .workout(let w):
-                guard typeCode == ObjectType.workout.code else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) is not the workout type") }
+                guard typeCode == ObjectType.workout.code else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) is not the workout type", rule: "V1") }
                 sample = .workout(try Workout(activityType: w.activity, duration: w.duration, totalEnergyBurned: w.energy,
                                               totalDistance: w.distance, events: w.events, statistics: w.statistics,
                                               routes: w.routes, common: common, checkingRange: false))
             case .unrecognized(let type, let value, let unit, let reason):
-                guard typeCode == 0 else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) on an unrecognized sample, whose type code must be 0") }
+                guard typeCode == 0 else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) on an unrecognized sample, whose type code must be 0", rule: "V1") }
                 sample = .unrecognized(UnrecognizedSample(typeIdentifier: type, value: value, unit: unit, reason: reason,
                                                           common: common))
             }
@@ -294,11 +294,19 @@ enum SampleCodec {
         } catch let error as EventDecodingError {
             throw error
         } catch {
-            throw EventDecodingError.malformed(offset: modelStart, reason: "the model refuses the sample: \(error)")
+            throw EventDecodingError.malformed(offset: modelStart, reason: "the model refuses the sample: \(error)",
+                                               rule: unitRule(error))
         }
     }
 
     static let memberRule = "a correlation member must be a quantity sample and replaces nothing"
+
+    /// V3 for a unit string the bounded grammar refuses (`unitSyntax`); K3 for any
+    /// other refusal of the model.
+    static func unitRule(_ error: any Error) -> String {
+        if case .unitSyntax? = error as? HealthModelError { return "V3" }
+        return "K3"
+    }
 
     /// The fixed start of every sample, read and checked the same way by the full
     /// decoder and by replay's header reader (one definition of a valid frame): a
@@ -311,7 +319,7 @@ enum SampleCodec {
         -> (Kind, UUID, UInt16, Date, Date, Flags) {
         let at = r.absolutePosition
         guard let kind = Kind(rawValue: try r.u8()) else { throw .malformed(offset: at, reason: "unknown sample kind") }
-        guard !asMember || kind == .quantity else { throw .malformed(offset: at, reason: memberRule) }
+        guard !asMember || kind == .quantity else { throw .malformed(offset: at, reason: memberRule, rule: "V2") }
         let uuid = try r.uuid()
         let typeCode = try r.u16()
         try checkTypeCode(typeCode, of: kind, at: at)
@@ -321,7 +329,7 @@ enum SampleCodec {
         let flags = Flags(rawValue: try r.u8())
         guard version >= 2 || flags.rawValue & ~0x3F == 0 else { throw r.malformed("unknown sample flags") }
         guard kind == .quantity || !flags.contains(.beats) else { throw r.malformed("beats on a sample that is not a quantity") }
-        guard !asMember || !flags.contains(.replaces) else { throw .malformed(offset: at, reason: memberRule) }
+        guard !asMember || !flags.contains(.replaces) else { throw .malformed(offset: at, reason: memberRule, rule: "V2") }
         return (kind, uuid, typeCode, startDate, endDate, flags)
     }
 
@@ -334,7 +342,7 @@ enum SampleCodec {
         case (.unrecognized, _): fits = code == 0
         default: fits = false
         }
-        guard fits else { throw .malformed(offset: offset, reason: "type code \(code) is not a type of a \(kind) sample") }
+        guard fits else { throw .malformed(offset: offset, reason: "type code \(code) is not a type of a \(kind) sample", rule: "V1") }
     }
 
     struct WorkoutBody {
@@ -371,7 +379,7 @@ enum SampleCodec {
             let value = try r.finite()
             let unit = try r.string()
             do { return try Quantity(value, unit: unit) } catch {
-                throw EventDecodingError.malformed(offset: at, reason: "quantity: \(error)")
+                throw EventDecodingError.malformed(offset: at, reason: "quantity: \(error)", rule: unitRule(error))
             }
         default: throw r.malformed("bad presence byte")
         }
@@ -396,7 +404,7 @@ enum SampleCodec {
                 let value = try r.finite()
                 let unit = try r.string()
                 do { m.append(key, .quantity(try Quantity(value, unit: unit))) } catch {
-                    throw EventDecodingError.malformed(offset: tagAt, reason: "metadata quantity: \(error)")
+                    throw EventDecodingError.malformed(offset: tagAt, reason: "metadata quantity: \(error)", rule: unitRule(error))
                 }
             default: throw EventDecodingError.malformed(offset: tagAt, reason: "unknown metadata value tag")
             }

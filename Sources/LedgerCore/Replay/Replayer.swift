@@ -192,7 +192,7 @@ package enum Replayer {
                     // E11: a transaction begins a batch, so that replay can stop before it.
                     guard let before = lastPosition, before.nextSequence == item.sequence else {
                         failure = .ruleViolation(sequence: item.sequence, offset: item.offset,
-                                                 .importMismatch(importId, "starts inside a batch: a transaction begins its batch"))
+                                                 .importMismatch(importId, "starts inside a batch: a transaction begins its batch", rule: "E11"))
                         break consume
                     }
                     switch close {

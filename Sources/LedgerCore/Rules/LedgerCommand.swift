@@ -113,7 +113,7 @@ public enum LedgerDecider {
 
         case .save(let bundle, let samples):
             let ordinal = try app(bundle, state)
-            guard !samples.isEmpty else { throw .emptyCall("a save") }
+            guard !samples.isEmpty else { throw .emptyCall("a save", rule: "E7") }
             let saved = samples.map { sample -> SavedSample in
                 guard let sync = (try? sample.common.metadata.syncIdentity()) ?? nil,
                       let slot = state.samples.syncSlot(app: ordinal, identifier: sync.identifier),
@@ -126,7 +126,7 @@ public enum LedgerDecider {
 
         case .delete(let bundle, let uuids, let reason):
             let actor: ActorID = try bundle.map { b throws(RuleViolation) in .app(try app(b, state)) } ?? .owner
-            guard !uuids.isEmpty else { throw .emptyCall("a delete") }
+            guard !uuids.isEmpty else { throw .emptyCall("a delete", rule: "E7") }
             let objects = uuids.map { uuid -> DeletedObject in
                 guard let slot = state.samples.slot(of: uuid) else { return DeletedObject(uuid: uuid) }
                 let entry = state.samples.entry(slot)
@@ -152,7 +152,7 @@ public enum LedgerDecider {
             return state.statistics.priority(ObjectType.quantity(type).code) == sources ? [] : [.sourcePrioritySet(type: type, sources: sources)]
         case .associate(let bundle, let workout, let samples):
             let ordinal = try app(bundle, state)
-            guard !samples.isEmpty else { throw .emptyCall("an association") }
+            guard !samples.isEmpty else { throw .emptyCall("an association", rule: "E12") }
             let already = Set(state.associations[workout] ?? [])
             let new = samples.filter { !already.contains($0) }
             guard new.isEmpty else { return [.samplesAssociated(app: ordinal, workout: workout, samples: new)] }
@@ -163,7 +163,7 @@ public enum LedgerDecider {
             return state.preferredUnits[type] == unit ? [] : [.preferredUnitSet(type: type, unit: unit)]
         case .addWorkoutActivities(let bundle, let workout, let activities):
             let actor: ActorID = try bundle.map { b throws(RuleViolation) in .app(try app(b, state)) } ?? .owner
-            guard !activities.isEmpty else { throw .emptyCall("an addition of workout activities") }
+            guard !activities.isEmpty else { throw .emptyCall("an addition of workout activities", rule: "E10") }
             return [.workoutActivitiesAdded(actor: actor, workout: workout, activities: activities)]
         }
     }

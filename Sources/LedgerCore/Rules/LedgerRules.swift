@@ -4,7 +4,8 @@ import HealthModel
 /// The rules that decide whether an event may be appended at its point in the log.
 ///
 /// One piece of code, used by the store before it appends and by `verify` when it
-/// checks a log written by anyone (including a tampered tool):
+/// checks a log written by anyone (including a tampered tool). FORMAT.md's "Rules"
+/// (E1–E12) are these; each refusal names its rule (`RuleViolation.ruleID`):
 /// - apps act only once registered; registrations take ordinals in order;
 /// - a save needs share permission for each sample's type (for a correlation, its
 ///   members' types) at that point in the log; a revoked permission stops saves from
@@ -49,11 +50,13 @@ enum LedgerRules {
         return registration
     }
 
-    private static func requireShare(app: AppOrdinal, code: UInt16, state: LedgerState) throws(RuleViolation) {
+    /// Share permission for `code`, as the rule `rule` needs it (E2 a save, E4 a
+    /// replacement, E5 a delete, E10 workout activities, E12 an association).
+    private static func requireShare(app: AppOrdinal, code: UInt16, state: LedgerState, rule: String) throws(RuleViolation) {
         switch state.authorization.shareStatus(app: app, code: code) {
         case .sharingAuthorized: return
-        case .notDetermined: throw .authorizationNotDetermined(app: state.registry.label(app), type: typeName(code))
-        case .sharingDenied: throw .authorizationDenied(app: state.registry.label(app), type: typeName(code))
+        case .notDetermined: throw .authorizationNotDetermined(app: state.registry.label(app), type: typeName(code), rule: rule)
+        case .sharingDenied: throw .authorizationDenied(app: state.registry.label(app), type: typeName(code), rule: rule)
         }
     }
 
@@ -64,7 +67,7 @@ enum LedgerRules {
     private static func checkSave(app: AppOrdinal, headers: ArraySlice<SampleCodec.Header>, strings: ArraySlice<String>,
                                   state: LedgerState) throws(RuleViolation) {
         guard state.registry.isRegistered(app) else { throw .appNotRegistered("app#\(app)") }
-        guard !headers.isEmpty else { throw .emptyCall("a save") }
+        guard !headers.isEmpty else { throw .emptyCall("a save", rule: "E7") }
         // Sets only when there is more than one sample to compare.
         var seen = headers.count > 1 ? Set<UUID>(minimumCapacity: headers.count) : []
         var syncSeen = Set<String>()
@@ -83,7 +86,7 @@ enum LedgerRules {
                 if ObjectType(code: h.typeCode)?.isAppleOnly == true, state.registry.registration(app)?.imported != true {
                     throw .typeNotAuthorizable(type: typeName(h.typeCode), reason: Self.appleOnlyReason)
                 }
-                try requireShare(app: app, code: h.typeCode, state: state)
+                try requireShare(app: app, code: h.typeCode, state: state, rule: "E2")
             }
             guard h.memberOf == nil else {
                 guard h.replaces == nil else { throw .replacementMismatch(uuid: h.uuid, expected: nil, recorded: h.replaces) }
@@ -108,10 +111,10 @@ enum LedgerRules {
                     }
                     if case .correlation? = ObjectType(code: replaced.typeCode) {
                         for member in state.samples.memberSlots(of: slot) {
-                            try requireShare(app: app, code: state.samples.entry(member).typeCode, state: state)
+                            try requireShare(app: app, code: state.samples.entry(member).typeCode, state: state, rule: "E4")
                         }
                     } else if h.kind != .unrecognized {
-                        try requireShare(app: app, code: replaced.typeCode, state: state)
+                        try requireShare(app: app, code: replaced.typeCode, state: state, rule: "E4")
                     }
                     expected = replaced.uuid
                 }
@@ -126,16 +129,16 @@ enum LedgerRules {
     /// none of the workout's activities, earlier or in the same event.
     private static func checkActivities(actor: ActorID, workout: UUID, _ activities: [WorkoutActivity],
                                         state: LedgerState) throws(RuleViolation) {
-        guard !activities.isEmpty else { throw .emptyCall("an addition of workout activities") }
-        guard let slot = state.samples.slot(of: workout), state.samples.isLive(slot) else { throw .objectNotFound(workout) }
+        guard !activities.isEmpty else { throw .emptyCall("an addition of workout activities", rule: "E10") }
+        guard let slot = state.samples.slot(of: workout), state.samples.isLive(slot) else { throw .objectNotFound(workout, rule: "E10") }
         let target = state.samples.entry(slot)
         guard target.typeCode == ObjectType.workout.code else {
             throw .invalidWorkoutActivity(activities[0].uuid, "is added to \(workout.uuidString), which is not a workout")
         }
         if case .app(let app) = actor {
             _ = try requireApp(app, state)
-            guard target.app == app else { throw .notOwnerOfObject(uuid: workout, app: state.registry.label(app)) }
-            try requireShare(app: app, code: ObjectType.workout.code, state: state)
+            guard target.app == app else { throw .notOwnerOfObject(uuid: workout, app: state.registry.label(app), rule: "E10") }
+            try requireShare(app: app, code: ObjectType.workout.code, state: state, rule: "E10")
         }
         var seen = Set<UUID>()
         for activity in activities where !seen.insert(activity.uuid).inserted || state.workoutActivityUUIDs.contains(activity.uuid) {
@@ -182,7 +185,7 @@ enum LedgerRules {
         case .characteristicSet, .characteristicCleared:
             break  // owner-only is enforced by the decoder and the store
         case .samplesDeleted(let actor, let objects, _):
-            guard !objects.isEmpty else { throw .emptyCall("a delete") }
+            guard !objects.isEmpty else { throw .emptyCall("a delete", rule: "E7") }
             var seen = Set<UUID>()
             if case .app(let app) = actor { _ = try requireApp(app, state) }
             for o in objects {
@@ -198,10 +201,10 @@ enum LedgerRules {
                     if case .correlation? = ObjectType(code: entry.typeCode) {
                         // a correlation rests on its members' types
                         for member in state.samples.memberSlots(of: slot) {
-                            try requireShare(app: app, code: state.samples.entry(member).typeCode, state: state)
+                            try requireShare(app: app, code: state.samples.entry(member).typeCode, state: state, rule: "E5")
                         }
                     } else {
-                        try requireShare(app: app, code: entry.typeCode, state: state)
+                        try requireShare(app: app, code: entry.typeCode, state: state, rule: "E5")
                     }
                 }
             }
@@ -221,24 +224,24 @@ enum LedgerRules {
                 throw .invalidSourcePriority("a bundle identifier has 1 to 255 bytes")
             }
             // E8: every one a registered app
-            for s in sources where state.registry.ordinal(of: s) == nil { throw .appNotRegistered(s) }
+            for s in sources where state.registry.ordinal(of: s) == nil { throw .appNotRegistered(s, rule: "E8") }
         case .preferredUnitSet:
             break  // owner-only and a unit of the type's dimension: enforced by the decoder
         case .samplesAssociated(let app, let workout, let samples):
             _ = try requireApp(app, state)
-            guard !samples.isEmpty else { throw .emptyCall("an association") }
-            guard let slot = state.samples.slot(of: workout), state.samples.isLive(slot) else { throw .objectNotFound(workout) }
+            guard !samples.isEmpty else { throw .emptyCall("an association", rule: "E12") }
+            guard let slot = state.samples.slot(of: workout), state.samples.isLive(slot) else { throw .objectNotFound(workout, rule: "E12") }
             let target = state.samples.entry(slot)
             guard target.typeCode == ObjectType.workout.code else { throw .invalidAssociation(workout, "is not a workout") }
-            guard target.app == app else { throw .notOwnerOfObject(uuid: workout, app: state.registry.label(app)) }
-            try requireShare(app: app, code: ObjectType.workout.code, state: state)
+            guard target.app == app else { throw .notOwnerOfObject(uuid: workout, app: state.registry.label(app), rule: "E12") }
+            try requireShare(app: app, code: ObjectType.workout.code, state: state, rule: "E12")
             var seen = Set<UUID>()
             for uuid in samples {
                 guard seen.insert(uuid).inserted else { throw .invalidAssociation(uuid, "is listed twice") }
-                guard let s = state.samples.slot(of: uuid), state.samples.isLive(s) else { throw .objectNotFound(uuid) }
+                guard let s = state.samples.slot(of: uuid), state.samples.isLive(s) else { throw .objectNotFound(uuid, rule: "E12") }
                 let entry = state.samples.entry(s)
                 guard entry.typeCode != ObjectType.workout.code else { throw .invalidAssociation(uuid, "is a workout: only samples join a workout") }
-                guard entry.app == app else { throw .notOwnerOfObject(uuid: uuid, app: state.registry.label(app)) }
+                guard entry.app == app else { throw .notOwnerOfObject(uuid: uuid, app: state.registry.label(app), rule: "E12") }
             }
         case .workoutActivitiesAdded(let actor, let workout, let activities):
             try checkActivities(actor: actor, workout: workout, activities, state: state)
@@ -248,27 +251,27 @@ enum LedgerRules {
             }
             // E11: one transaction at a time.
             if start.isTransaction, let open = state.openTransaction {
-                throw .importMismatch(start.importId, "starts while import \(open.start.importId.uuidString) is open")
+                throw .importMismatch(start.importId, "starts while import \(open.start.importId.uuidString) is open", rule: "E11")
             }
         case .importAborted(let abort):
             // E11: only the open transaction is aborted.
             guard let open = state.openTransaction, open.start.importId == abort.importId else {
-                throw .importMismatch(abort.importId, "is not an open import transaction")
+                throw .importMismatch(abort.importId, "is not an open import transaction", rule: "E11")
             }
         case .absentFromExport(let absence):
             guard let i = state.imports.firstIndex(where: { $0.start.importId == absence.importId }) else {
-                throw .importMismatch(absence.importId, "never started")
+                throw .importMismatch(absence.importId, "never started", rule: "E9")
             }
-            guard state.imports[i].finishedAt == nil else { throw .importMismatch(absence.importId, "already finished") }
-            guard !absence.objects.isEmpty || !absence.days.isEmpty else { throw .emptyCall("an absent-from-export removal") }
+            guard state.imports[i].finishedAt == nil else { throw .importMismatch(absence.importId, "already finished", rule: "E9") }
+            guard !absence.objects.isEmpty || !absence.days.isEmpty else { throw .emptyCall("an absent-from-export removal", rule: "E9") }
             var seen = Set<UUID>()
             for o in absence.objects {
                 guard seen.insert(o.uuid).inserted, let slot = state.samples.slot(of: o.uuid), state.samples.isLive(slot) else {
-                    throw .objectNotFound(o.uuid)
+                    throw .objectNotFound(o.uuid, rule: "E9")
                 }
                 let entry = state.samples.entry(slot)
                 guard o.syncIdentifier == entry.syncIdentifier, o.syncVersion == entry.syncVersion else {
-                    throw .tombstoneMismatch(o.uuid)
+                    throw .tombstoneMismatch(o.uuid, rule: "E9")
                 }
                 // Only what an import brought: a sample of an imported source, not a member
                 // (members go with their correlation).

@@ -3,23 +3,28 @@ import HealthModel
 
 /// An event the ledger's rules do not allow at its point in the log. The store
 /// refuses the call that would append it; `verify` reports it in a log.
+///
+/// Every description ends with the FORMAT.md rule it breaks (`… [E3]`, `ruleID`).
+/// The cases several rules share (a missing object, a denied permission, an empty
+/// call, …) carry the rule of the check that threw them; the default is the rule
+/// they belong to most often.
 public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// The app ordinal or bundle identifier is not registered.
-    case appNotRegistered(String)
+    case appNotRegistered(String, rule: String = "E1")
     /// A registration whose ordinal is not the next one (or the app's own, for an update).
     case registrationOutOfOrder(bundleIdentifier: String, ordinal: AppOrdinal, expected: AppOrdinal)
     /// HealthKit's errorAuthorizationNotDetermined: the owner never answered for this app and type.
-    case authorizationNotDetermined(app: String, type: String)
+    case authorizationNotDetermined(app: String, type: String, rule: String = "E2")
     /// HealthKit's errorAuthorizationDenied: the owner denied (or revoked) sharing.
-    case authorizationDenied(app: String, type: String)
+    case authorizationDenied(app: String, type: String, rule: String = "E2")
     /// A type that cannot be shared (characteristics) or requested at all (correlations).
     case typeNotAuthorizable(type: String, reason: String)
     /// A UUID already stored (or stored and deleted: UUIDs are never reused).
     case duplicateUUID(UUID)
     /// No stored object with this UUID (or it is already deleted).
-    case objectNotFound(UUID)
+    case objectNotFound(UUID, rule: String = "E5")
     /// An app deleting an object another source saved.
-    case notOwnerOfObject(uuid: UUID, app: String)
+    case notOwnerOfObject(uuid: UUID, app: String, rule: String = "E5")
     /// A sync identifier already stored with the same or a higher version.
     case syncVersionNotNewer(syncIdentifier: String, stored: Int64, given: Int64)
     /// One save holds two objects with the same sync identifier: which would replace
@@ -35,9 +40,9 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// A record of an unknown type saved by an app that is not an imported source.
     case unrecognizedTypeNotAllowed(app: String, type: String)
     /// A deletion's tombstone that does not carry the object's sync identity.
-    case tombstoneMismatch(UUID)
+    case tombstoneMismatch(UUID, rule: String = "E5")
     /// A save or delete with nothing in it.
-    case emptyCall(String)
+    case emptyCall(String, rule: String = "E7")
     /// An association HealthKit refuses: the target is not a workout, a workout is
     /// associated with a workout, or a sample is listed twice.
     case invalidAssociation(UUID, String)
@@ -47,7 +52,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidWorkoutActivity(UUID, String)
     /// An `importStarted` whose id is already used, or an `importFinished` for an
     /// import that never started or already finished.
-    case importMismatch(UUID, String)
+    case importMismatch(UUID, String, rule: String = "E7")
     /// A command of a group whose events would take more than the log's limit (a
     /// record's payload, or the group's batch): left out of the group, which goes on.
     case tooLarge(bytes: Int, limit: Int)
@@ -58,18 +63,41 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// is not imported, a correlation's member on its own, a day without a summary).
     case notBroughtByImport(String)
 
-    public var description: String {
+    public var description: String { "\(text) [\(ruleID)]" }
+
+    /// The FORMAT.md rule the event breaks ("Rules": E1–E12; `tooLarge` is the log's R2/B5).
+    public var ruleID: String {
         switch self {
-        case .appNotRegistered(let app): "appNotRegistered: \(app) is not registered"
+        case .appNotRegistered(_, let rule), .authorizationNotDetermined(_, _, let rule), .authorizationDenied(_, _, let rule),
+             .objectNotFound(_, let rule), .notOwnerOfObject(_, _, let rule), .tombstoneMismatch(_, let rule),
+             .emptyCall(_, let rule), .importMismatch(_, _, let rule):
+            rule
+        case .registrationOutOfOrder: "E1"
+        case .unrecognizedTypeNotAllowed: "E2"
+        case .duplicateUUID: "E3"
+        case .syncVersionNotNewer, .syncIdentifierRepeated, .syncReplacementTypeMismatch, .replacementMismatch: "E4"
+        case .typeNotAuthorizable, .ownerOnly: "E6"
+        case .invalidSourcePriority: "E8"
+        case .notBroughtByImport: "E9"
+        case .invalidWorkoutActivity: "E10"
+        case .invalidAssociation: "E12"
+        case .tooLarge: "R2/B5"
+        }
+    }
+
+    /// The description without its rule ID.
+    private var text: String {
+        switch self {
+        case .appNotRegistered(let app, _): "appNotRegistered: \(app) is not registered"
         case .invalidAssociation(let u, let reason): "invalidAssociation: \(u.uuidString) \(reason)"
         case .invalidWorkoutActivity(let u, let reason): "invalidWorkoutActivity: \(u.uuidString) \(reason)"
         case .registrationOutOfOrder(let b, let o, let e): "registrationOutOfOrder: \(b) registered as app #\(o), expected #\(e)"
-        case .authorizationNotDetermined(let app, let type): "authorizationNotDetermined: \(app) has no answer for sharing \(type)"
-        case .authorizationDenied(let app, let type): "authorizationDenied: \(app) may not share \(type)"
+        case .authorizationNotDetermined(let app, let type, _): "authorizationNotDetermined: \(app) has no answer for sharing \(type)"
+        case .authorizationDenied(let app, let type, _): "authorizationDenied: \(app) may not share \(type)"
         case .typeNotAuthorizable(let type, let reason): "typeNotAuthorizable: \(type): \(reason)"
         case .duplicateUUID(let u): "duplicateUUID: \(u.uuidString) is already stored"
-        case .objectNotFound(let u): "objectNotFound: no stored object \(u.uuidString)"
-        case .notOwnerOfObject(let u, let app): "notOwnerOfObject: \(app) did not save \(u.uuidString)"
+        case .objectNotFound(let u, _): "objectNotFound: no stored object \(u.uuidString)"
+        case .notOwnerOfObject(let u, let app, _): "notOwnerOfObject: \(app) did not save \(u.uuidString)"
         case .syncVersionNotNewer(let id, let stored, let given): "syncVersionNotNewer: \(id) is stored at version \(stored); \(given) does not replace it"
         case .syncIdentifierRepeated(let id): "syncIdentifierRepeated: one save holds \(id) twice"
         case .syncReplacementTypeMismatch(let id, let stored, let given): "syncReplacementTypeMismatch: \(id) is stored as \(stored); a \(given) sample does not replace it"
@@ -77,9 +105,9 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .notBroughtByImport(let what): "notBroughtByImport: \(what)"
         case .ownerOnly(let action): "ownerOnly: only the ledger's owner may \(action)"
         case .unrecognizedTypeNotAllowed(let app, let type): "unrecognizedTypeNotAllowed: \(app) may not save records of unknown type \(type)"
-        case .tombstoneMismatch(let u): "tombstoneMismatch: the tombstone of \(u.uuidString) does not carry its sync identity"
-        case .emptyCall(let what): "emptyCall: \(what) with nothing in it"
-        case .importMismatch(let id, let why): "importMismatch: import \(id.uuidString) \(why)"
+        case .tombstoneMismatch(let u, _): "tombstoneMismatch: the tombstone of \(u.uuidString) does not carry its sync identity"
+        case .emptyCall(let what, _): "emptyCall: \(what) with nothing in it"
+        case .importMismatch(let id, let why, _): "importMismatch: import \(id.uuidString) \(why)"
         case .tooLarge(let bytes, let limit): "tooLarge: \(bytes) bytes exceeds the limit of \(limit) bytes"
         case .invalidSourcePriority(let why): "invalidSourcePriority: \(why)"
         }

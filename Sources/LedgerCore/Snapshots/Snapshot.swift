@@ -27,18 +27,29 @@ public struct SnapshotHeader: Sendable, Equatable {
     public let lastRecordedAt: Int64
 }
 
-/// Why a snapshot was not used.
+/// Why a snapshot was not used. The description ends with the FORMAT.md rule the
+/// file breaks (S1 header and position, S2 small sections, S3 columns, S5 lengths
+/// and slot numbers, S6 the statistics columns); a snapshot that could not be read
+/// at all (an I/O error) names none.
 public enum SnapshotProblem: Error, Equatable, Sendable, CustomStringConvertible {
-    case unreadable(file: String, reason: String)
+    case unreadable(file: String, reason: String, rule: String? = nil)
     case foreign(file: String)
     case notInLog(file: String)
 
-    public var description: String {
+    public var ruleID: String? {
         switch self {
-        case .unreadable(let f, let r): "snapshot \(f) is damaged: \(r)"
+        case .unreadable(_, _, let rule): rule
+        case .foreign, .notInLog: "S1"
+        }
+    }
+
+    public var description: String {
+        let text = switch self {
+        case .unreadable(let f, let r, _): "snapshot \(f) is damaged: \(r)"
         case .foreign(let f): "snapshot \(f) belongs to another ledger"
         case .notInLog(let f): "snapshot \(f) does not match this log at its position"
         }
+        return ruleID.map { "\(text) [\($0)]" } ?? text
     }
 }
 
@@ -183,22 +194,22 @@ public enum SnapshotFile {
     private static func readHeader(_ file: any LogFile, name: String) throws -> SnapshotHeader {
         var header = [UInt8](repeating: 0, count: headerLength)
         let got = try header.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
-        guard got == headerLength, Array(header[0..<8]) == magic else { throw SnapshotProblem.unreadable(file: name, reason: "not a snapshot") }
+        guard got == headerLength, Array(header[0..<8]) == magic else { throw SnapshotProblem.unreadable(file: name, reason: "not a snapshot", rule: "S1") }
         return try header.withUnsafeBytes { b in
             guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: b[0..<124]))
                     == UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 124, as: UInt32.self)) else {
-                throw SnapshotProblem.unreadable(file: name, reason: "header checksum")
+                throw SnapshotProblem.unreadable(file: name, reason: "header checksum", rule: "S1")
             }
             let found = UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
             guard found == version else {
                 throw SnapshotProblem.unreadable(file: name, reason: found == 1
                     ? "snapshot version 1 (56-byte slots, before issue 14) is not read by this release"
-                    : "unknown snapshot version \(found)")
+                    : "unknown snapshot version \(found)", rule: "S1")
             }
             var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[16..<32])) }
             let last = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 32, as: UInt64.self))
-            guard last < UInt64.max else { throw SnapshotProblem.unreadable(file: name, reason: "last sequence out of range") }
+            guard last < UInt64.max else { throw SnapshotProblem.unreadable(file: name, reason: "last sequence out of range", rule: "S5") }
             return SnapshotHeader(
                 ledgerId: UUID(uuid: uuid), lastSequence: last,
                 position: LogReader.Position(offset: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 40, as: UInt64.self)),
@@ -238,16 +249,16 @@ public enum SnapshotFile {
         var contents = SnapshotContents()
         var statisticsValues: [Double]?
         var statisticsFlags: [UInt8]?
-        func fail(_ reason: String) -> SnapshotProblem { .unreadable(file: name, reason: reason) }
+        func fail(_ reason: String, _ rule: String) -> SnapshotProblem { .unreadable(file: name, reason: reason, rule: rule) }
         func column<T>(_ length: Int, _: T.Type, crc: UInt32, spare: @escaping (Int) -> Int = { _ in 0 }) throws -> [T] {
             guard let column = try ColumnSource.read(T.self, from: file, at: offset, length: length, crc: crc, spare: spare) else {
-                throw fail("checksum of a column")
+                throw fail("checksum of a column", "S3")
             }
             return column
         }
         while offset < size {
             var sectionHeader = [UInt8](repeating: 0, count: 24)
-            guard try sectionHeader.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) }) == 24 else { throw fail("short section header") }
+            guard try sectionHeader.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) }) == 24 else { throw fail("short section header", "S5") }
             let (id, storedLength, crc) = sectionHeader.withUnsafeBytes {
                 (UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt32.self)),
                  UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
@@ -256,7 +267,7 @@ public enum SnapshotFile {
             offset += 24
             // The length is untrusted: compare it with the bytes left before making it an Int.
             guard offset <= size, storedLength <= size - offset, let section = Section(rawValue: id) else {
-                throw fail("section \(id) of \(storedLength) bytes at byte \(offset - 24) does not fit the file")
+                throw fail("section \(id) of \(storedLength) bytes at byte \(offset - 24) does not fit the file", "S5")
             }
             let length = Int(storedLength)
             switch section {
@@ -271,7 +282,7 @@ public enum SnapshotFile {
             default:
                 var bytes = [UInt8](repeating: 0, count: length)
                 guard try bytes.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) }) == length,
-                      CRC32C.checksum(bytes) == crc else { throw fail("checksum of section \(id)") }
+                      CRC32C.checksum(bytes) == crc else { throw fail("checksum of section \(id)", "S2") }
                 small[section] = bytes
             }
             offset += UInt64(length + (8 - length % 8) % 8)
@@ -289,7 +300,7 @@ public enum SnapshotFile {
                 }
             }
         } catch let error as EventDecodingError {
-            throw fail("section contents: \(error)")
+            throw fail("section contents: \(error)", "S2")
         }
         var state = LedgerState()
         state.restore(events: contents.events, permissions: contents.permissions, lastSequence: contents.lastSequence,
@@ -311,13 +322,13 @@ public enum SnapshotFile {
               columns.latest.values.allSatisfy({ Int($0) < n }),
               columns.tombstones.allSatisfy({ Int($0.slot) < n && ($0.replacedBy.map { Int($0) < n } ?? true) }),
               columns.syncOfSlot.keys.allSatisfy({ Int($0) < n }),
-              state.lastSequence == header.lastSequence else { throw fail("inconsistent columns") }
+              state.lastSequence == header.lastSequence else { throw fail("inconsistent columns", "S5") }
         state.samples = SampleIndex(columns: columns)
         do {
             state.statistics = try readStatistics(small[.sourcePriorities], values: statisticsValues, flags: statisticsFlags,
                                                   slotCount: n)
         } catch {
-            throw fail("statistics: \(error)")
+            throw fail("statistics: \(error)", "S6")
         }
         return state
     }

@@ -111,7 +111,7 @@ package struct LogFileHeader: Sendable, Equatable {
         }
         // H4: header length is 64.
         guard UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 12, as: UInt32.self)) == UInt32(LogFormat.fileHeaderLength) else {
-            throw .notALedgerLog(reason: "unexpected header length")
+            throw .notALedgerLog(reason: "unexpected header length", rule: "H4")
         }
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[16..<32])) }
@@ -143,7 +143,8 @@ struct BatchHeader: Equatable {
     }
 
     /// Decodes the 40 header bytes at the start of `b`, checking only what the
-    /// header alone can show (rules B1, B2, B5, B6 of FORMAT.md); nil when invalid.
+    /// header alone can show (rules B1, B2, B5 of FORMAT.md; B6 needs the batch's
+    /// offset, so the caller checks it); nil when invalid.
     static func decode(_ b: UnsafeRawBufferPointer) -> BatchHeader? {
         guard b.count >= LogFormat.batchHeaderLength else { return nil }
         // B1: magic.

@@ -290,15 +290,16 @@ public final class MerkleTreeFile {
     }
 
     /// For `verify`: nil when the file is absent or agrees with `fresh` (a tree built from
-    /// the log) for everything it covers; otherwise what is wrong with it.
+    /// the log) for everything it covers; otherwise what is wrong with it, ending with
+    /// the rule it breaks (M4: a file that is not used).
     package static func check(_ fs: any LogFileSystem, reader: LogReader, against fresh: MerkleTreeFile) -> String? {
         guard fs.exists(fileName) else { return nil }
         let stored = MerkleTreeFile(level: fresh.level, reader: reader)
-        if let why = stored.load(fs) { return "\(fileName) is damaged: \(why)" }
-        guard stored.size <= fresh.size else { return "\(fileName) covers \(stored.size) records, the log has \(fresh.size)" }
+        if let why = stored.load(fs) { return "\(fileName) is damaged: \(why) [M4]" }
+        guard stored.size <= fresh.size else { return "\(fileName) covers \(stored.size) records, the log has \(fresh.size) [M4]" }
         guard Array(fresh.nodes.prefix(stored.nodes.count)) == stored.nodes,
               (try? fresh.root(size: stored.size)) == stored.root else {
-            return "\(fileName) is damaged: its hashes disagree with the log"
+            return "\(fileName) is damaged: its hashes disagree with the log [M4]"
         }
         return nil
     }
