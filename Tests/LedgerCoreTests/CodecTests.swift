@@ -185,7 +185,7 @@ struct CodecTests {
         #expect(abortBytes.withUnsafeBytes { EventCodec.importId(payload: $0) } == fixedUUID(32))
         var asApp = abortBytes
         asApp[0] = 1
-        #expect(throws: EventDecodingError.malformed(offset: 0, reason: "importAborted needs the owner as its actor")) {
+        #expect(throws: EventDecodingError.malformed(offset: 0, reason: "importAborted needs the owner as its actor", rule: "E6")) {
             try asApp.withUnsafeBytes { try EventCodec.decode(kind: 20, version: 1, payload: $0) }
         }
         #expect(throws: EventDecodingError.unknownVersion(kind: 9, version: 3)) {

@@ -113,6 +113,10 @@ struct DigestSpecTests {
                     contentSHA256: entry.start.isTransaction ? entry.contentSHA256 : nil))))
             }
         }
+        if state.eventsNotApplied > 0 {  // rule E11: events of aborted imports
+            d.section("eventsNotApplied", 1)
+            d.int(state.eventsNotApplied)
+        }
         if !state.activitySummaries.isEmpty {
             d.section("activitySummaries", state.activitySummaries.count)
             for day in state.activitySummaries.keys.sorted() {
@@ -125,7 +129,7 @@ struct DigestSpecTests {
         var runStart = 0  // a record's samples take consecutive slots: position = distance from its first
         for (i, s) in columns.slots.enumerated() {
             if i == 0 || columns.slots[i - 1].recordOffset != s.recordOffset { runStart = i }
-            d.uuid(s.uuid); d.int(s.recordOffset); d.int(i - runStart); d.f64(s.start); d.f64(s.end)
+            d.uuid(s.uuid); d.int(s.recordOffset); d.int(UInt32(i - runStart)); d.f64(s.start); d.f64(s.end)
             d.int(s.typeCode); d.int(state.samples.entry(UInt32(i)).app); d.u8(s.state)
             if let sync = columns.syncOfSlot[UInt32(i)] { d.u8(1); d.str(sync.identifier); d.int(sync.version) } else { d.u8(0) }
         }
@@ -187,6 +191,30 @@ extension DigestSpecTests {
         let state = await ledger.state
         #expect(state.ownerTimeZone != nil && !state.preferredUnits.isEmpty && !state.associations.isEmpty
                 && !state.workoutActivities.isEmpty && !state.statistics.priorities.isEmpty)
+        #expect(SHA256.hash(Self.specInput(state)) == state.digest())
+    }
+
+    /// Sections 10 with a transaction's version-2 start and finish (its hash), and the
+    /// count of events an aborted import left unapplied (rule E11): the spec's bytes.
+    @Test func s4ImportTransactionsAreTheSpecsBytes() async throws {
+        let ledger = try makeLedger()
+        let done = try await ledger.beginImport(ExportImportStart(importId: fixedUUID(50), exportDate: "2019-06-17 21:07:11 -0400",
+                                                                  locale: "en_US", exportVersion: "11", sourcePath: "export.zip", me: []))
+        let source = AppRegistration(bundleIdentifier: "export:Watch", name: "Watch", readPurpose: nil, sharePurpose: nil, imported: true)
+        _ = try await ledger.appendGroup([.registerApp(source),
+                                          .decideAuthorization(bundleIdentifier: source.bundleIdentifier,
+                                                               decisions: [(.quantity(.stepCount), .granted, nil)], basis: .imported),
+                                          .save(bundleIdentifier: source.bundleIdentifier,
+                                                samples: [try quantitySample(.stepCount, 12, "count", at: "2019-06-01T08:00:00Z",
+                                                                             uuid: fixedUUID(51))])], in: done)
+        try await ledger.commitImport(done, absence: nil, finish: ExportImportFinish(importId: fixedUUID(50), counts: [ImportCount("records", 1)],
+                                                                                     contentSHA256: [UInt8](repeating: 5, count: 32)))
+        let aborted = try await ledger.beginImport(ExportImportStart(importId: fixedUUID(52), exportDate: nil, locale: nil,
+                                                                     exportVersion: nil, sourcePath: "broken.zip", me: []))
+        try await ledger.abortImport(aborted, reason: "malformedXML")
+        let state = await ledger.state
+        #expect(state.imports.count == 1 && state.imports[0].contentSHA256 == [UInt8](repeating: 5, count: 32))
+        #expect(state.eventsNotApplied == 2)
         #expect(SHA256.hash(Self.specInput(state)) == state.digest())
     }
 }

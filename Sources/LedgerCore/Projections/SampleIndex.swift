@@ -193,6 +193,11 @@ package struct SampleIndex: Sendable, Equatable {
         package let isMember: Bool
         let sync: SyncValue?
         package var startDate: Date { Date(timeIntervalSinceReferenceDate: start) }
+        /// The same facts with another record offset (comparisons that ignore log positions).
+        func withRecordOffset(_ offset: UInt64) -> Entry {
+            Entry(slot: slot, uuid: uuid, recordOffset: offset, position: position, start: start, end: end, typeCode: typeCode,
+                  app: app, isDeleted: isDeleted, isMember: isMember, sync: sync)
+        }
         package var endDate: Date { Date(timeIntervalSinceReferenceDate: end) }
         package var syncIdentifier: String? { sync?.identifier }
         package var syncVersion: Int64? { sync?.version }
