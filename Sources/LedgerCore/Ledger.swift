@@ -452,6 +452,9 @@ public actor Ledger {
         await admit()
         precondition(transaction == nil && state.openTransaction == nil, "S7: no snapshot inside an import transaction")
         try await sync()
+        // Sorted here, in place: the snapshot stores timelines sorted, and sorting the
+        // snapshot's copy of the state would copy every unsorted timeline first.
+        state.samples.prepareForQueries()
         let position = LogReader.Position(offset: writer.encodedLength, nextSequence: writer.nextSequence, link: writer.chainHead)
         let name = try SnapshotFile.write(state, at: position, ledgerId: writer.header.ledgerId, to: fs)
         replayWorkSinceSnapshot = 0

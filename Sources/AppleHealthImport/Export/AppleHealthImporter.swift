@@ -22,7 +22,7 @@ public struct ImportOptions: Sendable {
     public var samplesPerEvent = 2048
     /// Samples per log batch (one append, one checksum chain link). With two batches
     /// queued and one being appended, this bounds the import's working memory.
-    public var samplesPerBatch = 8192
+    public var samplesPerBatch = 4096
     /// Tests: stop as a killed process would, after this many sample batches were
     /// appended (made durable; no `importFinished`, no `importAborted`), throwing
     /// `SimulatedCrash`.

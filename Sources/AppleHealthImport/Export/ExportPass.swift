@@ -132,7 +132,8 @@ final class ExportPass: @unchecked Sendable {
 
     private func run(_ emit: (Message) -> Bool) throws {
         let hashing = HashingStream(try source.openXML())
-        let stream = ReadAheadStream(hashing)
+        // Two chunks ahead: enough to keep inflating beside scanning (memory: 2 MiB).
+        let stream = ReadAheadStream(hashing, depth: 2)
         let scanner = XMLScanner(stream: stream, predefinedNames: ExportName.all)
         let mapper = ExportMapper(scanner: scanner, file: source.xmlName,
                                   routeFile: { [source] in try source.routeLocations($0) })
@@ -154,7 +155,10 @@ final class ExportPass: @unchecked Sendable {
         var summaries: [ActivitySummary] = []
         var kept: [ExportElement] = []
         // What the export holds so far.
-        var logical = FingerprintSet()
+        // About one Record per 300 bytes of XML (real exports: 260–400).
+        let expected = Int(min(source.xmlSize / 300, 1 << 28))
+        mapper.identity = RecordIdentity(expectedRecords: expected)
+        var logical = FingerprintSet(capacity: expected)
         var days = Set<Int>()
         var syncVersions: [String: Int64] = [:]
         var held: [Held] = []
@@ -260,7 +264,7 @@ final class ExportPass: @unchecked Sendable {
         }
         func mayBeMember(_ sample: Sample) -> Bool {
             guard case .quantity(let q) = sample else { return false }
-            return CorrelationType.allCases.contains { $0.admits(q.type) }
+            return Self.memberTypes.contains(q.type)
         }
 
         while !stopped, let item = try mapper.next() {
@@ -371,6 +375,9 @@ final class ExportPass: @unchecked Sendable {
         summary.contentSHA256 = hashing.digest()
         _ = emit(.end(summary))
     }
+
+    /// The quantity types some correlation admits as a member (blood pressure, food).
+    private static let memberTypes = Set(QuantityType.allTypes.filter { type in CorrelationType.allCases.contains { $0.admits(type) } })
 
     private static func syncIdentity(_ sample: Sample) -> (identifier: String, version: Int64)? {
         (try? sample.common.metadata.syncIdentity()) ?? nil

@@ -3,9 +3,17 @@
 /// and same-record counts, and the record identity's occurrence table, hold one
 /// fingerprint per record of the export.
 struct FingerprintSet {
-    private var slots: [UInt64] = [UInt64](repeating: 0, count: 1024)
+    private var slots: [UInt64]
     private(set) var count = 0
     private var hasZero = false
+
+    /// Room for about `capacity` members before it grows (sized from what is coming,
+    /// so that no doubling — old and new table both in memory — happens on the way).
+    init(capacity: Int = 800) {
+        var size = 1024
+        while size / 10 * 8 < capacity { size <<= 1 }
+        slots = [UInt64](repeating: 0, count: size)
+    }
 
     /// Inserts; false when it was already there.
     mutating func insert(_ f: UInt64) -> Bool {

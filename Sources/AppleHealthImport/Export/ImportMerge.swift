@@ -71,6 +71,15 @@ final class ImportMerge: @unchecked Sendable {
     /// The commands of a batch without what the ledger already holds. Runs on the
     /// ledger's actor (`Ledger.read`): the state does not change meanwhile.
     func filter(_ commands: [LedgerCommand], in state: LedgerState) -> [LedgerCommand] {
+        // Into a ledger that held no sample, nothing can be there already (an export's
+        // UUIDs are distinct, and its sync identities were sorted out as it was read):
+        // count, keep the batch as it is, and look nothing up.
+        if priorSlots == 0 { return counted(commands, in: state) }
+        return lookingUp(commands, in: state)
+    }
+
+    /// `filter`, every sample looked up in the ledger.
+    private func lookingUp(_ commands: [LedgerCommand], in state: LedgerState) -> [LedgerCommand] {
         var out: [LedgerCommand] = []
         out.reserveCapacity(commands.count)
         for command in commands {
@@ -117,6 +126,23 @@ final class ImportMerge: @unchecked Sendable {
             }
         }
         return out
+    }
+
+    /// `filter` for a ledger that had no sample: every sample is new; an activity summary
+    /// is new unless the ledger holds the same one.
+    private func counted(_ commands: [LedgerCommand], in state: LedgerState) -> [LedgerCommand] {
+        var out = commands
+        for (i, command) in commands.enumerated() {
+            switch command {
+            case .save(_, let samples):
+                for sample in samples { counts[Self.typeName(sample), default: MergeCount()].new += 1 }
+            case .recordActivitySummaries:
+                out[i] = lookingUp([command], in: state).first ?? .recordActivitySummaries([])
+            default:
+                break
+            }
+        }
+        return out.filter { if case .recordActivitySummaries(let a) = $0 { return !a.isEmpty } else { return true } }
     }
 
     /// What the export no longer holds: live top-level samples of imported sources,

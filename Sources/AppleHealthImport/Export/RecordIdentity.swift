@@ -34,14 +34,24 @@ struct RecordIdentity {
     private(set) var lastTagStart = 0
     /// Digests seen once (their first 8 bytes); digests seen more, with the number of
     /// times: the occurrence number of the next repeat.
-    private var seen = FingerprintSet()
+    private var seen: FingerprintSet
+
+    /// `expectedRecords`: about how many elements the export holds (sizes the table).
+    init(expectedRecords: Int = 800) {
+        seen = FingerprintSet(capacity: expectedRecords)
+    }
     private var repeats: [UInt64: UInt32] = [:]
     /// Whether the last `uuid(_:from:mayRepeat:)` was of content seen before in this
     /// export (an exact repeat: the importer counts them).
     private(set) var lastWasRepeat = false
-    /// Attribute names' bytes by interned id.
-    private var nameBytes: [Int: [UInt8]] = [:]
-    private var order: [(name: Int, index: Int)] = []
+    /// Attribute and element names' bytes by interned id (ids are small and dense).
+    private var nameBytes: [[UInt8]?] = []
+    /// The attributes' interned names of the last tag, and the order (by name bytes,
+    /// ties in document order) they sort into: most tags of an export repeat the
+    /// names of the one before, and then the sort is not done again.
+    private var lastNames: [Int] = []
+    private var lastOrder: [Int] = []
+    private var names: [Int] = []
 
     /// Starts the canonical form of a new top-level element at the scanner's current tag.
     mutating func begin(_ scanner: XMLScanner) {
@@ -60,18 +70,23 @@ struct RecordIdentity {
         let n = scanner.attributeCount
         form.append(UInt8(truncatingIfNeeded: n >> 8))
         form.append(UInt8(truncatingIfNeeded: n))
-        order.removeAll(keepingCapacity: true)
-        for i in 0..<n { order.append((scanner.attributeName(i), i)) }
-        if n > 1 {
-            for i in 0..<n { _ = bytes(of: order[i].name, scanner) }
-            let names = nameBytes
-            order.sort { a, b in
-                let x = names[a.name]!, y = names[b.name]!
-                return x.lexicographicallyPrecedes(y) || (x == y && a.index < b.index)
+        names.removeAll(keepingCapacity: true)
+        for i in 0..<n { names.append(scanner.attributeName(i)) }
+        if names != lastNames {
+            for name in names { _ = bytes(of: name, scanner) }
+            let table = nameBytes
+            var order = Array(0..<n)
+            if n > 1 {
+                order.sort { a, b in
+                    let x = table[names[a]]!, y = table[names[b]]!
+                    return x.lexicographicallyPrecedes(y) || (x == y && a < b)
+                }
             }
+            lastNames = names
+            lastOrder = order
         }
-        for (name, index) in order {
-            appendName(name, scanner)
+        for index in lastOrder {
+            appendName(names[index], scanner)
             let value = scanner.value(index)
             let count = UInt32(truncatingIfNeeded: value.count)
             form.append(UInt8(truncatingIfNeeded: count >> 24))
@@ -83,17 +98,19 @@ struct RecordIdentity {
     }
 
     private mutating func bytes(of name: Int, _ scanner: XMLScanner) -> [UInt8] {
-        if let b = nameBytes[name] { return b }
+        if name < nameBytes.count, let b = nameBytes[name] { return b }
         let b = Array(scanner.name(name).utf8)
+        if name >= nameBytes.count { nameBytes += [[UInt8]?](repeating: nil, count: name - nameBytes.count + 1) }
         nameBytes[name] = b
         return b
     }
 
     private mutating func appendName(_ name: Int, _ scanner: XMLScanner) {
-        let b = bytes(of: name, scanner)
-        form.append(UInt8(truncatingIfNeeded: b.count >> 8))
-        form.append(UInt8(truncatingIfNeeded: b.count))
-        form.append(contentsOf: b)
+        if name >= nameBytes.count || nameBytes[name] == nil { _ = bytes(of: name, scanner) }
+        let count = nameBytes[name]!.count
+        form.append(UInt8(truncatingIfNeeded: count >> 8))
+        form.append(UInt8(truncatingIfNeeded: count))
+        form.append(contentsOf: nameBytes[name]!)
     }
 
     /// The UUID of the canonical form from byte `start` to the end, in `domain`:

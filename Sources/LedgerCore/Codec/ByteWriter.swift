@@ -77,8 +77,22 @@ struct ByteWriter {
             bytes[start] = UInt8(length)
             return
         }
-        var prefix = ByteWriter(capacity: 10)
-        prefix.varint(length)
-        bytes.replaceSubrange(start..<start + 1, with: prefix.bytes)
+        // The varint's length beyond the one byte reserved, then the body moved up by
+        // that much in place (one memmove of the body, no allocation).
+        var extra = 0
+        var rest = length >> 7
+        while rest > 0 { extra += 1; rest >>= 7 }
+        bytes.append(contentsOf: repeatElement(0, count: extra))
+        bytes.withUnsafeMutableBytes { b in
+            let base = b.baseAddress!
+            (base + start + 1 + extra).copyMemory(from: base + start + 1, byteCount: length)
+            var v = length, at = start
+            while v >= 0x80 {
+                b[at] = UInt8(truncatingIfNeeded: v) | 0x80
+                v >>= 7
+                at += 1
+            }
+            b[at] = UInt8(v)
+        }
     }
 }

@@ -519,6 +519,14 @@ enum SampleCodec {
     }
 
     /// The value of a quantity in `type`'s canonical unit (NaN when the unit does not convert).
+    /// `canonicalValue(_:unit:typeCode:)` of a quantity whose unit is parsed already
+    /// (the store's path: the same number, without parsing the spelling again).
+    static func canonicalValue(_ quantity: Quantity, typeCode: UInt16) -> Double {
+        guard case .quantity(let type)? = ObjectType(code: typeCode) else { return .nan }
+        if quantity.unit.spelling == type.canonicalUnit.spelling { return quantity.value }
+        return (try? quantity.doubleValue(for: type.canonicalUnit)) ?? .nan
+    }
+
     static func canonicalValue(_ value: Double, unit: String, typeCode: UInt16) -> Double {
         guard case .quantity(let type)? = ObjectType(code: typeCode) else { return .nan }
         if unit == type.canonicalUnit.spelling { return value }

@@ -52,7 +52,7 @@ enum EventFacts {
                                           end: sample.endDate.timeIntervalSinceReferenceDate, replaces: replaces,
                                           syncIndex: syncIndex, syncVersion: sync?.version ?? 0, memberOf: memberOf))
         if case .quantity(let q) = sample {
-            headers[index].value = SampleCodec.canonicalValue(q.quantity.value, unit: q.quantity.unit.spelling, typeCode: code)
+            headers[index].value = SampleCodec.canonicalValue(q.quantity, typeCode: code)
             headers[index].userEntered = q.common.metadata[Metadata.WellKnownKey.wasUserEntered].map(SampleCodec.saysYes) ?? false
         }
         if case .correlation(let c) = sample {
