@@ -82,6 +82,8 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
         return (ExitStatus.refused, e.description)
     case let e as EventDecodingError:
         return (ExitStatus.damaged, "damaged: \(e)")
+    case let e as SnapshotProblem:
+        return (ExitStatus.damaged, "damaged: \(e); it is derived data, now set aside: the next read rebuilds it from the log")
     case let e as ImportError:
         switch e {
         case .notFound: return (ExitStatus.notFound, e.description)

@@ -101,9 +101,11 @@ struct LedgerView {
 
     static func open(_ global: GlobalOptions) throws -> LedgerView {
         let (fs, reader) = try LedgerAccess.reader(global)
-        let loaded = try StateLoader.load(fs, reader: reader, progress: Progress.replay())
+        // Mapped (rule S8): the snapshot's columns are not read to open the ledger.
+        let loaded = try StateLoader.load(fs, reader: reader, mapped: true, progress: Progress.replay())
         Progress.finish()
         for warning in loaded.warnings { Output.error("healthledger: warning: \(warning)") }
+        LedgerAccess.watchForDamage(loaded.state.snapshotDamage)
         return LedgerView(state: loaded.state, fs: fs, reader: reader, fetcher: SampleFetcher(reader: reader))
     }
 

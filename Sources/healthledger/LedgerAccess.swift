@@ -62,15 +62,39 @@ enum LedgerAccess {
         let fs = try fileSystem(global)
         let reader = try LogReader(fs)
         openedReaders.append(reader)
+        openedFileSystem = fs
         return (fs, reader)
     }
 
     nonisolated(unsafe) private static var openedReaders: [LogReader] = []
+    nonisolated(unsafe) static var openedFileSystem: (any LogFileSystem)?
 
     /// Warns on stderr, once, when a read command stopped short of the log's end (an
     /// incomplete batch: a writer mid-append, or a torn tail a writer's open will cut):
     /// what it printed may miss the bytes after that point. Every read command gets
     /// this from `main`, not each on its own.
+    /// The damage records of the snapshots this command mapped (rule S8).
+    nonisolated(unsafe) private static var watched: [SnapshotDamage] = []
+
+    /// Remembers a mapped snapshot's damage record, for `checkMappedSnapshots`.
+    static func watchForDamage(_ damage: SnapshotDamage?) {
+        if let damage { watched.append(damage) }
+    }
+
+    /// After a read command: a mapped snapshot whose checks failed while it was read
+    /// fails the command (exit 6) — what was printed may rest on it. Every read
+    /// command gets this from `main`.
+    static func checkMappedSnapshots() throws {
+        if let problem = watched.lazy.compactMap(\.problem).first { throw problem }
+    }
+
+    /// Sets aside every mapped snapshot found damaged, so that the next read rebuilds
+    /// from the log (`main`, after any command, failed or not).
+    static func setAsideDamagedSnapshots() {
+        guard let fs = openedFileSystem else { return }
+        for damage in watched where damage.problem != nil { SnapshotFile.setAside(fs, damage.file) }
+    }
+
     static func warnIfStoppedShort() {
         guard let tail = openedReaders.lazy.compactMap(\.stoppedShort).first else { return }
         Output.error("healthledger: warning: the log ends with an incomplete batch (\(tail)); this read stopped there, and a writer's next open will cut it")

@@ -80,6 +80,7 @@ func runMain() async -> Int32 {
                 }
                 try await command.run(&args, global)
                 LedgerAccess.warnIfStoppedShort()
+                try LedgerAccess.checkMappedSnapshots()
             }
         } else if let store = try args.option("--store") {
             try args.finish()
@@ -95,6 +96,7 @@ func runMain() async -> Int32 {
         status = code
         outputFailureSaid = error is Output.WriteFailed
     }
+    LedgerAccess.setAsideDamagedSnapshots()
     // The one check of stdout: output that did not reach it fails the command (exit 1),
     // whatever else happened; a command that failed for its own reason keeps its status.
     do {

@@ -348,7 +348,7 @@ struct StatisticsProjectionTests {
         ]
         try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: samples))
         let folded = await ledger.state.statistics
-        #expect(folded.userEntered == [true, true, true, false, false, false, false])
+        #expect(folded.userEntered.map { $0 != 0 } == [true, true, true, false, false, false, false])
         #expect(folded.values[0] == 154 * 0.45359237)
         #expect(Array(folded.values[1...5]) == [70, 71, 72, 73, 10])
         #expect(folded.values[6].isNaN)
@@ -366,13 +366,13 @@ extension StatisticsProjectionTests {
         try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [sample]))
         let a = await ledger.state
         var b = a
-        b.statistics = StatisticsProjection(values: [11], userEntered: [false], priorities: [:], grantOrder: a.statistics.grantOrder)
+        b.statistics = StatisticsProjection(values: [11], userEntered: [0], priorities: [:], grantOrder: a.statistics.grantOrder)
         #expect(StateDifference.first(a, b) == StateDifference(projection: "statistics", key: sample.uuid.uuidString))
-        b.statistics = StatisticsProjection(values: a.statistics.values, userEntered: [false],
+        b.statistics = StatisticsProjection(values: a.statistics.values, userEntered: [0],
                                             priorities: [ObjectType.quantity(.stepCount).code: ["com.example.a"]],
                                             grantOrder: a.statistics.grantOrder)
         #expect(StateDifference.first(a, b) == StateDifference(projection: "sourcePriorities", key: "HKQuantityTypeIdentifierStepCount"))
-        b.statistics = StatisticsProjection(values: a.statistics.values, userEntered: [false], priorities: [:], grantOrder: [])
+        b.statistics = StatisticsProjection(values: a.statistics.values, userEntered: [0], priorities: [:], grantOrder: [])
         #expect(StateDifference.first(a, b) == StateDifference(projection: "statistics", key: "grantOrder"))
         #expect(StateDifference.first(a, a) == nil)
         try await ledger.close()

@@ -47,7 +47,7 @@ struct TypeCodeTableTests {
         // code 40–50, state 51–52, app 53–63 with 2047 meaning "in the overflow section").
         typealias S = SampleIndex.Slot
         #expect(MemoryLayout<S>.stride == 40)
-        #expect(MemoryLayout<S>.offset(of: \S.uuid) == 0)
+        #expect(MemoryLayout<S>.offset(of: \S.uuidBytes) == 0)
         #expect(MemoryLayout<S>.offset(of: \S.start) == 16)
         #expect(MemoryLayout<S>.offset(of: \S.end) == 24)
         #expect(MemoryLayout<S>.offset(of: \S.word) == 32)

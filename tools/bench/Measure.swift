@@ -30,6 +30,16 @@ enum Measure {
         return 0
     }
 
+    /// Resident set size of this process now, in bytes (VmRSS).
+    static func currentRSS() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let digits = line.filter(\.isNumber)
+            return (Int(digits) ?? 0) * 1024
+        }
+        return 0
+    }
+
     /// Resets the peak RSS counter (Linux ≥ 4.0: write 5 to clear_refs).
     static func resetPeakRSS() {
         let fd = open("/proc/self/clear_refs", O_WRONLY)

@@ -52,8 +52,18 @@ package struct LedgerState: Sendable, Equatable {
     /// `importStarted` and `importAborted` included (rule E11). `lastSequence` counts
     /// them; no projection holds anything of them.
     package private(set) var eventsNotApplied: UInt64 = 0
+    /// For a state mapped from a snapshot (rule S8): what its columns' checks found
+    /// wrong so far, if anything. A reader asks it before it answers. Not a projection.
+    package internal(set) var snapshotDamage: SnapshotDamage?
 
     package init() {}
+
+    /// Throws what the checks of a mapped snapshot's columns found wrong so far
+    /// (rule S8): readers call it before they answer, so a damaged snapshot makes a
+    /// read fail rather than answer from zeros.
+    package func checkIntact() throws(SnapshotProblem) {
+        if let problem = snapshotDamage?.problem { throw problem }
+    }
 
     // MARK: Folding
 

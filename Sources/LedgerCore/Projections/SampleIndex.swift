@@ -21,8 +21,10 @@ package struct SampleIndex: Sendable, Equatable {
     /// the saving app (53–63; `appOverflow` marks an ordinal ≥ 2047, held in the index's
     /// `appOverflows`). The sample's position in its record is not stored: the slots
     /// of a record are consecutive, and `recordStarts` marks the first of each.
-    struct Slot: Equatable, Sendable {
-        var uuid: UUID
+    struct Slot: Equatable, Sendable, BitwiseCopyable {
+        /// The UUID's 16 bytes, in order (a tuple: `UUID` itself is not declared
+        /// bitwise-copyable, and a slot is mapped from snapshot files as raw bytes).
+        var uuidBytes: uuid_t
         /// Start and end as `timeIntervalSinceReferenceDate`.
         var start: Double
         var end: Double
@@ -34,10 +36,16 @@ package struct SampleIndex: Sendable, Equatable {
         init(uuid: UUID, start: Double, end: Double, recordOffset: UInt64, typeCode: UInt16, state: UInt8, appField: UInt32) {
             precondition(recordOffset < Self.offsetLimit && Int(typeCode) < SampleIndex.typeCodeLimit && state < 4
                          && appField <= Self.appOverflow, "a slot's fields fit its word")
-            self.uuid = uuid
+            self.uuidBytes = uuid.uuid
             self.start = start
             self.end = end
             word = recordOffset | UInt64(typeCode) << 40 | UInt64(state) << 51 | UInt64(appField) << 53
+        }
+
+        var uuid: UUID { UUID(uuid: uuidBytes) }
+
+        static func == (a: Slot, b: Slot) -> Bool {
+            a.uuid == b.uuid && a.start.bitPattern == b.start.bitPattern && a.end.bitPattern == b.end.bitPattern && a.word == b.word
         }
 
         /// Byte offset of the saving record in the log.
@@ -51,10 +59,10 @@ package struct SampleIndex: Sendable, Equatable {
         var appField: UInt32 { UInt32(truncatingIfNeeded: word >> 53) }
     }
 
-    private(set) var slots: [Slot] = []
+    private(set) var slots: Column<Slot> = []
     /// Bit `i` is set when slot `i` is the first of its record: a slot's position in
     /// its record is its distance from the nearest set bit at or before it.
-    private(set) var recordStarts: [UInt64] = []
+    private(set) var recordStarts: Column<UInt64> = []
     /// The apps of slots whose ordinal does not fit their word (≥ 2047 apps), by slot.
     private(set) var appOverflows: [UInt32: UInt32] = [:]
 
@@ -64,9 +72,9 @@ package struct SampleIndex: Sendable, Equatable {
     /// Indexed by type code: slots of that type, ordered by (start, end, slot) when
     /// `sorted`. (Arrays indexed by code, not dictionaries: replay touches them for
     /// every sample.)
-    private(set) var timelines = [Timeline](repeating: Timeline(), count: SampleIndex.typeCodeLimit)
+    private(set) var timelines = [Timeline](repeating: Timeline(), count: SampleIndex.typeCodeFieldLimit)
     /// Indexed by type code: the most recent live slot, or `none`.
-    private(set) var latestSlots = [UInt32](repeating: SampleIndex.none, count: SampleIndex.typeCodeLimit)
+    private(set) var latestSlots = [UInt32](repeating: SampleIndex.none, count: SampleIndex.typeCodeFieldLimit)
     /// Tombstones, in the order of the deletions.
     package private(set) var tombstones: [Tombstone] = []
     /// (app, sync identifier) → the live slot holding it.
@@ -76,10 +84,13 @@ package struct SampleIndex: Sendable, Equatable {
 
     /// Type codes are below this (events/FORMAT.md, type codes).
     static let typeCodeLimit = 0x0700
+    /// What a slot's 11-bit type field can hold: the per-type tables are this long, so
+    /// no slot, however damaged, indexes outside them.
+    static let typeCodeFieldLimit = 0x0800
     static let none = UInt32.max
 
     struct Timeline: Sendable, Equatable {
-        var slots: [UInt32] = []
+        var slots: Column<UInt32> = []
         var sorted = true
     }
 
@@ -115,7 +126,7 @@ package struct SampleIndex: Sendable, Equatable {
               a.tombstones == b.tombstones, a.latestSlots == b.latestSlots,
               a.syncOfSlot == b.syncOfSlot, a.syncSlots == b.syncSlots, a.table.count == b.table.count else { return false }
         for code in a.timelines.indices where a.timelines[code] != b.timelines[code] {
-            if a.timelines[code].slots.sorted() != b.timelines[code].slots.sorted() { return false }
+            if a.timelines[code].slots.array.sorted() != b.timelines[code].slots.array.sorted() { return false }
         }
         return true
     }
@@ -143,7 +154,8 @@ package struct SampleIndex: Sendable, Equatable {
 
     /// The slot of a UUID (live or deleted).
     package func slot(of uuid: UUID) -> UInt32? {
-        slots.withUnsafeBufferPointer { s in table.find(uuid) { s[Int($0)].uuid } }
+        // Element by element: a mapped slot column checks only the blocks a probe reads.
+        table.find(uuid, slotCount: UInt32(slots.count)) { slots[Int($0)].uuid }
     }
 
     /// Everything the index knows of a slot.
@@ -158,7 +170,9 @@ package struct SampleIndex: Sendable, Equatable {
     @inline(__always)
     package func app(_ slot: UInt32) -> UInt32 {
         let field = slots[Int(slot)].appField
-        return field == Slot.appOverflow ? appOverflows[slot]! : field
+        // A slot of a damaged or forged snapshot may say "overflow" without an entry:
+        // no app then (UInt32.max names none), never a trap.
+        return field == Slot.appOverflow ? appOverflows[slot] ?? UInt32.max : field
     }
 
     /// The position of a slot's sample among its record's samples (correlation
@@ -240,14 +254,14 @@ package struct SampleIndex: Sendable, Equatable {
     }
 
     /// The type's slots ordered by (start, end, slot), deleted ones included.
-    package mutating func orderedSlots(typeCode: UInt16) -> [UInt32] {
+    package mutating func orderedSlots(typeCode: UInt16) -> Column<UInt32> {
         guard Int(typeCode) < Self.typeCodeLimit else { return [] }
         sortTimeline(typeCode)
         return timelines[Int(typeCode)].slots
     }
 
     /// The type's slots in arrival order (no sorting needed for counting).
-    package func orderedSlotsIfNeeded(_ typeCode: UInt16) -> [UInt32] {
+    package func orderedSlotsIfNeeded(_ typeCode: UInt16) -> Column<UInt32> {
         Int(typeCode) < Self.typeCodeLimit ? timelines[Int(typeCode)].slots : []
     }
 
@@ -269,7 +283,7 @@ package struct SampleIndex: Sendable, Equatable {
         guard !timelines[c].sorted else { return }
         var t = timelines[c]
         timelines[c] = Timeline()  // keep the slots array uniquely referenced while sorting
-        slots.withUnsafeBufferPointer { s in t.slots.sort { Self.before($0, $1, s) } }
+        slots.withUnsafeBufferPointer { s in t.slots.withUnsafeMutableBufferPointer { $0.sort { Self.before($0, $1, s) } } }
         t.sorted = true
         timelines[c] = t
     }
@@ -400,7 +414,7 @@ package struct SampleIndex: Sendable, Equatable {
 // Snapshot access to the raw tables.
 extension SampleIndex {
     struct Columns {
-        var slots: [Slot], recordStarts: [UInt64], appOverflows: [UInt32: UInt32], buckets: [UInt64], tableCount: Int
+        var slots: Column<Slot>, recordStarts: Column<UInt64>, appOverflows: [UInt32: UInt32], buckets: Column<UInt64>, tableCount: Int
         var timelines: [UInt16: Timeline], latest: [UInt16: UInt32], tombstones: [Tombstone]
         var syncOfSlot: [UInt32: SyncValue]
     }

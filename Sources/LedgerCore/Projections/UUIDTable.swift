@@ -13,13 +13,13 @@ import Glibc
 /// Iteration order is irrelevant to every output: the digest and snapshots walk
 /// slots, not buckets.
 struct UUIDTable: Sendable, Equatable {
-    private(set) var buckets: [UInt64]
+    private(set) var buckets: Column<UInt64>
     private(set) var count = 0
 
     init(capacity: Int = 1024) {
         var size = 16
         while size / 10 * 8 < capacity { size <<= 1 }
-        buckets = Self.zeroedBuckets(size)
+        buckets = Column(Self.zeroedBuckets(size))
     }
 
     /// A zeroed bucket array. Large ones ask for transparent huge pages before the
@@ -34,7 +34,7 @@ struct UUIDTable: Sendable, Equatable {
     }
 
 
-    init(buckets: [UInt64], count: Int) {
+    init(buckets: Column<UInt64>, count: Int) {
         precondition(buckets.count.nonzeroBitCount == 1, "bucket count is a power of two")
         self.buckets = buckets
         self.count = count
@@ -56,17 +56,34 @@ struct UUIDTable: Sendable, Equatable {
     /// later finds it in cache (replay looks ahead in the batch it is folding).
     @inline(__always)
     func prefetch(_ uuid: UUID) {
+        guard !buckets.isMapped else { return }  // a mapped table checks its blocks as it reads them
         let i = Int(truncatingIfNeeded: Self.hash(uuid)) & (buckets.count - 1)
         buckets.withUnsafeBufferPointer { hl_prefetch($0.baseAddress! + i) }
     }
 
-    /// The slot holding `uuid`, if any. `uuidOf` reads a slot's UUID.
+    /// The slot holding `uuid`, if any. `uuidOf` reads a slot's UUID; a bucket naming a
+    /// slot at or past `slotCount` (only a damaged or forged mapped snapshot has one)
+    /// is passed over, never read.
     @inline(__always)
-    func find(_ uuid: UUID, uuidOf: (UInt32) -> UUID) -> UInt32? {
+    func find(_ uuid: UUID, slotCount: UInt32, uuidOf: (UInt32) -> UUID) -> UInt32? {
         let h = Self.hash(uuid)
         let fingerprint = UInt64(UInt32(truncatingIfNeeded: h >> 32) | 1) << 32
         let mask = buckets.count - 1
         var i = Int(truncatingIfNeeded: h) & mask
+        if buckets.isMapped {
+            // Bucket by bucket, so that only the blocks a probe reads are checked; at
+            // most every bucket once (a damaged table may have no empty one).
+            for _ in 0...mask {
+                let e = buckets[i]
+                if e == 0 { return nil }
+                if e & 0xFFFF_FFFF_0000_0000 == fingerprint {
+                    let slot = UInt32(truncatingIfNeeded: e) &- 1
+                    if slot < slotCount, uuidOf(slot) == uuid { return slot }
+                }
+                i = (i + 1) & mask
+            }
+            return nil
+        }
         return buckets.withUnsafeBufferPointer { b in
             while true {
                 let e = b[i]
@@ -99,8 +116,8 @@ struct UUIDTable: Sendable, Equatable {
     }
 
     private mutating func grow(uuidOf: (UInt32) -> UUID) {
-        let old = buckets
-        buckets = Self.zeroedBuckets(old.count * 2)
+        let old = buckets.array
+        buckets = Column(Self.zeroedBuckets(old.count * 2))
         for e in old where e != 0 {
             let slot = UInt32(truncatingIfNeeded: e) - 1
             place(Self.hash(uuidOf(slot)), slot: slot)

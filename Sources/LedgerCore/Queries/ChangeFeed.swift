@@ -319,6 +319,12 @@ public enum ChangeFeed {
                 return RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: index.position(slot), uuid: e.uuid,
                                         app: index.app(slot))
             }
+            /// The samples of `wants`, unless a mapped snapshot's block was found damaged
+            /// (S8: the log is never read at offsets a damaged block gave).
+            func samples(_ wants: [RecordReads.Want]) throws -> [Sample] {
+                try state.checkIntact()
+                return try reads.samples(wants, source: source)
+            }
             func deleted(_ t: SampleIndex.Tombstone) -> DeletedSample {
                 let e = index.entry(t.slot)
                 return DeletedSample(uuid: e.uuid, type: ObjectType(code: e.typeCode), syncIdentifier: e.syncIdentifier,
@@ -341,7 +347,7 @@ public enum ChangeFeed {
                         i += 1
                     }
                     var taken = 0
-                    for (w, found) in zip(wants, try reads.samples(wants, source: source)) {
+                    for (w, found) in zip(wants, try samples(wants)) {
                         if changes.count == limit { break }
                         taken += 1
                         let sample = try adjust(found, slot: w.slot)
@@ -409,7 +415,7 @@ public enum ChangeFeed {
                     case .tombstone(let k): if predicate != nil { wants.append(want(index.tombstones[k].slot)) }
                     }
                 }
-                let samples = try reads.samples(wants, source: source)
+                let samples = try samples(wants)
                 var w = 0
                 var stopped = false
                 for c in candidates {
@@ -451,6 +457,7 @@ public enum ChangeFeed {
             let newAnchor = ChangeAnchor(ledgerId: ledgerId, slots: UInt64(slotCursor), tombstones: UInt64(tombCursor),
                                          check: try check(slots: UInt64(slotCursor), tombstones: UInt64(tombCursor), index: index),
                                          readable: readable, backfill: backfill, backfillSlot: backfillSlot)
+            try state.checkIntact()  // nothing answered from a damaged mapped snapshot (S8)
             return ChangeSet(changes: changes, newAnchor: newAnchor, hasMore: hasMore)
         }
     }

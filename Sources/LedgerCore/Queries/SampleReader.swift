@@ -218,7 +218,8 @@ package struct SampleReader {
                                         app: index.app(slot))
             }
             func fetch(_ wants: [RecordReads.Want]) throws -> [Sample] {
-                try reads.samples(wants) { $0 < UInt32(sourceList.count) ? sourceList[Int($0)] : nil }
+                try state.checkIntact()  // S8: never read the log at offsets a damaged block gave
+                return try reads.samples(wants) { $0 < UInt32(sourceList.count) ? sourceList[Int($0)] : nil }
             }
             /// The sample as the caller may see it: others' correlations show exactly the
             /// members the app may read; a workout comes with its activities.
@@ -255,7 +256,7 @@ package struct SampleReader {
             if predicate?.strictStartDate == true, let start = predicate?.start?.timeIntervalSinceReferenceDate {
                 lo = min(hi, lowerBound { s[Int($0)].start < start })
             }
-            var list: [UInt32]
+            var list: Column<UInt32>
             var i: Int, stop: Int, step: Int
             if let ascending = order.timelineDirection {
                 list = timeline
@@ -272,7 +273,7 @@ package struct SampleReader {
                     step = -1
                 }
             } else {
-                list = timeline[lo..<hi].filter(admits)
+                list = Column(timeline[lo..<hi].filter(admits))
                 var values: [UInt32: [Double?]] = [:]
                 let workoutKeys = order.workoutKeys
                 if !workoutKeys.isEmpty {
@@ -290,14 +291,14 @@ package struct SampleReader {
                             values[w.slot] = workoutKeys.map { $0.workoutValue(sample) }
                         }
                     }
-                    list = kept
+                    list = Column(kept)
                     if let c = cursorSlot, values[c] == nil {
                         let w = wanted(c)
                         values[c] = workoutKeys.map { k in (try? fetch([w]).first.map { k.workoutValue($0) }) ?? nil }
                     }
                 }
                 let valuesOf: ((UInt32) -> [Double?])? = workoutKeys.isEmpty ? nil : { values[$0] ?? [] }
-                list.sort { order.before($0, $1, s, values: valuesOf) }
+                list.withUnsafeMutableBufferPointer { $0.sort { order.before($0, $1, s, values: valuesOf) } }
                 i = 0
                 if let c = cursorSlot {
                     var low = 0, high = list.count
@@ -332,6 +333,9 @@ package struct SampleReader {
                     wants.append(wanted(slot))
                 }
                 if wants.isEmpty { return nil }
+                // A mapped snapshot's damaged block selects from zeros: nothing is read or
+                // emitted from it (S8).
+                try state.checkIntact()
                 for (w, found) in zip(wants, try fetch(wants)) {
                     let sample = try present(w, found)
                     if let filter, !filter(sample) { continue }

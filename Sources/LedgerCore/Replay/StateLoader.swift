@@ -21,8 +21,11 @@ package enum StateLoader {
         package let openImport: OpenImport?
     }
 
+    /// `mapped` (readers, rule S8): the snapshot's columns are mapped, not read — a
+    /// large ledger opens without reading them; each block is checked when first read,
+    /// and a reader asks `state.checkIntact()` before it answers.
     package static func load(_ fs: any LogFileSystem, reader: LogReader, limit: ReplayLimit = .end,
-                            useSnapshots: Bool = true, progress: ((ReplayProgress) -> Void)? = nil) throws -> Loaded {
+                            useSnapshots: Bool = true, mapped: Bool = false, progress: ((ReplayProgress) -> Void)? = nil) throws -> Loaded {
         var warnings: [String] = []
         var state = LedgerState()
         var position = reader.start
@@ -36,7 +39,7 @@ package enum StateLoader {
                     case .sequence(let last): if header.lastSequence > last { continue }
                     case .instant(let t): if header.lastRecordedAt > t { continue }
                     }
-                    let (loadedHeader, loadedState) = try SnapshotFile.load(fs, name, reader: reader)
+                    let (loadedHeader, loadedState) = try SnapshotFile.load(fs, name, reader: reader, mapped: mapped)
                     state = loadedState
                     position = loadedHeader.position
                     used = name

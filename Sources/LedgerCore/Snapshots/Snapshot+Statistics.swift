@@ -21,17 +21,20 @@ extension SnapshotFile {
         }
         w.varint(p.grantOrder.count)
         for o in p.grantOrder { w.varint(UInt64(o)) }
-        return (w.bytes, ColumnSource(p.values), ColumnSource(p.userEntered.map { UInt8($0 ? 1 : 0) }))
+        return (w.bytes, ColumnSource(p.values), ColumnSource(p.userEntered))
     }
 
-    static func readStatistics(_ small: [UInt8]?, values: [Double]?, flags: [UInt8]?, slotCount: Int) throws -> StatisticsProjection {
+    /// `checkFlags`: every flag is checked to be 0 or 1 now (a mapped column is not
+    /// read whole; a byte other than 0 reads as "entered by hand").
+    static func readStatistics(_ small: [UInt8]?, values: Column<Double>?, flags: Column<UInt8>?, slotCount: Int,
+                               checkFlags: Bool = true) throws -> StatisticsProjection {
         guard let values, let flags else {
             guard slotCount == 0 else {
                 throw EventDecodingError.malformed(offset: 0, reason: "no statistics projection (written by an older version)")
             }
             return StatisticsProjection()
         }
-        guard values.count == slotCount, flags.count == slotCount, flags.allSatisfy({ $0 <= 1 }) else {
+        guard values.count == slotCount, flags.count == slotCount, !checkFlags || flags.allSatisfy({ $0 <= 1 }) else {
             throw EventDecodingError.malformed(offset: 0, reason: "statistics columns do not match the slots")
         }
         var priorities: [UInt16: [String]] = [:]
@@ -49,6 +52,6 @@ extension SnapshotFile {
                 try r.finish()
             }
         }
-        return StatisticsProjection(values: values, userEntered: flags.map { $0 == 1 }, priorities: priorities, grantOrder: grant)
+        return StatisticsProjection(values: values, userEntered: flags, priorities: priorities, grantOrder: grant)
     }
 }

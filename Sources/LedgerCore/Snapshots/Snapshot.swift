@@ -94,6 +94,12 @@ public enum SnapshotFile {
         return folder + "/snapshot-" + String(repeating: "0", count: max(0, 20 - digits.count)) + digits + ".bin"
     }
 
+    /// Sets a damaged snapshot aside (renamed `….bin.damaged`, no longer listed), so
+    /// that later opens rebuild from the log instead; nothing is lost — it is derived.
+    package static func setAside(_ fs: any LogFileSystem, _ name: String) {
+        try? fs.rename(name, to: name + ".damaged")
+    }
+
     /// Snapshot files of a ledger, newest first.
     public static func list(_ fs: any LogFileSystem) -> [String] {
         fs.list(folder).filter { $0.hasPrefix("snapshot-") && $0.hasSuffix(".bin") }.sorted(by: >).map { folder + "/" + $0 }
@@ -222,8 +228,12 @@ public enum SnapshotFile {
 
     /// Loads a snapshot, checking that it belongs to this ledger and stands on this
     /// log (the link stored in the log at its position equals its own), and every
-    /// section's checksum.
-    package static func load(_ fs: any LogFileSystem, _ name: String, reader: LogReader) throws(SnapshotProblem) -> (SnapshotHeader, LedgerState) {
+    /// section's checksum — or, `mapped` (rule S8: readers), mapping the file's columns
+    /// rather than reading them: their prefixes are checked now, each block the first
+    /// time it is read, and what fails is recorded in the state's `snapshotDamage`. A
+    /// file system that cannot map (simulated, PostgreSQL) reads instead.
+    package static func load(_ fs: any LogFileSystem, _ name: String, reader: LogReader, mapped: Bool = false)
+        throws(SnapshotProblem) -> (SnapshotHeader, LedgerState) {
         do {
             let file = try fs.open(name, .readOnly)
             defer { file.close() }
@@ -233,7 +243,8 @@ public enum SnapshotFile {
                   (try? reader.link(endingAt: header.position.offset)) == header.position.link else {
                 throw SnapshotProblem.notInLog(file: name)
             }
-            let state = try readState(file, name: name, header: header)
+            let mapping = mapped ? try file.mapReadOnly(length: Int(try file.size())) : nil
+            let state = try readState(file, name: name, header: header, mapping: mapping)
             return (header, state)
         } catch let problem as SnapshotProblem {
             throw problem
@@ -242,20 +253,21 @@ public enum SnapshotFile {
         }
     }
 
-    private static func readState(_ file: any LogFile, name: String, header: SnapshotHeader) throws -> LedgerState {
+    /// Where a column section's payload is, found while walking the file.
+    private struct ColumnPlace {
+        let offset: UInt64
+        let length: Int
+        let crc: UInt32
+    }
+
+    private static func readState(_ file: any LogFile, name: String, header: SnapshotHeader, mapping: FileMapping?) throws -> LedgerState {
         let size = try file.size()
         var offset = UInt64(headerLength)
         var small: [Section: [UInt8]] = [:]
+        var places: [Section: ColumnPlace] = [:]
         var contents = SnapshotContents()
-        var statisticsValues: [Double]?
-        var statisticsFlags: [UInt8]?
+        let damage = SnapshotDamage(file: name)
         func fail(_ reason: String, _ rule: String) -> SnapshotProblem { .unreadable(file: name, reason: reason, rule: rule) }
-        func column<T>(_ length: Int, _: T.Type, crc: UInt32, spare: @escaping (Int) -> Int = { _ in 0 }) throws -> [T] {
-            guard let column = try ColumnSource.read(T.self, from: file, at: offset, length: length, crc: crc, spare: spare) else {
-                throw fail("checksum of a column", "S3")
-            }
-            return column
-        }
         while offset < size {
             var sectionHeader = [UInt8](repeating: 0, count: 24)
             guard try sectionHeader.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) }) == 24 else { throw fail("short section header", "S5") }
@@ -271,14 +283,8 @@ public enum SnapshotFile {
             }
             let length = Int(storedLength)
             switch section {
-            // A quarter more slots than loaded: a merge of a newer export appends without
-            // copying every slot first (a copy of 40 MB at 741k samples).
-            case .slots: contents.columns.slots = try column(length, SampleIndex.Slot.self, crc: crc, spare: { $0 / 4 + 4096 })
-            case .buckets: contents.columns.buckets = try column(length, UInt64.self, crc: crc)
-            case .timelineSlots: contents.timelineSlots = try column(length, UInt32.self, crc: crc)
-            case .recordStarts: contents.columns.recordStarts = try column(length, UInt64.self, crc: crc, spare: { $0 / 4 + 64 })
-            case .statisticsValues: statisticsValues = try column(length, Double.self, crc: crc)
-            case .statisticsUserEntered: statisticsFlags = try column(length, UInt8.self, crc: crc)
+            case .slots, .buckets, .timelineSlots, .recordStarts, .statisticsValues, .statisticsUserEntered:
+                places[section] = ColumnPlace(offset: offset, length: length, crc: crc)
             default:
                 var bytes = [UInt8](repeating: 0, count: length)
                 guard try bytes.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) }) == length,
@@ -287,6 +293,33 @@ public enum SnapshotFile {
             }
             offset += UInt64(length + (8 - length % 8) % 8)
         }
+        // The columns: read (every block checked, in parallel) or mapped (each block
+        // checked when first read; a timeline's values also checked to be slots).
+        func column<T: BitwiseCopyable & Sendable>(_ section: Section, _: T.Type, spare: @escaping (Int) -> Int = { _ in 0 },
+                                                   valid: (@Sendable (UnsafeRawBufferPointer) -> Bool)? = nil) throws -> Column<T>? {
+            guard let place = places[section] else { return nil }
+            let loaded: Column<T>?
+            if let mapping {
+                loaded = try ColumnSource.map(T.self, from: file, mapping: mapping, at: place.offset, length: place.length,
+                                              crc: place.crc, section: section.rawValue, damage: damage, valid: valid)
+            } else {
+                loaded = try ColumnSource.read(T.self, from: file, at: place.offset, length: place.length, crc: place.crc, spare: spare)
+            }
+            guard let loaded else { throw fail("checksum of a column", "S3") }
+            return loaded
+        }
+        // A quarter more slots than loaded: a merge of a newer export appends without
+        // copying every slot first (a copy of 30 MB at 741k samples).
+        contents.columns.slots = try column(.slots, SampleIndex.Slot.self, spare: { $0 / 4 + 4096 }) ?? []
+        let n = contents.columns.slots.count
+        contents.columns.recordStarts = try column(.recordStarts, UInt64.self, spare: { $0 / 4 + 64 }) ?? []
+        contents.columns.buckets = try column(.buckets, UInt64.self) ?? []
+        let slotCount = UInt32(n)
+        contents.timelineSlots = try column(.timelineSlots, UInt32.self, valid: { block in
+            block.withMemoryRebound(to: UInt32.self) { $0.allSatisfy { $0 < slotCount } }
+        }) ?? []
+        let statisticsValues = try column(.statisticsValues, Double.self)
+        let statisticsFlags = try column(.statisticsUserEntered, UInt8.self)
         do {
             for codec in smallSections {
                 guard let bytes = small[codec.section] else {
@@ -307,26 +340,35 @@ public enum SnapshotFile {
                       lastRecordedAt: contents.lastRecordedAt, eventCounts: contents.eventCounts, imports: contents.imports,
                       eventsNotApplied: contents.eventsNotApplied)
         let columns = contents.columns
-        let n = columns.slots.count
-        // Every slot's app is in its word or in the overflow section, and nowhere else;
-        // slot 0 begins a record (positions count from a record's first slot).
-        let overflowing = columns.slots.indices.filter { columns.slots[$0].appField == SampleIndex.Slot.appOverflow }
+        // Checks that cost no more than the small sections (S5): counts agree, and every
+        // slot number the small sections hold is a slot; slot 0 begins a record
+        // (positions count from a record's first slot).
         guard columns.recordStarts.count == (n + 63) / 64, n == 0 || columns.recordStarts[0] & 1 == 1,
-              overflowing.count == columns.appOverflows.count,
-              overflowing.allSatisfy({ columns.appOverflows[UInt32($0)].map { $0 >= SampleIndex.Slot.appOverflow } ?? false }),
               columns.buckets.count.nonzeroBitCount == 1, columns.tableCount == n,
-              columns.slots.allSatisfy({ Int($0.typeCode) < SampleIndex.typeCodeLimit }),
-              columns.timelines.values.allSatisfy({ $0.slots.allSatisfy { Int($0) < n } }),
+              columns.appOverflows.allSatisfy({ Int($0.key) < n && $0.value >= SampleIndex.Slot.appOverflow }),
               columns.timelines.keys.allSatisfy({ Int($0) < SampleIndex.typeCodeLimit }),
               columns.latest.keys.allSatisfy({ Int($0) < SampleIndex.typeCodeLimit }),
               columns.latest.values.allSatisfy({ Int($0) < n }),
               columns.tombstones.allSatisfy({ Int($0.slot) < n && ($0.replacedBy.map { Int($0) < n } ?? true) }),
               columns.syncOfSlot.keys.allSatisfy({ Int($0) < n }),
               state.lastSequence == header.lastSequence else { throw fail("inconsistent columns", "S5") }
+        if mapping == nil {
+            // Read whole: every value is checked now (mapped, each block's when first read;
+            // a slot's 11-bit type field indexes tables of 2,048 whatever it holds, and an
+            // app said to overflow without an entry names no app).
+            let overflowing = columns.slots.indices.filter { columns.slots[$0].appField == SampleIndex.Slot.appOverflow }
+            guard overflowing.count == columns.appOverflows.count,
+                  overflowing.allSatisfy({ columns.appOverflows[UInt32($0)] != nil }),
+                  columns.slots.allSatisfy({ Int($0.typeCode) < SampleIndex.typeCodeLimit }),
+                  columns.timelines.values.allSatisfy({ $0.slots.allSatisfy { Int($0) < n } }) else {
+                throw fail("inconsistent columns", "S5")
+            }
+        }
         state.samples = SampleIndex(columns: columns)
+        state.snapshotDamage = mapping == nil ? nil : damage
         do {
             state.statistics = try readStatistics(small[.sourcePriorities], values: statisticsValues, flags: statisticsFlags,
-                                                  slotCount: n)
+                                                  slotCount: n, checkFlags: mapping == nil)
         } catch {
             throw fail("statistics: \(error)", "S6")
         }

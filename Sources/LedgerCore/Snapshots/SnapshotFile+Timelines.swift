@@ -22,7 +22,7 @@ extension SnapshotFile {
             let code = try r.u16()
             let sorted = try r.u8() == 1
             let n = try r.count(limit: all.count - start)
-            contents.columns.timelines[code] = SampleIndex.Timeline(slots: Array(all[start..<start + n]), sorted: sorted)
+            contents.columns.timelines[code] = SampleIndex.Timeline(slots: all.slice(start..<start + n), sorted: sorted)
             start += n
         }
         guard start == all.count else { throw r.malformed("timeline slots") }

@@ -40,7 +40,7 @@ struct SnapshotContents {
     var columns = SampleIndex.Columns(slots: [], recordStarts: [], appOverflows: [:], buckets: [], tableCount: 0, timelines: [:], latest: [:],
                                       tombstones: [], syncOfSlot: [:])
     /// The `timelineSlots` column, cut into timelines by the `timelines` section.
-    var timelineSlots: [UInt32] = []
+    var timelineSlots: Column<UInt32> = []
 
     /// A length-prefixed event payload of `kind` (in `version`: the current one unless
     /// the section says), as sections embed them.

@@ -5,8 +5,9 @@ import HealthModel
 /// query reads no log.
 ///
 /// - `values[slot]`: a quantity sample's value in its type's canonical unit (NaN for
-///   any other sample), and `userEntered[slot]`: whether its metadata says
-///   `HKWasUserEntered`. Together with the slot's interval, type, source and deleted
+///   any other sample), and `userEntered[slot]`: 1 when its metadata says
+///   `HKWasUserEntered`, else 0 (a byte, as snapshots map it; any other byte of a
+///   damaged snapshot reads as 1). Together with the slot's interval, type, source and deleted
 ///   bit (`SampleIndex`) and the type's timeline (slots sorted by start), that is
 ///   every input of the statistics engine: per type, time-sorted values.
 /// - `priorities`: the owner's source order per quantity type (`sourcePrioritySet`).
@@ -17,8 +18,8 @@ import HealthModel
 /// (one entry appended per slot, in slot order); a value never changes (a sample is
 /// immutable; deletion is the index's deleted bit); `grantOrder` has no duplicates.
 public struct StatisticsProjection: Sendable, Equatable {
-    public private(set) var values: [Double] = []
-    public private(set) var userEntered: [Bool] = []
+    package private(set) var values: Column<Double> = []
+    package private(set) var userEntered: Column<UInt8> = []
     public private(set) var priorities: [UInt16: [String]] = [:]
     public private(set) var grantOrder: [AppOrdinal] = []
 
@@ -27,13 +28,14 @@ public struct StatisticsProjection: Sendable, Equatable {
     /// NaN compares unequal to itself: compare the bit patterns.
     public static func == (a: StatisticsProjection, b: StatisticsProjection) -> Bool {
         a.values.count == b.values.count && zip(a.values, b.values).allSatisfy { $0.bitPattern == $1.bitPattern }
-            && a.userEntered == b.userEntered && a.priorities == b.priorities && a.grantOrder == b.grantOrder
+            && zip(a.userEntered, b.userEntered).allSatisfy { ($0 != 0) == ($1 != 0) } && a.userEntered.count == b.userEntered.count
+            && a.priorities == b.priorities && a.grantOrder == b.grantOrder
     }
 
     mutating func add(slot: UInt32, value: Double, userEntered flag: Bool) {
         precondition(Int(slot) == values.count, "one statistics entry per slot, in slot order")
         values.append(value)
-        userEntered.append(flag)
+        userEntered.append(flag ? 1 : 0)
     }
 
     mutating func granted(_ app: AppOrdinal) {
@@ -52,7 +54,10 @@ public struct StatisticsProjection: Sendable, Equatable {
     /// The owner's order for a type code (empty: the default order).
     public func priority(_ code: UInt16) -> [String] { priorities[code] ?? [] }
 
-    init(values: [Double], userEntered: [Bool], priorities: [UInt16: [String]], grantOrder: [AppOrdinal]) {
+    /// Whether a slot's sample was entered by hand.
+    package func isUserEntered(_ slot: Int) -> Bool { userEntered[slot] != 0 }
+
+    init(values: Column<Double>, userEntered: Column<UInt8>, priorities: [UInt16: [String]], grantOrder: [AppOrdinal]) {
         self.values = values
         self.userEntered = userEntered
         self.priorities = priorities

@@ -69,9 +69,10 @@ public enum StatisticsQuery {
                     ranks[app] = r
                 }
                 out.append(StatisticsEntry(start: e.start, end: e.end, value: value, source: app,
-                                           rank: manual[Int(slot)] ? r.1 : r.0, order: slot))
+                                           rank: manual[Int(slot)] != 0 ? r.1 : r.0, order: slot))
             }
         }
+        try state.checkIntact()  // nothing answered from a damaged mapped snapshot (S8)
         return out
     }
 

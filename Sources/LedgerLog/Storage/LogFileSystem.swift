@@ -30,6 +30,9 @@ public protocol LogFile: AnyObject, Sendable {
     func unlock()
     /// Releases the file.
     func close()
+    /// The first `length` bytes mapped read-only, or nil where this file system maps
+    /// nothing (the caller then reads): `FileMapping.swift`.
+    func mapReadOnly(length: Int) throws -> FileMapping?
 }
 
 /// How to open a file of the ledger folder.
