@@ -58,7 +58,7 @@ enum ReplayBench {
         let rssBeforeMapped = Double(Measure.currentRSS())
         var mapped: StateLoader.Loaded?
         let mappedOpen = try Measure.time { mapped = try StateLoader.load(fs, reader: reader, useSnapshots: true, mapped: true) }
-        precondition(mapped!.snapshot != nil && mapped!.replayed == 0 && mapped!.state.samples.slots.isMapped, "mapped")
+        precondition(mapped!.snapshot != nil && mapped!.replayed == 0 && mapped!.state.samples.isMapped, "mapped")
         report.line("replay.open mapped (fresh snapshot, S8)", [("ms", mappedOpen * 1000),
                                                                ("rss_added_MB", (Double(Measure.currentRSS()) - rssBeforeMapped) / 1_048_576)])
         var mappedLatest = 0

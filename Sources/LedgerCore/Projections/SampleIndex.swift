@@ -143,6 +143,8 @@ package struct SampleIndex: Sendable, Equatable {
 
     /// Number of samples ever saved (live and deleted).
     package var count: Int { slots.count }
+    /// Whether the slots are mapped from a snapshot (rule S8), not held in memory.
+    package var isMapped: Bool { slots.isMapped }
     /// Number of samples deleted.
     package var deletedCount: Int { tombstones.count }
 
