@@ -96,6 +96,10 @@ enum ChangesCommand {
             if stdoutClosed() { return }
             let outcome = try Replayer.replay(reader, into: &state, from: position)
             if let p = outcome.position { position = p }
+            // An import transaction is running (rule E11): nothing of it is a change until
+            // it commits, and each replay looks ahead through all of it again, so look
+            // again at most twice a second until it closes.
+            if outcome.openImport != nil { usleep(500_000) }
         }
     }
 

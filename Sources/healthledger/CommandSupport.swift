@@ -105,6 +105,10 @@ struct LedgerView {
         let loaded = try StateLoader.load(fs, reader: reader, mapped: true, progress: Progress.replay())
         Progress.finish()
         for warning in loaded.warnings { Output.error("healthledger: warning: \(warning)") }
+        if let open = loaded.openImport {
+            // Rule E11: an import that has not finished is shown nowhere.
+            Output.error("healthledger: note: the import started at event #\(open.startedAt) has not finished (it is running, or its process stopped and the next writer aborts it): nothing of it is shown")
+        }
         LedgerAccess.watchForDamage(loaded.state.snapshotDamage)
         return LedgerView(state: loaded.state, fs: fs, reader: reader, fetcher: SampleFetcher(reader: reader))
     }

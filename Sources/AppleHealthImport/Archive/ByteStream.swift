@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LedgerLog  // PositionalRead: the one pread loop
 
 /// A source of bytes read front to back in chunks: a file, a region of one, or an
 /// inflated zip entry. Classes, because a stream has a position.
@@ -37,17 +38,10 @@ public final class ReadOnlyFile: @unchecked Sendable {
 
     /// Reads up to `buffer.count` bytes at `offset`; fewer only at the end of the file.
     public func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws(ArchiveError) -> Int {
-        var done = 0
-        while done < buffer.count {
-            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ArchiveError.io(operation: "pread", path: path, errno: errno)
-            }
-            if n == 0 { break }
-            done += n
+        switch PositionalRead.fill(fd, buffer, at: offset) {
+        case .success(let n): return n
+        case .failure(let e): throw ArchiveError.io(operation: "pread", path: path, errno: e.errno)
         }
-        return done
     }
 
     /// Exactly `count` bytes at `offset`, or `corruptDirectory` when the file is shorter.

@@ -35,17 +35,21 @@ enum SampleCodec {
 
     // MARK: Encoding
 
+    /// A sample's kind and type code as the payload writes them (0 for a raw record):
+    /// the one mapping, used by the encoder and by the store's facts (`EventFacts`).
+    static func kindAndCode(_ sample: Sample) -> (kind: Kind, code: UInt16) {
+        switch sample {
+        case .quantity(let s): (.quantity, ObjectType.quantity(s.type).code)
+        case .category(let s): (.category, ObjectType.category(s.type).code)
+        case .correlation(let s): (.correlation, ObjectType.correlation(s.type).code)
+        case .workout: (.workout, ObjectType.workout.code)
+        case .unrecognized: (.unrecognized, 0)
+        }
+    }
+
     static func encode(_ sample: Sample, replaces: UUID?, into w: inout ByteWriter) {
         let common = sample.common
-        let kind: Kind
-        let typeCode: UInt16
-        switch sample {
-        case .quantity(let s): kind = .quantity; typeCode = ObjectType.quantity(s.type).code
-        case .category(let s): kind = .category; typeCode = ObjectType.category(s.type).code
-        case .correlation(let s): kind = .correlation; typeCode = ObjectType.correlation(s.type).code
-        case .workout: kind = .workout; typeCode = ObjectType.workout.code
-        case .unrecognized: kind = .unrecognized; typeCode = 0
-        }
+        let (kind, typeCode) = kindAndCode(sample)
         let sync = (try? common.metadata.syncIdentity()) ?? nil
         var flags = Flags()
         if !common.metadata.isEmpty { flags.insert(.metadata) }

@@ -31,15 +31,7 @@ enum EventFacts {
 
     private static func appendHeaders(_ sample: Sample, replaces: UUID?, memberOf: Int?, into headers: inout [SampleCodec.Header],
                                       strings: inout [String]) {
-        let kind: SampleCodec.Kind
-        let code: UInt16
-        switch sample {
-        case .quantity(let s): kind = .quantity; code = ObjectType.quantity(s.type).code
-        case .category(let s): kind = .category; code = ObjectType.category(s.type).code
-        case .correlation(let s): kind = .correlation; code = ObjectType.correlation(s.type).code
-        case .workout: kind = .workout; code = ObjectType.workout.code
-        case .unrecognized: kind = .unrecognized; code = 0
-        }
+        let (kind, code) = SampleCodec.kindAndCode(sample)
         let sync = (try? sample.common.metadata.syncIdentity()) ?? nil
         let index = headers.count
         var syncIndex: Int32 = -1

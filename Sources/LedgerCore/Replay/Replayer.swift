@@ -364,20 +364,16 @@ package enum Replayer {
         }
     }
 
-    /// A bounded hand-over of chunks between the reader thread and the folder.
+    /// The reader thread's side of the replay: scans, decodes and hands chunks over
+    /// (a `BoundedHandOff`, the pipelines' one queue) to the folding thread.
     final class ChunkQueue: @unchecked Sendable {
-        // @unchecked: every field is guarded by `condition`.
+        // @unchecked: the hand-off is thread-safe; nothing else is shared.
         static let chunkEvents = 4096
         /// A chunk also ends at this many sample headers (~64 bytes each).
         static let chunkSamples = 65_536
-        private let condition = NSCondition()
-        private var chunks: [Chunk] = []
-        private let capacity: Int
-        private var finished = false
-        private var cancelled = false
-        private var error: Error?
+        private let handOff: BoundedHandOff<Chunk>
 
-        init(capacity: Int) { self.capacity = capacity }
+        init(capacity: Int) { handOff = BoundedHandOff(capacity: capacity) }
 
         /// The reader thread: scan, decode, hand over.
         func produce(reader: LogReader, position: LogReader.Position, decodeFully: Bool) {
@@ -386,7 +382,7 @@ package enum Replayer {
             var batchStart = position
             do {
                 let end = try reader.forEachBatch(position: position) { batch in
-                    if self.isCancelled { return false }
+                    if self.handOff.isCancelled { return false }
                     var records = batch.records()
                     while let record = records.next() {
                         var item = Chunk.Item(sequence: record.sequence, recordedAt: record.recordedAt, offset: record.offset,
@@ -411,10 +407,10 @@ package enum Replayer {
                 }
                 chunk.scanEnd = end
                 _ = put(chunk)
-                finish(nil)
+                handOff.finish()
             } catch {
                 _ = put(chunk)
-                finish(error)
+                handOff.finish(throwing: error)
             }
         }
 
@@ -464,53 +460,17 @@ package enum Replayer {
             }
         }
 
-        private var isCancelled: Bool {
-            condition.lock()
-            defer { condition.unlock() }
-            return cancelled
-        }
-
         /// Blocks while the queue is full; false when the consumer went away.
         private func put(_ chunk: Chunk) -> Bool {
             chunk.validateSaves()
-            condition.lock()
-            defer { condition.unlock() }
-            while chunks.count >= capacity && !cancelled { condition.wait() }
-            if cancelled { return false }
-            chunks.append(chunk)
-            condition.broadcast()
-            return true
-        }
-
-        private func finish(_ error: Error?) {
-            condition.lock()
-            finished = true
-            self.error = error
-            condition.broadcast()
-            condition.unlock()
+            return handOff.put(chunk)
         }
 
         /// The next chunk; nil at the end. Rethrows the reader's error after the chunks
         /// read before it.
-        func next() throws -> Chunk? {
-            condition.lock()
-            defer { condition.unlock() }
-            while chunks.isEmpty && !finished { condition.wait() }
-            if !chunks.isEmpty {
-                let chunk = chunks.removeFirst()
-                condition.broadcast()
-                return chunk
-            }
-            if let error { throw error }
-            return nil
-        }
+        func next() throws -> Chunk? { try handOff.next() }
 
         /// Stops the reader thread (the consumer is done).
-        func cancel() {
-            condition.lock()
-            cancelled = true
-            condition.broadcast()
-            condition.unlock()
-        }
+        func cancel() { handOff.cancel() }
     }
 }

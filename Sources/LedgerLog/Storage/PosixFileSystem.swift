@@ -164,6 +164,28 @@ public struct PosixFileSystem: LogFileSystem {
     }
 }
 
+/// `pread` until the buffer is full or the file ends (retrying on EINTR): the one
+/// read loop, shared by the log's files and the importer's (`ReadOnlyFile`).
+package enum PositionalRead {
+    /// The errno of a failed read.
+    package struct Failure: Error { package let errno: Int32 }
+
+    /// The bytes read (fewer than `buffer.count` only at the end of the file).
+    package static func fill(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Result<Int, Failure> {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .failure(Failure(errno: errno))
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return .success(done)
+    }
+}
+
 /// An open file descriptor.
 final class PosixFile: LogFile, @unchecked Sendable {
     // Sendable: the descriptor is immutable after init; POSIX calls on it are thread-safe.
@@ -192,17 +214,10 @@ final class PosixFile: LogFile, @unchecked Sendable {
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
-        var done = 0
-        while done < buffer.count {
-            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw LogError.io(operation: "pread", path: path, errno: errno)
-            }
-            if n == 0 { break }
-            done += n
+        switch PositionalRead.fill(fd, buffer, at: offset) {
+        case .success(let n): return n
+        case .failure(let e): throw LogError.io(operation: "pread", path: path, errno: e.errno)
         }
-        return done
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
