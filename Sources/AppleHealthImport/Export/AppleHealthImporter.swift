@@ -203,14 +203,19 @@ public enum AppleHealthImporter {
         }
         var batchesAppended = 0
         var totals: ImportSummary?
+        // Same-record repeats are counted here, beside the ledger's work, not on the
+        // mapping thread (the busier of the two).
+        var repeats = ExportPass.SameRecordCounter(expected: Int(min(pass.sourceSize / 300, 1 << 28)))
         while let message = try await messages.next() {
             switch message {
             case .prolog:
                 preconditionFailure("one prolog per export")
-            case .end(let end):
+            case .end(let end, let logical):
                 totals = end
+                repeats.add(logical)
                 pass.consumed()
-            case .batch(let commands):
+            case .batch(let commands, let logical):
+                repeats.add(logical)
                 let fresh = try await read { state in merge.filter(commands, in: state) }
                 pass.consumed()
                 guard transaction != nil, !fresh.isEmpty else { continue }
@@ -228,6 +233,7 @@ public enum AppleHealthImporter {
             }
         }
         guard var totals else { preconditionFailure("an export pass ends with its summary") }
+        totals.logicalDuplicateRecords = repeats.repeats
         // What the pass counted, with this import's identity and what the merge did.
         totals.importId = summary.importId
         totals.dryRun = summary.dryRun

@@ -35,10 +35,12 @@ final class ExportPass: @unchecked Sendable {
 
     enum Message: Sendable {
         case prolog(Prolog)
-        case batch([LedgerCommand])
-        /// The whole export's counts and content hash (the merge's counts are the
-        /// importer's to add).
-        case end(ImportSummary)
+        /// Commands, and the same-record fingerprints of the Records read since the last
+        /// message (the consumer counts repeats of them: work taken off this thread).
+        case batch([LedgerCommand], logical: [UInt64])
+        /// The whole export's counts and content hash (the merge's counts, and the
+        /// same-record repeats, are the consumer's to add).
+        case end(ImportSummary, logical: [UInt64])
     }
 
     private let source: ExportSource
@@ -111,10 +113,18 @@ final class ExportPass: @unchecked Sendable {
     /// a check of the export that needs no ledger.
     func summaryOnly() throws -> ImportSummary {
         var summary: ImportSummary?
+        var repeats = SameRecordCounter(expected: Int(min(source.xmlSize / 300, 1 << 28)))
         try run { message in
-            if case .end(let s) = message { summary = s }
+            switch message {
+            case .prolog: break
+            case .batch(_, let logical): repeats.add(logical)
+            case .end(let s, let logical):
+                repeats.add(logical)
+                summary = s
+            }
             return true
         }
+        summary!.logicalDuplicateRecords = repeats.repeats
         return summary!
     }
 
@@ -158,7 +168,7 @@ final class ExportPass: @unchecked Sendable {
         // About one Record per 300 bytes of XML (real exports: 260–400).
         let expected = Int(min(source.xmlSize / 300, 1 << 28))
         mapper.identity = RecordIdentity(expectedRecords: expected)
-        var logical = FingerprintSet(capacity: expected)
+        var logical: [UInt64] = []  // since the last message
         var days = Set<Int>()
         var syncVersions: [String: Int64] = [:]
         var held: [Held] = []
@@ -222,7 +232,8 @@ final class ExportPass: @unchecked Sendable {
                 kept = []
             }
             guard !commands.isEmpty else { return }
-            if !emit(.batch(commands)) { stopped = true }
+            if !emit(.batch(commands, logical: logical)) { stopped = true }
+            logical.removeAll(keepingCapacity: true)
             commands = []
             batchSamples = 0
         }
@@ -287,7 +298,7 @@ final class ExportPass: @unchecked Sendable {
                 summary.records += 1
                 summary.recordsByType[r.typeName, default: 0] += 1
                 if mapper.identity.lastWasRepeat { summary.exactDuplicateRecords += 1 }
-                if !logical.insert(r.logicalFingerprint) { summary.logicalDuplicateRecords += 1 }
+                logical.append(r.logicalFingerprint)
                 summary.metadataEntries += r.metadataCount
                 summary.beatLists += r.beatLists
                 summary.beats += r.beats
@@ -373,7 +384,21 @@ final class ExportPass: @unchecked Sendable {
         summary.xmlName = source.xmlName
         summary.xmlBytes = hashing.bytes  // complete: `stream` returned 0 (ReadAheadStream's invariant)
         summary.contentSHA256 = hashing.digest()
-        _ = emit(.end(summary))
+        _ = emit(.end(summary, logical: logical))
+    }
+
+    /// Counts Records repeating the type, source, interval, value and unit of an
+    /// earlier one (the summary's "same type/source/time/value"), from their
+    /// fingerprints in document order.
+    struct SameRecordCounter {
+        private var seen: FingerprintSet
+        private(set) var repeats = 0
+
+        init(expected: Int) { seen = FingerprintSet(capacity: expected) }
+
+        mutating func add(_ fingerprints: [UInt64]) {
+            for f in fingerprints where !seen.insert(f) { repeats += 1 }
+        }
     }
 
     /// The quantity types some correlation admits as a member (blood pressure, food).
