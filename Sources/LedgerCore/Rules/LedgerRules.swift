@@ -71,7 +71,12 @@ enum LedgerRules {
         // Sets only when there is more than one sample to compare.
         var seen = headers.count > 1 ? Set<UUID>(minimumCapacity: headers.count) : []
         var syncSeen = Set<String>()
+        var ahead = headers.startIndex + 16  // the UUID-table bucket of a sample 16 ahead, fetched while this one is checked
         for h in headers {
+            if ahead < headers.endIndex {
+                state.samples.prefetch(headers[ahead].uuid)
+                ahead += 1
+            }
             guard headers.count == 1 || seen.insert(h.uuid).inserted, state.samples.slot(of: h.uuid) == nil else {
                 throw .duplicateUUID(h.uuid)
             }
