@@ -137,24 +137,22 @@ extension Column: ExpressibleByArrayLiteral {
 /// What a reader found wrong in a mapped snapshot while reading it (rule S8): the
 /// first block that failed its check. Shared by the columns of one snapshot; readers
 /// ask it before they answer.
-package final class SnapshotDamage: @unchecked Sendable, Equatable {
-    // @unchecked: `found` is guarded by `lock`.
-    private let lock = NSLock()
-    private var found: SnapshotProblem?
+package final class SnapshotDamage: Sendable, Equatable {
+    private let found = Locked<SnapshotProblem?>(nil)
     /// The snapshot file.
     package let file: String
 
     init(file: String) { self.file = file }
 
     /// The first problem found, if any.
-    package var problem: SnapshotProblem? { lock.withLock { found } }
+    package var problem: SnapshotProblem? { found.withLock { $0 } }
 
     /// Not part of a state's meaning: any two compare equal (a state's `==` is over its
     /// projections).
     package static func == (a: SnapshotDamage, b: SnapshotDamage) -> Bool { true }
 
     func record(_ problem: SnapshotProblem) {
-        lock.withLock { if found == nil { found = problem } }
+        found.withLock { if $0 == nil { $0 = problem } }
     }
 }
 

@@ -341,21 +341,11 @@ package enum Replayer {
             init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
         }
 
-        /// Decoding failures from the workers.
-        final class Failures: @unchecked Sendable {
-            // @unchecked: `list` is guarded by `lock`.
-            private let lock = NSLock()
-            private var list: [(Int, EventDecodingError)] = []
-            func add(_ item: Int, _ error: EventDecodingError) {
-                lock.lock()
-                list.append((item, error))
-                lock.unlock()
-            }
-            func sorted() -> [(Int, EventDecodingError)] {
-                lock.lock()
-                defer { lock.unlock() }
-                return list.sorted { $0.0 < $1.0 }
-            }
+        /// Decoding failures from the workers, by item.
+        struct Failures: Sendable {
+            private let list = Locked<[(Int, EventDecodingError)]>([])
+            func add(_ item: Int, _ error: EventDecodingError) { list.withLock { $0.append((item, error)) } }
+            func sorted() -> [(Int, EventDecodingError)] { list.withLock { $0.sorted { $0.0 < $1.0 } } }
         }
 
         init() {

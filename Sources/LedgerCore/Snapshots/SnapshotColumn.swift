@@ -108,7 +108,7 @@ struct ColumnSource: Sendable {
         guard let layout = try layout(T.self, of: file, at: offset, length: length, crc: crc) else { return nil }
         let blockSize = layout.blockSize, dataLength = layout.dataLength, dataOffset = layout.dataOffset, crcs = layout.crcs
         let count = dataLength / MemoryLayout<T>.stride
-        let failures = Mutex4Core(0)
+        let failures = Locked(0)
         let array = [T](unsafeUninitializedCapacity: count + spare(count)) { buffer, initialized in
             HugePages.advise(UnsafeMutableRawBufferPointer(buffer))
             let raw = DisjointWrites(UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[0..<count * MemoryLayout<T>.stride]))
@@ -153,17 +153,4 @@ struct SharedBytes: @unchecked Sendable {
 struct DisjointWrites: @unchecked Sendable {
     let buffer: UnsafeMutableRawBufferPointer
     init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
-}
-
-/// A lock-protected counter for the parallel loader.
-final class Mutex4Core: @unchecked Sendable {
-    // @unchecked: `value` is guarded by `lock`.
-    private let lock = NSLock()
-    private var value: Int
-    init(_ value: Int) { self.value = value }
-    func withLock<R>(_ body: (inout Int) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
 }
