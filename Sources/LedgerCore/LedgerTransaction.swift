@@ -3,19 +3,19 @@ import LedgerLog
 
 /// An import transaction open on a ledger (rule E11): what its importer holds and
 /// passes to the calls that work inside it. Everyone else waits until it ends.
-public struct ImportTransaction: Sendable, Hashable {
+package struct ImportTransaction: Sendable, Hashable {
     /// The import (its `importStarted`).
-    public let importId: UUID
+    package let importId: UUID
     /// The sequence number of its `importStarted`.
-    public let startedAt: UInt64
+    package let startedAt: UInt64
 }
 
 /// Why a transactional call was refused.
-public enum ImportTransactionError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum ImportTransactionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The call named a transaction that is not the one open (ended, or never began).
     case notOpen(UUID)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notOpen(let id): "importTransactionNotOpen: import \(id.uuidString) is not the open import transaction [E11]"
         }
@@ -46,7 +46,7 @@ extension Ledger {
     /// take the returned transaction run; every other read and write of this ledger
     /// waits, and no other process's replay applies anything of it (rule E11).
     /// Throws `RuleViolation` (an id seen before) or a log error; nothing begins then.
-    public func beginImport(_ start: ExportImportStart) async throws -> ImportTransaction {
+    package func beginImport(_ start: ExportImportStart) async throws -> ImportTransaction {
         precondition(start.isTransaction, "an import transaction begins with a version 2 importStarted")
         await admit()
         let events = try await execute(.startImport(start), durability: .deferred)
@@ -56,14 +56,14 @@ extension Ledger {
     }
 
     /// `appendGroup` inside the transaction `t`: its events apply only when it commits.
-    public func appendGroup(_ commands: [LedgerCommand], durability: Durability = .deferred,
+    package func appendGroup(_ commands: [LedgerCommand], durability: Durability = .deferred,
                             in t: ImportTransaction) async throws -> GroupOutcome {
         try require(t)
         return try await outcome(of: commands, durability: durability)
     }
 
     /// `executeGroup` inside the transaction `t` (the events back, for small groups).
-    public func executeGroup(_ commands: [LedgerCommand], durability: Durability = .deferred,
+    package func executeGroup(_ commands: [LedgerCommand], durability: Durability = .deferred,
                              in t: ImportTransaction) async throws -> [Result<[StoredEvent], RuleViolation>] {
         try require(t)
         return try await appendGroupKeepingEvents(commands, durability: durability)
@@ -80,7 +80,7 @@ extension Ledger {
     /// for every reader. Throws a `RuleViolation` (the transaction stays open: abort
     /// it) or a log error.
     @discardableResult
-    public func commitImport(_ t: ImportTransaction, absence: ExportAbsence?, finish: ExportImportFinish) async throws
+    package func commitImport(_ t: ImportTransaction, absence: ExportAbsence?, finish: ExportImportFinish) async throws
         -> [StoredEvent] {
         try require(t)
         precondition(finish.importId == t.importId && absence.map { $0.importId == t.importId } ?? true,
@@ -104,7 +104,7 @@ extension Ledger {
     /// projections without the import (none of its events applies, rule E11). The
     /// events stay in the log (append-only: others may have read them). Throws a log
     /// error (the ledger then fails; its next open aborts the import again).
-    public func abortImport(_ t: ImportTransaction, reason: String) async throws {
+    package func abortImport(_ t: ImportTransaction, reason: String) async throws {
         try require(t)
         defer { endTransaction() }
         if let failure { throw LedgerError.failed(cause: failure) }
