@@ -47,6 +47,11 @@ struct ImportTransactionTests {
         let outside = try Self.replay(fs)
         #expect(outside.openImport == OpenImport(importId: fixedUUID(40), startedAt: t.startedAt, position: outside.position!))
         #expect(StateDifference.first(outside.state, before) == nil)
+        // The change feed of another reader: nothing of the open import.
+        var outsideState = outside.state
+        let none = try ChangeFeed.changes(of: [.quantity(.stepCount)], predicate: nil, anchor: nil, limit: 0, app: nil,
+                                          ledgerId: fixedLedgerId, fs: fs, in: &outsideState)
+        #expect(none.changes.isEmpty)
         // A read through the store waits for the commit.
         let reader = Task { try await ledger.read(as: .owner) { view in try view.samples(SampleQuery(type: .quantity(.stepCount))).samples.count } }
         try await Task.sleep(nanoseconds: 50_000_000)
@@ -54,6 +59,10 @@ struct ImportTransactionTests {
         #expect(try await reader.value == 1)
         let inside = try Self.replay(fs)
         #expect(inside.openImport == nil)
+        var insideState = inside.state
+        let added = try ChangeFeed.changes(of: [.quantity(.stepCount)], predicate: nil, anchor: none.newAnchor, limit: 0, app: nil,
+                                           ledgerId: fixedLedgerId, fs: fs, in: &insideState)
+        #expect(added.changes.map { (change: Change) -> UUID? in if case .added(let s) = change { s.uuid } else { nil } } == [fixedUUID(41)])
         #expect(StateDifference.first(inside.state, await ledger.state) == nil)
         #expect(inside.state.imports.map(\.finishedAt) == [await ledger.lastSequence])
         // As of an event inside the import, the import is not yet visible.
