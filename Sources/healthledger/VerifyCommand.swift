@@ -62,6 +62,10 @@ enum VerifyCommand {
             o.set("chainHead", report.log.chainHead.hex)
             o.set("digest", report.digest.hex)
             o.set("snapshotsChecked", report.snapshotsChecked)
+            if let open = report.openImport {
+                o.set("openImportStartedAt", open.startedAt)
+                o.set("eventsOfOpenImport", report.eventsOfOpenImport)
+            }
             o.setRaw("problems", JSONObject.array(problems.map { p in
                 var j = JSONObject()
                 j.set("check", p.0)
@@ -74,6 +78,9 @@ enum VerifyCommand {
         } else {
             Output.line("log: \(report.log.bytes) bytes, \(report.log.batches) batches, \(report.log.records) events; chain head \(report.log.chainHead.hex)")
             Output.line("events checked: \(report.events); projection digest \(report.digest.hex)")
+            if let open = report.openImport {
+                Output.line("import open since event #\(open.startedAt): \(report.eventsOfOpenImport) events decoded, not applied (rule E11; the next writer aborts it)")
+            }
             Output.line("snapshots checked: \(report.snapshotsChecked)")
             for note in merkle.notes { Output.line(note) }
             for p in problems {

@@ -112,6 +112,10 @@ struct ImportTransactionTests {
         _ = try await ledger.appendGroup(try Self.body(uuid: 41), in: t)
         try await ledger.sync()
         ledger.abandon()  // the importing process died
+        // verify: valid history, the open import's events decoded but not applied.
+        let report = try LedgerVerifier.verify(fs)
+        #expect(report.isIntact)
+        #expect(report.events == 0 && report.openImport?.startedAt == 1 && report.eventsOfOpenImport == 4)
         let reopened = try Ledger.open(fs)
         #expect(await reopened.state.eventsNotApplied == 5)
         #expect(await reopened.state.samples.count == 0)

@@ -34,6 +34,12 @@ public enum LedgerVerifier {
         /// The projection digest after the last event checked.
         public let digest: SHA256Digest
         public let lastSequence: UInt64
+        /// An import transaction the log ends inside (rule E11: running, or left by a
+        /// process that died; the next writer aborts it): its events were decoded, not
+        /// applied, and `events` stops before it. Valid history, not damage.
+        package let openImport: OpenImport?
+        /// The events of that open import (decoded, not applied).
+        public let eventsOfOpenImport: UInt64
 
         public var isIntact: Bool {
             log.isIntact && !log.staleIndex && eventProblem == nil && readProblem == nil && snapshots.isEmpty
@@ -87,9 +93,28 @@ public enum LedgerVerifier {
         }
 
         checkSnapshots(at: reader.start, state)
+        var openImport: OpenImport?
+        var eventsOfOpenImport: UInt64 = 0
         do {
-            _ = try Replayer.replay(reader, into: &state, from: reader.start, decodeFully: true, progress: progress) { position, s in
+            let outcome = try Replayer.replay(reader, into: &state, from: reader.start, decodeFully: true, progress: progress) { position, s in
                 checkSnapshots(at: position, s)
+            }
+            if let open = outcome.openImport {
+                // E11: an open import applies nothing, but every event of it must decode.
+                openImport = open
+                try reader.forEachBatch(position: open.position) { batch in
+                    var records = batch.records()
+                    while let record = records.next() {
+                        do throws(EventDecodingError) {
+                            _ = try EventCodec.decode(kind: record.kind, version: record.kindVersion, payload: record.payload)
+                        } catch {
+                            eventProblem = .undecodable(sequence: record.sequence, offset: record.offset, error)
+                            return false
+                        }
+                        eventsOfOpenImport += 1
+                    }
+                    return true
+                }
             }
         } catch let error as ReplayError {
             eventProblem = error
@@ -105,6 +130,7 @@ public enum LedgerVerifier {
         }
         return Report(log: log, eventProblem: eventProblem, readProblem: readProblem, snapshots: findings,
                       snapshotsChecked: checked + findings.filter { $0.sequence == nil }.count, events: state.lastSequence,
-                      digest: state.digest(), lastSequence: state.lastSequence)
+                      digest: state.digest(), lastSequence: state.lastSequence, openImport: openImport,
+                      eventsOfOpenImport: eventsOfOpenImport)
     }
 }
