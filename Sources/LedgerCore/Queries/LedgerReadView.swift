@@ -205,9 +205,11 @@ extension Ledger {
     /// Answers one read for `viewer` in one step of the actor: `body` sees one state,
     /// with the viewer's visibility applied inside every answer (`LedgerReadView`).
     /// Throws `RuleViolation.appNotRegistered` for an app that is not registered.
-    public func read<T>(as viewer: Viewer, _ body: (inout LedgerReadView) throws -> T) throws -> T {
+    /// The view shows only events whose records are in the log file (`read(_:)`
+    /// waits for the writer to write what was enqueued first).
+    public func read<T>(as viewer: Viewer, _ body: (inout LedgerReadView) throws -> T) async throws -> T {
         let fs = fs, ledgerId = ledgerId
-        return try read { state in
+        return try await read { state in
             let app = try LedgerReadView.ordinal(of: viewer, in: state)
             // The view takes the projections over for the read (no copy: a first sort
             // of a timeline would otherwise copy every projection) and gives them back.
