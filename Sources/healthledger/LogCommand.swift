@@ -34,8 +34,7 @@ enum LogCommand {
                     // Only registrations matter before the range: they name the apps.
                     guard record.kind == EventKind.appRegistered.rawValue else { return true }
                 }
-                let event = try EventCodec.decode(kind: record.kind, version: record.kindVersion, payload: record.payload,
-                                                  source: registry.source)
+                let event = try EventCodec.decode(record, source: registry.source)
                 if case .appRegistered(let ordinal, let r) = event { registry.register(ordinal, r) }
                 guard record.sequence >= from else { return true }
                 let stored = StoredEvent(sequence: record.sequence, recordedAt: record.recordedAt, offset: record.offset, event: event)

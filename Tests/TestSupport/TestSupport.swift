@@ -33,7 +33,12 @@ public func payload(seed: UInt64, length: Int) -> [UInt8] {
     return bytes
 }
 
-/// Whether a record's payload equals `expected` (memcmp).
+/// Whether a record's payload equals `expected`.
+package func payloadMatches(_ record: borrowing RecordView, _ expected: [UInt8]) -> Bool {
+    record.withPayload { $0.withUnsafeBytes { payloadMatches($0, expected) } }
+}
+
+/// Whether a payload equals `expected` (memcmp).
 public func payloadMatches(_ payload: UnsafeRawBufferPointer, _ expected: [UInt8]) -> Bool {
     guard payload.count == expected.count else { return false }
     if expected.isEmpty { return true }

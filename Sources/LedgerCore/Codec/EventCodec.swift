@@ -374,6 +374,23 @@ package enum EventCodec {
         return event
     }
 
+    /// Decodes a record's payload, lent as a span (`RecordView.withPayload`).
+    package static func decode(kind: UInt16, version: UInt16, payload: RawSpan,
+                              source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event {
+        try payload.withUnsafeBytes { (bytes) throws(EventDecodingError) -> Event in
+            try decode(kind: kind, version: version, payload: bytes, source: source)
+        }
+    }
+
+    /// Decodes a record lent by a scan into an event.
+    package static func decode(_ record: borrowing RecordView,
+                              source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event {
+        let (kind, version) = (record.kind, record.kindVersion)
+        return try record.withPayload { (payload) throws(EventDecodingError) -> Event in
+            try decode(kind: kind, version: version, payload: payload, source: source)
+        }
+    }
+
     /// Decodes a stored record into an event.
     package static func decode(_ record: StoredRecord, source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event {
         let result = record.payload.withUnsafeBytes { p in
