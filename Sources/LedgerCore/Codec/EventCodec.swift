@@ -11,11 +11,8 @@ import HealthModel
 package enum EventCodec {
     /// Appends `event` to `batch` as one record.
     package static func append(_ event: Event, to batch: inout LedgerLogBatch) {
-        batch.append(kind: event.kind.rawValue, version: event.kind.currentVersion) { bytes in
-            var w = ByteWriter(adopting: bytes)
-            bytes = []
-            encodePayload(event, into: &w)
-            bytes = w.bytes
+        batch.append(kind: event.kind.rawValue, version: event.kind.currentVersion) { payload in
+            encodePayload(event, into: &payload)
         }
     }
 

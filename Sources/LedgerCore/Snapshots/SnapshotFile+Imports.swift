@@ -8,11 +8,11 @@ extension SnapshotFile {
         guard !imports.isEmpty else { return false }
         w.varint(imports.count)
         for entry in imports {
-            w.lengthPrefixed { $0.bytes.append(contentsOf: EventCodec.payload(.importStarted(entry.start))) }
+            w.lengthPrefixed { $0.append(contentsOf: EventCodec.payload(.importStarted(entry.start))) }
             w.varint(entry.startedAt)
             w.varint(entry.finishedAt ?? 0)
             w.lengthPrefixed {
-                $0.bytes.append(contentsOf: EventCodec.payload(.importFinished(
+                $0.append(contentsOf: EventCodec.payload(.importFinished(
                     ExportImportFinish(importId: entry.start.importId, counts: entry.counts))))
             }
         }
