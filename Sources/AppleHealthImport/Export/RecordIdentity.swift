@@ -69,13 +69,14 @@ struct RecordIdentity {
         }
         for (name, index) in order {
             appendName(name, scanner)
-            let value = scanner.value(index)
-            let count = UInt32(truncatingIfNeeded: value.count)
-            form.append(UInt8(truncatingIfNeeded: count >> 24))
-            form.append(UInt8(truncatingIfNeeded: count >> 16))
-            form.append(UInt8(truncatingIfNeeded: count >> 8))
-            form.append(UInt8(truncatingIfNeeded: count))
-            form.append(contentsOf: value)
+            scanner.withValue(index) { value in
+                let count = UInt32(truncatingIfNeeded: value.count)
+                form.append(UInt8(truncatingIfNeeded: count >> 24))
+                form.append(UInt8(truncatingIfNeeded: count >> 16))
+                form.append(UInt8(truncatingIfNeeded: count >> 8))
+                form.append(UInt8(truncatingIfNeeded: count))
+                value.withUnsafeBufferPointer { form.append(contentsOf: $0) }
+            }
         }
     }
 
