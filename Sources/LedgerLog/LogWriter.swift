@@ -100,8 +100,18 @@ package final class LogWriter: Sendable {
     private let state: LockedCondition<State>
     /// Held by `enqueue` (and `close`, for the seal) from reading the chain head to
     /// publishing the sealed batch: it orders sealers, and only sealers take it, so
-    /// the state lock is never held across a batch's CRCs and SHA-256.
-    private let sealing = Locked(())
+    /// the state lock is never held across a batch's CRCs and SHA-256. (A bare
+    /// `NSLock`, the mutex `Locked` wraps: it guards an order, not a value, and a
+    /// `Locked<Void>`'s zero-sized value looks to ThreadSanitizer like an access
+    /// to the next object.)
+    private let sealing = NSLock()
+
+    /// Runs `body` holding the sealing lock.
+    private func whileSealing<Result>(_ body: () throws -> Result) rethrows -> Result {
+        sealing.lock()
+        defer { sealing.unlock() }
+        return try body()
+    }
 
     private struct Waiter {
         let end: UInt64
@@ -385,7 +395,7 @@ package final class LogWriter: Sendable {
         var batch = batch
         try batch.validate()
         let now = clock()
-        return try sealing.withLock { _ throws -> Ticket in
+        return try whileSealing { () throws -> Ticket in
             let (first, recordedAt, offset, syncedLength, previousLink) = try state.withLock { s in
                 if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
                 guard !s.closed else { throw LogError.writerClosed }
@@ -471,7 +481,7 @@ package final class LogWriter: Sendable {
             return s.covers(end, durable: durable)
         }
         if done { return }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+        try await suspendUntilFlushed { continuation in
             enum Outcome { case waiting(FlusherWake), resume, fail(LogError) }
             let outcome = state.withLock { s -> Outcome in
                 if let cause = s.poisoned { return .fail(.writerPoisoned(cause: cause)) }
@@ -486,6 +496,17 @@ package final class LogWriter: Sendable {
             case .resume: continuation.resume()
             case .fail(let error): continuation.resume(throwing: error)
             }
+        }
+    }
+
+    /// Suspends on a continuation that `hand` gives the flusher (or resumes at once),
+    /// and after the resume takes the state lock once: the flusher publishes under
+    /// it before resuming, so what it did before (the file's writes and syncs) is
+    /// ordered before what the caller does next, for ThreadSanitizer too.
+    private func suspendUntilFlushed(_ hand: (CheckedContinuation<Void, Error>) -> Void) async throws {
+        defer { state.synchronize() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            hand(continuation)
         }
     }
 
@@ -741,8 +762,8 @@ package final class LogWriter: Sendable {
         }
         do {
             try await sync()
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-                let wake = sealing.withLock { _ in
+            try await suspendUntilFlushed { continuation in
+                let wake = whileSealing {
                     state.withLock { s -> FlusherWake in
                         let (bytes, link) = BatchChain.sealBatch(firstSequence: s.nextSequence, syncedLength: s.durableLength,
                                                                  previousLink: s.link)
@@ -781,13 +802,15 @@ package final class LogWriter: Sendable {
             let end = work.offset + UInt64(work.bytes.count)
             try file.truncate(to: end)
             try file.sync()
+            // I3: saved once the log is synced through the seal; before the lengths
+            // are published, so that the close that waits sees it done.
+            try? work.checkpoint.save(fs, ledgerId: header.ledgerId)
             publish { s in
                 s.writtenLength = end
                 s.durableLength = end
                 s.allocatedLength = end
                 s.physicalLength = end
             }
-            try? work.checkpoint.save(fs, ledgerId: header.ledgerId)
         } catch {
             poison(error)
             work.continuation.resume(throwing: error)

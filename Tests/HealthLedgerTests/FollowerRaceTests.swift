@@ -46,13 +46,15 @@ struct FollowerRaceTests {
         try await ledger.close()
     }
 
-    /// The race under load, on real files: six apps' worth of tasks saving one sample
-    /// at a time durably, two saving batches deferred (syncing now and then), two
-    /// threads burning CPU; meanwhile three followers read every commit as it is
-    /// published — the change stream (woken by the log watcher), an anchored query
-    /// polled as fast as it answers, and the observer with a sample query after each
-    /// notification. None may fail; the stream and the poller each see every saved
-    /// sample exactly once, in log order.
+    /// The race under load, on real files: four tasks saving one sample at a time
+    /// durably, two saving batches deferred (syncing now and then), a thread
+    /// burning CPU; meanwhile three followers read every commit as it is published —
+    /// the change stream (woken by the log watcher), an anchored query polled as fast
+    /// as it answers, and the observer with a sample query after each notification.
+    /// None may fail; the stream and the poller each see every saved sample exactly
+    /// once, in log order. (No deadline decides the outcome: under a sanitizer, with
+    /// the rest of the suite running beside it, this can take minutes. A watchdog
+    /// only stops the followers if they hang.)
     @Test func followersOfEveryCommitUnderLoadAreToldOnlyOfWrittenRecords() async throws {
         let dir = TemporaryDirectory()
         let ledger = try Ledger.create(dir.fs)
@@ -60,10 +62,10 @@ struct FollowerRaceTests {
         try await app.requestAuthorization(toShare: [.quantity(.bodyMass)], read: [.quantity(.bodyMass)])
         let owner = OwnerStore(ledger: ledger)
         try await owner.grantRequested(app: tracker.bundleIdentifier)
-        let load = CPULoad(threads: 2)
+        let load = CPULoad(threads: 1)
         defer { load.stop() }
 
-        let durableTasks = 6, deferredTasks = 2, rounds = 40
+        let durableTasks = 4, deferredTasks = 2, rounds = 20
         func samples(task: Int, round: Int, count: Int) throws -> [Sample] {
             try (0..<count).map { k in
                 let minute = (task * 1_000 + round) * 10 + k
@@ -74,21 +76,20 @@ struct FollowerRaceTests {
             try (0..<rounds).map { r in try samples(task: t, round: r, count: t < durableTasks ? 1 : 1 + r % 5) }
         }
         let total = planned.joined().joined().count
-        let deadline = Date().addingTimeInterval(120)
 
         let stream = Task { () throws -> [UUID] in
             var seen: [UUID] = []
             for try await set in owner.changes(of: mass, from: nil) {
                 seen += additions(set)
-                if seen.count >= total || Date() > deadline { break }
+                if seen.count >= total { break }
             }
             return seen
         }
         let poller = Task { () throws -> [UUID] in
             var seen: [UUID] = []
             var anchor: ChangeAnchor?
-            while seen.count < total && Date() < deadline {
-                let page = try await owner.anchoredObjects(of: mass, anchor: anchor, limit: 7)
+            while seen.count < total && !Task.isCancelled {
+                let page = try await owner.anchoredObjects(of: mass, anchor: anchor, limit: 16)
                 seen += additions(page)
                 anchor = page.newAnchor
                 await Task.yield()
@@ -97,13 +98,17 @@ struct FollowerRaceTests {
         }
         let observer = Task { () throws -> Int in
             var notifications = 0
-            var queried = 0
             for try await _ in try await owner.observe(mass) {
                 notifications += 1
-                queried = try await owner.samples(SampleQuery(type: .quantity(.bodyMass))).samples.count
-                if queried >= total || Date() > deadline { break }
+                if try await owner.samples(SampleQuery(type: .quantity(.bodyMass))).samples.count >= total { break }
             }
             return notifications
+        }
+        let watchdog = Task {
+            try await Task.sleep(nanoseconds: 900 * 1_000_000_000)
+            stream.cancel()
+            poller.cancel()
+            observer.cancel()
         }
 
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -127,13 +132,17 @@ struct FollowerRaceTests {
         let streamed = try await stream.value
         let polled = try await poller.value
         let notifications = try await observer.value
+        watchdog.cancel()
         let logOrder = try await owner.anchoredObjects(of: mass, anchor: nil).changes.compactMap {
             if case .added(let s) = $0 { s.uuid } else { nil }
         }
         #expect(logOrder.count == total)
         #expect(Set(logOrder) == Set(planned.joined().joined().map(\.uuid)))
-        #expect(streamed == logOrder)
-        #expect(polled == logOrder)
+        // Compared by count and first difference: the lists are long.
+        try #require(streamed.count == total)
+        #expect(streamed.indices.first { streamed[$0] != logOrder[$0] } == nil)
+        try #require(polled.count == total)
+        #expect(polled.indices.first { polled[$0] != logOrder[$0] } == nil)
         #expect(notifications >= 1)
         try await ledger.close()
         #expect(try LogVerifier.verify(dir.fs).isIntact)
