@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // HealthLedger: HealthKit's central repository as an append-only, tamper-evident
 // event log. No package dependencies, by design: everything below is ours.
 import PackageDescription
@@ -7,6 +7,12 @@ import Foundation
 /// `HEALTHLEDGER_POSTGRES=1` adds the PostgreSQL log store (libpq, from `libpq-dev`)
 /// and the `postgres://` scheme of `healthledger`. Without it nothing here needs libpq.
 let withPostgres = ProcessInfo.processInfo.environment["HEALTHLEDGER_POSTGRES"] == "1"
+
+/// Strict memory safety checking (SE-0458): every use of an unsafe construct (pointers,
+/// unchecked conversions) must be marked `unsafe`. On for the targets that build
+/// warning-free with it; the byte-level ones (checksums, log, event codecs, importer,
+/// CLI) are built on pointer loops and are not yet (DESIGN.md, "Memory safety").
+let strictMemorySafety: [SwiftSetting] = [.strictMemorySafety()]
 
 let package = Package(
     name: "HealthLedger",
@@ -23,7 +29,7 @@ let package = Package(
     ],
     targets: [
         // Layer 1: the health data model. Pure values, no I/O.
-        .target(name: "HealthModel"),
+        .target(name: "HealthModel", swiftSettings: strictMemorySafety),
 
         // Hardware CRC32C and SHA-256 behind runtime CPU checks (software fallbacks in LedgerChecksums).
         .target(name: "CLedgerAccel"),
@@ -40,17 +46,20 @@ let package = Package(
 
         // Beside layer 3: JSON and text for people and scripts (samples, events, replay
         // reports, audits); the CLI and the importer's summary print through it.
-        .target(name: "LedgerReporting", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore"]),
+        .target(name: "LedgerReporting", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore"],
+                swiftSettings: strictMemorySafety),
 
         // Layer 4: the store API: HKHealthStore's behaviour for apps, and the owner's handle.
-        .target(name: "HealthLedger", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "LedgerReporting"]),
+        .target(name: "HealthLedger", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "LedgerReporting"],
+                swiftSettings: strictMemorySafety),
 
         // Layer 4, beside the store: Apple Health exports (zip, DEFLATE, XML) into ledger events.
         .target(name: "AppleHealthImport", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting"]),
 
         // Beside the store: the HTML health and audit report, with its own SVG chart code
         // (Charts/: pure values to SVG text, no I/O); reads through the store API.
-        .target(name: "HealthReport", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting", "HealthLedger"]),
+        .target(name: "HealthReport", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting", "HealthLedger"],
+                swiftSettings: strictMemorySafety),
 
         // The command-line tool.
         .executableTarget(name: "healthledger",
@@ -64,17 +73,19 @@ let package = Package(
                                                                    "LedgerFuzz"],
                           path: "tools/bench"),
         // The structured fuzzers (event payloads, unit strings, dates): `healthledger-bench fuzz`, and seeded in tests.
-        .target(name: "LedgerFuzz", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "TestSupport"], path: "tools/fuzz"),
+        .target(name: "LedgerFuzz", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "TestSupport"], path: "tools/fuzz",
+                swiftSettings: strictMemorySafety),
         // A second process for crash and lock tests, and manual soak runs.
         .executableTarget(name: "ledger-torture", dependencies: ["LedgerLog", "LedgerCore", "TestSupport"], path: "tools/ledger-torture"),
 
         // Shared test support: the simulated disk, seeded randomness, temporary folders.
         .target(name: "TestSupport", dependencies: ["LedgerLog", "LedgerCore", "HealthModel"], path: "Tests/TestSupport"),
-        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"]),
+        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"], swiftSettings: strictMemorySafety),
         .testTarget(name: "LedgerLogTests", dependencies: ["LedgerChecksums", "LedgerLog", "TestSupport", "ledger-torture"]),
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerChecksums", "LedgerCore", "LedgerReporting", "TestSupport", "LedgerFuzz"]),
-        .testTarget(name: "HealthLedgerTests", dependencies: ["HealthLedger", "TestSupport"]),
-        .testTarget(name: "HealthReportTests", dependencies: ["HealthReport", "HealthLedger", "LedgerCore", "HealthModel", "TestSupport"]),
+        .testTarget(name: "HealthLedgerTests", dependencies: ["HealthLedger", "TestSupport"], swiftSettings: strictMemorySafety),
+        .testTarget(name: "HealthReportTests", dependencies: ["HealthReport", "HealthLedger", "LedgerCore", "HealthModel", "TestSupport"],
+                    swiftSettings: strictMemorySafety),
         // Fixtures/ holds DEFLATE and zip files made by Python (tools/make_deflate_fixtures.py),
         // read through #filePath.
         .testTarget(name: "AppleHealthImportTests",

@@ -35,7 +35,8 @@ public actor HealthStore {
     /// Throws `notAvailableOnDevice` saying why health data cannot be stored at `path`.
     public static func checkAvailability(at path: String) throws {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+        // unsafe: Foundation takes the flag through a pointer, for the call only.
+        guard unsafe FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw HealthStoreError.notAvailableOnDevice(path: path, reason: "no ledger folder (run `healthledger init`)")
         }
         let log = path + "/" + LogWriter.logFileName

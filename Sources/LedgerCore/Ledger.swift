@@ -55,9 +55,11 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
 /// to the log and folded into the projections in one step of the actor (so every
 /// command sees the effects of those before it), then the caller waits for
 /// durability outside that step, which lets concurrent commands share one sync.
-/// In-process readers therefore see events a moment before they are durable; if the
-/// append then fails, the ledger refuses everything (`LedgerError.failed`) until it
-/// is reopened.
+/// A read waits until the log file holds every record the projections fold (the
+/// writer's written length, `read(_:)`): in-process readers see events once they are
+/// written, a moment before they are durable, and are never told of a record they
+/// cannot read back. If an append then fails, the ledger refuses everything
+/// (`LedgerError.failed`) until it is reopened.
 public actor Ledger {
     public nonisolated let fs: any LogFileSystem
     package nonisolated let reader: LogReader
@@ -421,28 +423,52 @@ public actor Ledger {
 
     /// Runs `body` on the projections in one step of the actor: one atomic read.
     /// (`inout` only so that a query can sort a type's timeline the first time.)
-    /// Our modules' raw access; a reader with a viewer uses `read(as:_:)`. While an
-    /// import transaction runs, it waits for its end (nothing of it is seen before).
+    /// Our modules' raw access; a reader with a viewer uses `read(as:_:)`.
+    ///
+    /// It first waits for any import transaction to end (nothing of it is seen
+    /// before) and until every record the projections fold is in the log file, so
+    /// nothing `body` finds in them points at bytes not yet written (`settleForRead`).
     package func read<T>(_ body: (inout LedgerState) throws -> T) async rethrows -> T {
-        await admit()
+        await settleForRead()
         return try body(&state)
     }
 
-    /// `read(_:)` without waiting: inside the actor, after `admit()`.
+    /// `read(_:)` without waiting: inside the actor, after `settleForRead()`.
     func readAdmitted<T>(_ body: (inout LedgerState) throws -> T) rethrows -> T {
         try body(&state)
     }
 
     /// Reads the sample in a slot from the log.
     public func sample(slot: UInt32) async throws -> Sample {
-        await admit()
+        await settleForRead()
         return try fetcher.sample(slot, in: state)
     }
 
     /// The profile (every source) at `now`, with height and weight read from the log.
     public func profile(at now: Date = Date()) async throws -> Profile {
-        await admit()
+        await settleForRead()
         return try state.profile(fetcher: &fetcher, at: now)
+    }
+
+    /// Returns, in the step of the actor the caller's read then runs in, once no import
+    /// transaction runs (rule E11: a reader sees nothing of one before it commits) and
+    /// the log file holds every record the projections fold: the projections run
+    /// ahead of the file by the appends enqueued but not yet written (durable appends
+    /// until the writer's flusher writes them, deferred ones until a sync or the
+    /// write-behind), and a reader must only be told of written bytes. What came
+    /// while it waited (a transaction, an append) is waited for too. If the writer
+    /// failed (it never will write them) the read goes on as before the failure: the
+    /// ledger refuses every write until reopened.
+    func settleForRead() async {
+        while true {
+            await admit()
+            guard let end = writer.unwrittenEnd else { return }
+            do {
+                try await writer.waitUntilWritten(end)
+            } catch {
+                return
+            }
+        }
     }
 
     /// Writes a snapshot of the projections now (after making the log durable).
@@ -493,6 +519,8 @@ public actor Ledger {
     public nonisolated var ledgerId: UUID { writer.header.ledgerId }
     /// The log's chain head: the link of the last batch.
     public nonisolated var chainHead: SHA256Digest { writer.chainHead }
-    /// Bytes in the log.
-    public nonisolated var logLength: UInt64 { writer.encodedLength }
+    /// Bytes of the log in its file (written, perhaps not yet durable): appends
+    /// still queued in the writer are not counted, so a reader of the file finds at
+    /// least this much.
+    public nonisolated var logLength: UInt64 { writer.writtenLength }
 }

@@ -1,8 +1,12 @@
 import LedgerChecksums
 import Synchronization
 
-/// A valid batch seen during a scan; valid only inside the callback that got it.
-package struct LogBatch {
+/// A valid batch seen during a scan, lent to the callback that gets it.
+///
+/// Its bytes live in the scanner's window and change at the scanner's next step, so
+/// it is not copyable and is only ever lent (`borrowing`): it cannot be kept past the
+/// callback, and neither can its records (`forEachRecord`).
+package struct LogBatch: ~Copyable {
     let view: BatchView
     /// Byte offset of the batch.
     package var offset: UInt64 { view.offset }
@@ -19,35 +23,9 @@ package struct LogBatch {
         LogReader.Position(offset: endOffset, nextSequence: firstSequence + UInt64(recordCount), link: link)
     }
 
-    /// Calls `body` for each record of the batch, in order.
-    package func forEachRecord(_ body: (RecordView) throws -> Void) rethrows {
+    /// Lends each record of the batch to `body`, in order.
+    package func forEachRecord<E: Error>(_ body: (borrowing RecordView) throws(E) -> Void) throws(E) {
         try view.forEachRecord(body)
-    }
-
-    /// The batch's records, in order, without a closure (hot loops keep their state
-    /// in local variables this way).
-    package func records() -> RecordIterator { RecordIterator(view: view) }
-}
-
-/// Iterates a batch's records; valid only while the batch is.
-package struct RecordIterator: IteratorProtocol {
-    let view: BatchView
-    var offset = LogFormat.batchHeaderLength
-
-    package mutating func next() -> RecordView? {
-        let bodyEnd = view.header.batchLength - LogFormat.linkLength
-        guard offset < bodyEnd else { return nil }
-        let b = view.bytes
-        let o = offset
-        let length = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: o + 4, as: UInt32.self)))
-        offset += LogFormat.recordHeaderLength + length
-        return RecordView(
-            offset: view.offset + UInt64(o),
-            sequence: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: o + 8, as: UInt64.self)),
-            recordedAt: Int64(littleEndian: b.loadUnaligned(fromByteOffset: o + 16, as: Int64.self)),
-            kind: UInt16(littleEndian: b.loadUnaligned(fromByteOffset: o + 24, as: UInt16.self)),
-            kindVersion: UInt16(littleEndian: b.loadUnaligned(fromByteOffset: o + 26, as: UInt16.self)),
-            payload: UnsafeRawBufferPointer(rebasing: b[o + LogFormat.recordHeaderLength..<o + LogFormat.recordHeaderLength + length]))
     }
 }
 
@@ -104,7 +82,7 @@ package final class LogReader: Sendable {
     /// start of the log, or from the link stored before the first batch read).
     @discardableResult
     package func forEachRecord(from sequence: UInt64 = 1, verifyChain: Bool = false,
-                              _ body: (RecordView) throws -> Bool) throws -> ScanEnd {
+                              _ body: (borrowing RecordView) throws -> Bool) throws -> ScanEnd {
         var keepGoing = true
         var end = try forEachBatch(from: sequence, verifyChain: verifyChain) { batch in
             try batch.forEachRecord { record in
@@ -139,12 +117,12 @@ package final class LogReader: Sendable {
         Position(offset: UInt64(LogFormat.fileHeaderLength), nextSequence: 1, link: genesis)
     }
 
-    /// Calls `body` for every valid batch (seals included) that holds records with
+    /// Lends `body` every valid batch (seals included) that holds records with
     /// sequence numbers ≥ `sequence` (or, with `position`, from that position), in
     /// order, until it returns false.
     @discardableResult
     package func forEachBatch(from sequence: UInt64 = 1, position: Position? = nil, verifyChain: Bool = false,
-                             _ body: (LogBatch) throws -> Bool) throws -> ScanEnd {
+                             _ body: (borrowing LogBatch) throws -> Bool) throws -> ScanEnd {
         let size = try file.size()
         var start = position ?? self.start
         if position == nil, sequence > 1,

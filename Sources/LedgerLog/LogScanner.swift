@@ -273,26 +273,31 @@ struct BatchView {
     let header: BatchHeader
     let bytes: UnsafeRawBufferPointer
 
-    /// Calls `body` for each record (already validated when the scanner checked records).
-    func forEachRecord(_ body: (RecordView) throws -> Void) rethrows {
+    /// Lends `body` each record (already validated when the scanner checked records).
+    func forEachRecord<E: Error>(_ body: (borrowing RecordView) throws(E) -> Void) throws(E) {
         var o = LogFormat.batchHeaderLength
         let bodyEnd = header.batchLength - LogFormat.linkLength
         while o < bodyEnd {
             let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: o + 4, as: UInt32.self)))
-            try body(RecordView(
+            let record = RecordView(
                 offset: offset + UInt64(o),
                 sequence: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: o + 8, as: UInt64.self)),
                 recordedAt: Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: o + 16, as: Int64.self)),
                 kind: UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: o + 24, as: UInt16.self)),
                 kindVersion: UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: o + 26, as: UInt16.self)),
-                payload: UnsafeRawBufferPointer(rebasing: bytes[o + LogFormat.recordHeaderLength..<o + LogFormat.recordHeaderLength + length])))
+                framed: UnsafeRawBufferPointer(rebasing: bytes[o..<o + LogFormat.recordHeaderLength + length]))
+            try body(record)
             o += LogFormat.recordHeaderLength + length
         }
     }
 }
 
-/// A record seen in place: `payload` is valid only inside the callback that got it.
-package struct RecordView {
+/// A record seen in place, lent to the callback that gets it.
+///
+/// Its bytes live in the scanner's window, so it is not copyable and only ever lent
+/// (`borrowing`): it cannot outlive the callback. Its payload is lent in turn, as a
+/// `RawSpan`, which cannot escape the closure it is given to (`withPayload`).
+package struct RecordView: ~Copyable {
     /// Byte offset of the record in the log file.
     package let offset: UInt64
     package let sequence: UInt64
@@ -300,11 +305,46 @@ package struct RecordView {
     package let recordedAt: Int64
     package let kind: UInt16
     package let kindVersion: UInt16
-    package let payload: UnsafeRawBufferPointer
+    /// The record as framed in the log: its 32-byte header, then the payload.
+    private let framed: UnsafeRawBufferPointer
+
+    init(offset: UInt64, sequence: UInt64, recordedAt: Int64, kind: UInt16, kindVersion: UInt16,
+         framed: UnsafeRawBufferPointer) {
+        self.offset = offset
+        self.sequence = sequence
+        self.recordedAt = recordedAt
+        self.kind = kind
+        self.kindVersion = kindVersion
+        self.framed = framed
+    }
+
+    /// The payload's length in bytes.
+    package var payloadCount: Int { framed.count - LogFormat.recordHeaderLength }
+
+    /// Lends the payload to `body`.
+    package func withPayload<Result, E: Error>(_ body: (RawSpan) throws(E) -> Result) throws(E) -> Result {
+        let payload = UnsafeRawBufferPointer(rebasing: framed[LogFormat.recordHeaderLength...])
+        return try body(unsafe payload.bytes)
+    }
+
+    /// Lends the record as framed in the log (header and payload: a Merkle leaf's input).
+    package func withFramedBytes<Result, E: Error>(_ body: (RawSpan) throws(E) -> Result) throws(E) -> Result {
+        try body(unsafe framed.bytes)
+    }
+
+    /// A copy of the payload.
+    package func payloadCopy() -> [UInt8] {
+        Array(UnsafeRawBufferPointer(rebasing: framed[LogFormat.recordHeaderLength...]))
+    }
+
+    /// Appends the payload to `bytes`.
+    package func appendPayload(to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: framed[LogFormat.recordHeaderLength...]))
+    }
 
     /// A copy that outlives the callback.
     package func stored() -> StoredRecord {
         StoredRecord(sequence: sequence, recordedAt: recordedAt, kind: kind, kindVersion: kindVersion,
-                     payload: Array(payload), offset: offset)
+                     payload: payloadCopy(), offset: offset)
     }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import LedgerChecksums
 
@@ -71,15 +70,18 @@ public struct TailCut: Sendable, Equatable, CustomStringConvertible {
 ///   close; another process or handle gets `LogError.ledgerLocked`.
 /// - `append` assigns dense sequence numbers and returns once the batch is durable
 ///   (written and `fdatasync`ed). Appends from many tasks share one sync (group
-///   commit): a flusher thread writes everything encoded so far, syncs once, and
-///   wakes every append the sync covered.
+///   commit): the writer's own flusher thread writes everything encoded so far,
+///   syncs once, and wakes every append the sync covered. An awaiting append is a
+///   suspended continuation: no Swift-concurrency thread ever blocks in a write or a
+///   sync, and none waits behind the sealing (CRCs, SHA-256) of another's batch.
 /// - After any failed write or sync the writer is poisoned: every later call throws
 ///   `writerPoisoned` until the ledger is reopened, whose recovery finds a
 ///   consistent log. A failed fsync is never retried.
 ///
 /// Invariants: `durableLength ≤ writtenLength ≤ encodedLength`; every batch's
 /// `syncedLength` field is a `durableLength` that was true when it was encoded;
-/// `recordedAt` never decreases.
+/// `recordedAt` never decreases; `writtenLength` and `durableLength` only ever
+/// count bytes that are in the file (what a reader may be told of).
 package final class LogWriter: Sendable {
     /// The log file's name in the ledger folder.
     package static let logFileName = "ledger.log"
@@ -94,8 +96,22 @@ package final class LogWriter: Sendable {
     private let lock: any LogLock
     private let clock: @Sendable () -> Int64
     private let allocationChunk: UInt64
-    private let flusher = DispatchQueue(label: "healthledger.log.flush")
-    private let state: Locked<State>
+    /// The writer's state, and the condition its flusher thread sleeps on.
+    private let state: LockedCondition<State>
+    /// Held by `enqueue` (and `close`, for the seal) from reading the chain head to
+    /// publishing the sealed batch: it orders sealers, and only sealers take it, so
+    /// the state lock is never held across a batch's CRCs and SHA-256. (A bare
+    /// `NSLock`, the mutex `Locked` wraps: it guards an order, not a value, and a
+    /// `Locked<Void>`'s zero-sized value looks to ThreadSanitizer like an access
+    /// to the next object.)
+    private let sealing = NSLock()
+
+    /// Runs `body` holding the sealing lock.
+    private func whileSealing<Result>(_ body: () throws -> Result) rethrows -> Result {
+        sealing.lock()
+        defer { sealing.unlock() }
+        return try body()
+    }
 
     private struct Waiter {
         let end: UInt64
@@ -103,27 +119,67 @@ package final class LogWriter: Sendable {
         let continuation: CheckedContinuation<Void, Error>
     }
 
+    /// `close`'s last step, done by the flusher: the seal written and synced, the
+    /// reserve given back, the checkpoint saved.
+    private struct CloseWork {
+        let bytes: [UInt8]
+        let offset: UInt64
+        let checkpoint: LogCheckpoint
+        let expectedSize: UInt64
+        let continuation: CheckedContinuation<Void, Error>
+    }
+
     private struct State {
         var nextSequence: UInt64
         var lastRecordedAt: Int64
         var link: SHA256Digest
+        /// Bytes sealed and queued (what the next batch's offset is).
         var encodedLength: UInt64
+        /// Bytes in the file (`pwrite` returned): the most any reader may be told of.
         var writtenLength: UInt64
+        /// Bytes in the file and covered by a returned `fdatasync`.
         var durableLength: UInt64
         var pending: [[UInt8]] = []
         var pendingBytes = 0
         var waiters: [Waiter] = []
-        var flushing = false
+        /// A deferred append passed the write-behind mark: write without a waiter.
+        var writeBehindRequested = false
+        /// `close` handed the seal to the flusher.
+        var closing: CloseWork?
+        /// The flusher thread exists (it is started by the first work it gets).
+        var flusherStarted = false
+        /// The flusher thread is asleep on the condition: new work must signal it.
+        var flusherAsleep = false
+        /// The flusher thread must end (closed, abandoned, or the writer is gone).
+        var flusherStopping = false
         /// The file's physical size: the log plus space reserved ahead of it.
         var allocatedLength: UInt64
         /// The file size this writer left (what `fstat` must report before each
-        /// write, W7). Only the one running flush (or close) changes the file.
+        /// write, W7). Only the flusher thread changes the file once the writer is open.
         var physicalLength: UInt64
         /// Reserving space failed (a nearly full disk): plain appends from now on.
         var allocationFailed = false
         var poisoned: LogError?
         var closed = false
         var checkpoint: LogCheckpoint
+
+        /// Whether the flusher has something to do now.
+        var flusherHasWork: Bool {
+            guard poisoned == nil else { return false }
+            if closing != nil { return true }
+            if needsSync { return true }
+            return !pending.isEmpty && (writeBehindRequested || !waiters.isEmpty)
+        }
+
+        /// Someone waits for bytes to be durable that are not yet.
+        var needsSync: Bool {
+            waiters.contains { $0.durable && $0.end > durableLength }
+        }
+
+        /// Whether `end` is written (or durable) already.
+        func covers(_ end: UInt64, durable: Bool) -> Bool {
+            (durable ? durableLength : writtenLength) >= end
+        }
     }
 
     /// Bytes of deferred appends that start a background write.
@@ -141,10 +197,17 @@ package final class LogWriter: Sendable {
         self.clock = options.clock
         self.allocationChunk = options.allocationChunk
         self.recovery = recovery
-        state = Locked(State(nextSequence: checkpoint.nextSequence, lastRecordedAt: checkpoint.lastRecordedAt,
-                            link: checkpoint.link, encodedLength: length, writtenLength: length, durableLength: length,
-                            allocatedLength: max(allocated, length), physicalLength: max(allocated, length),
-                            checkpoint: checkpoint))
+        state = LockedCondition(State(nextSequence: checkpoint.nextSequence, lastRecordedAt: checkpoint.lastRecordedAt,
+                                      link: checkpoint.link, encodedLength: length, writtenLength: length, durableLength: length,
+                                      allocatedLength: max(allocated, length), physicalLength: max(allocated, length),
+                                      checkpoint: checkpoint))
+    }
+
+    /// A writer dropped without `close` or `abandon` (a test's simulated crash) ends
+    /// its flusher thread; the thread holds the writer only while it flushes.
+    deinit {
+        state.withLock { $0.flusherStopping = true }
+        state.signal()
     }
 
     /// Creates a new ledger: the folder (0700), the log (0600) with its header,
@@ -316,36 +379,51 @@ package final class LogWriter: Sendable {
         /// Byte offset of each record in the log.
         package let recordOffsets: [UInt64]
         /// The log length once the batch is written.
-        let end: UInt64
+        package let end: UInt64
         let pendingBytes: Int
     }
 
     /// Encodes a batch into the log's order without waiting: sequence numbers, time,
     /// offsets and the link are final when this returns (synchronously), the bytes not
-    /// yet durable. Callers that must decide and order appends atomically (the
+    /// yet written. Callers that must decide and order appends atomically (the
     /// ledger's command loop) enqueue inside their critical section and wait outside.
+    ///
+    /// The batch is sealed (a CRC32C per record, the SHA-256 link) under the sealing
+    /// lock, outside the state lock: the chain makes sealing sequential, and only
+    /// sealers wait for it; the flusher and waiting appends never do.
     package func enqueue(_ batch: consuming RecordBatch) throws -> Ticket {
         var batch = batch
         try batch.validate()
         let now = clock()
-        return try state.withLock { s -> Ticket in
-            if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
-            guard !s.closed else { throw LogError.writerClosed }
-            let first = s.nextSequence
-            let recordedAt = max(now, s.lastRecordedAt)
-            let offset = s.encodedLength
+        return try whileSealing { () throws -> Ticket in
+            let (first, recordedAt, offset, syncedLength, previousLink) = try state.withLock { s in
+                if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
+                guard !s.closed else { throw LogError.writerClosed }
+                return (s.nextSequence, max(now, s.lastRecordedAt), s.encodedLength, s.durableLength, s.link)
+            }
             var offsets: [UInt64] = []
             offsets.reserveCapacity(batch.count)
-            s.link = batch.seal(firstSequence: first, recordedAt: recordedAt, syncedLength: s.durableLength,
-                                previousLink: s.link, recordOffsets: &offsets)
+            // `syncedLength` may be behind by the time the batch is published: a
+            // lower claim is still true (W4, B6).
+            let link = batch.seal(firstSequence: first, recordedAt: recordedAt, syncedLength: syncedLength,
+                                  previousLink: previousLink, recordOffsets: &offsets)
             for i in offsets.indices { offsets[i] += offset }
-            s.checkpoint.note(batchAt: offset, firstSequence: first)
-            s.nextSequence = first + UInt64(batch.count)
-            s.lastRecordedAt = recordedAt
-            s.encodedLength += UInt64(batch.bytes.count)
-            Self.enqueue(&s, batch.bytes)
-            return Ticket(sequences: first...(s.nextSequence - 1), recordedAt: recordedAt, recordOffsets: offsets,
-                          end: s.encodedLength, pendingBytes: s.pendingBytes)
+            let bytes = batch.bytes
+            return try state.withLock { s -> Ticket in
+                // Poisoned or closed while sealing: nothing of this batch is published.
+                if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
+                guard !s.closed else { throw LogError.writerClosed }
+                precondition(s.nextSequence == first && s.encodedLength == offset && s.link == previousLink,
+                             "only a sealer holding the sealing lock moves the chain head")
+                s.link = link
+                s.checkpoint.note(batchAt: offset, firstSequence: first)
+                s.nextSequence = first + UInt64(batch.count)
+                s.lastRecordedAt = recordedAt
+                s.encodedLength += UInt64(bytes.count)
+                Self.enqueue(&s, bytes)
+                return Ticket(sequences: first...(s.nextSequence - 1), recordedAt: recordedAt, recordOffsets: offsets,
+                              end: s.encodedLength, pendingBytes: s.pendingBytes)
+            }
         }
     }
 
@@ -359,9 +437,16 @@ package final class LogWriter: Sendable {
             if ticket.pendingBytes >= Self.pendingBytesMax {
                 try await wait(until: ticket.end, durable: false)
             } else if ticket.pendingBytes >= Self.writeBehindBytes {
-                startFlushing()
+                requestWriteBehind()
             }
         }
+    }
+
+    /// Waits until the log's bytes up to `end` are in the file (written, not
+    /// necessarily durable): what an in-process reader of records enqueued up to
+    /// `end` waits for. Deferred bytes still queued are written now.
+    package func waitUntilWritten(_ end: UInt64) async throws {
+        try await wait(until: end, durable: false)
     }
 
     /// Adds encoded bytes to the pending writes, coalescing small batches.
@@ -385,57 +470,113 @@ package final class LogWriter: Sendable {
 
     /// Waits until bytes up to `end` are written (or durable).
     ///
-    /// Group commit by leadership: when nobody is flushing, the caller becomes the
-    /// leader and writes and syncs on its own thread (no thread hop for a lone
-    /// appender; the blocking is the point of a durable append). Callers arriving
-    /// meanwhile wait; the leader's sync covers them. A leader whose own bytes are
-    /// durable hands leftover work to the flusher queue rather than serving forever.
+    /// Group commit: the waiter is a suspended continuation in `waiters`; the
+    /// flusher thread (woken if it sleeps) writes everything queued, syncs once if
+    /// anyone needs durability, and resumes every waiter its write or sync covered.
+    /// Callers arriving meanwhile are covered by its next round. A waiter whose bytes
+    /// a failed flush carried gets that flush's error itself (e.g. `noSpace`).
     private func wait(until end: UInt64, durable: Bool) async throws {
-        let lead = try state.withLock { s -> Bool? in
+        let done = try state.withLock { s -> Bool in
             if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
-            if (durable ? s.durableLength : s.writtenLength) >= end { return nil }
-            if s.flushing { return false }
-            s.flushing = true
-            return true
+            return s.covers(end, durable: durable)
         }
-        guard let lead else { return }
-        if lead {
-            // The failure of the flush that carried our bytes is our answer (e.g.
-            // `noSpace`), not just "poisoned".
-            if let failure = flushLoop(leaderEnd: end) { throw failure }
-            let done = try state.withLock { s -> Bool in
-                if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
-                return (durable ? s.durableLength : s.writtenLength) >= end
-            }
-            if done { return }
-        }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-            let start = state.withLock { s -> Bool in
-                if let cause = s.poisoned {
-                    continuation.resume(throwing: LogError.writerPoisoned(cause: cause))
-                    return false
-                }
-                if (durable ? s.durableLength : s.writtenLength) >= end {
-                    continuation.resume()
-                    return false
-                }
+        if done { return }
+        try await suspendUntilFlushed { continuation in
+            enum Outcome { case waiting(FlusherWake), resume, fail(LogError) }
+            let outcome = state.withLock { s -> Outcome in
+                if let cause = s.poisoned { return .fail(.writerPoisoned(cause: cause)) }
+                if s.covers(end, durable: durable) { return .resume }
+                // Abandoned (or closed past its seal): nothing will write these bytes.
+                if s.flusherStopping { return .fail(.writerClosed) }
                 s.waiters.append(Waiter(end: end, durable: durable, continuation: continuation))
-                if s.flushing { return false }
-                s.flushing = true
-                return true
+                return .waiting(Self.wakeFlusher(&s))
             }
-            if start { flusher.async { _ = self.flushLoop(leaderEnd: nil) } }
+            switch outcome {
+            case .waiting(let wake): perform(wake)
+            case .resume: continuation.resume()
+            case .fail(let error): continuation.resume(throwing: error)
+            }
         }
     }
 
-    private func startFlushing() {
-        let start = state.withLock { s -> Bool in
-            if s.flushing || s.poisoned != nil { return false }
-            s.flushing = true
-            return true
+    /// Suspends on a continuation that `hand` gives the flusher (or resumes at once),
+    /// and after the resume takes the state lock once: the flusher publishes under
+    /// it before resuming, so what it did before (the file's writes and syncs) is
+    /// ordered before what the caller does next, for ThreadSanitizer too.
+    private func suspendUntilFlushed(_ hand: (CheckedContinuation<Void, Error>) -> Void) async throws {
+        defer { state.synchronize() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            hand(continuation)
         }
-        if start { flusher.async { _ = self.flushLoop(leaderEnd: nil) } }
     }
+
+    /// Asks for the deferred bytes queued so far to be written in the background.
+    private func requestWriteBehind() {
+        let wake = state.withLock { s -> FlusherWake in
+            if s.poisoned != nil || s.pending.isEmpty { return .none }
+            s.writeBehindRequested = true
+            return Self.wakeFlusher(&s)
+        }
+        perform(wake)
+    }
+
+    // MARK: The flusher thread
+
+    /// What a caller must do, outside the state lock, after giving the flusher work.
+    private enum FlusherWake {
+        case none
+        case signal
+        case start
+    }
+
+    /// Decides (under the state lock) how the flusher learns of new work: it is
+    /// started the first time, signalled when asleep, and otherwise sees the work
+    /// when it next looks (it looks under the lock before it sleeps).
+    private static func wakeFlusher(_ s: inout State) -> FlusherWake {
+        if !s.flusherStarted {
+            s.flusherStarted = true
+            return .start
+        }
+        if s.flusherAsleep {
+            s.flusherAsleep = false
+            return .signal
+        }
+        return .none
+    }
+
+    private func perform(_ wake: FlusherWake) {
+        switch wake {
+        case .none: break
+        case .signal: state.signal()
+        case .start: startFlusher()
+        }
+    }
+
+    /// Starts the writer's own thread for writes and syncs. It holds the writer
+    /// only while it works, so a writer dropped without closing ends it (`deinit`).
+    private func startFlusher() {
+        let state = self.state
+        let thread = Thread { [weak self] in
+            // Set from the thread itself: Linux keeps at most 15 bytes of a thread's name.
+            Thread.current.name = LogWriter.flusherThreadName
+            while true {
+                let stop = state.wait(until: { s in
+                    if s.flusherStopping || s.flusherHasWork {
+                        s.flusherAsleep = false
+                        return true
+                    }
+                    s.flusherAsleep = true
+                    return false
+                }, then: { s in s.flusherStopping })
+                guard !stop, let writer = self else { return }
+                writer.flushUntilIdle()
+            }
+        }
+        thread.start()
+    }
+
+    /// The flusher thread's name (what `top -H` and a debugger show).
+    package static let flusherThreadName = "ledger.flusher"
 
     private struct FlushWork {
         let buffers: [[UInt8]]
@@ -448,32 +589,30 @@ package final class LogWriter: Sendable {
 
     private enum FlushStep {
         case idle
-        case handOff
         case write(FlushWork)
+        case close(CloseWork)
     }
 
-
-    /// The group-commit loop: write everything pending, sync if anyone waits for
-    /// durability, wake whoever is covered, repeat until idle. Runs on a leading
-    /// appender's thread (`leaderEnd` set) or on the flusher queue. Exactly one runs
-    /// at a time (`flushing`). Returns the error that poisoned the writer, if one did.
-    private func flushLoop(leaderEnd: UInt64?) -> Error? {
-        var roundsAfterOwnDurable = 0
+    /// The group-commit loop, on the flusher thread: write everything pending, sync
+    /// if anyone waits for durability, resume whoever is covered, repeat until there
+    /// is nothing to do. Only this thread writes to the file while the writer is open.
+    private func flushUntilIdle() {
         while true {
             let step = state.withLock { s -> FlushStep in
-                let needSync = s.waiters.contains { $0.durable && $0.end > s.durableLength }
-                    || (leaderEnd.map { $0 > s.durableLength } ?? false)
-                if s.poisoned != nil || (s.pending.isEmpty && !needSync) {
-                    s.flushing = false
-                    return .idle
+                if s.poisoned != nil { return .idle }
+                if let closing = s.closing, s.pending.isEmpty {
+                    s.closing = nil
+                    return .close(closing)
                 }
-                if let leaderEnd, s.durableLength >= leaderEnd {
-                    roundsAfterOwnDurable += 1
-                    if roundsAfterOwnDurable > 2 { return .handOff }  // `flushing` stays set for the flusher
+                let needSync = s.needsSync
+                if s.pending.isEmpty && !needSync {
+                    s.writeBehindRequested = false
+                    return .idle
                 }
                 let buffers = s.pending
                 s.pending = []
                 s.pendingBytes = 0
+                s.writeBehindRequested = false
                 let end = s.writtenLength + UInt64(buffers.reduce(0) { $0 + $1.count })
                 var allocate: UInt64?
                 if end > s.allocatedLength, allocationChunk > 0, !s.allocationFailed {
@@ -484,66 +623,83 @@ package final class LogWriter: Sendable {
                 return .write(FlushWork(buffers: buffers, offset: s.writtenLength, sync: needSync, allocate: allocate,
                                         expectedSize: s.physicalLength))
             }
-            let work: FlushWork
             switch step {
             case .idle:
-                return nil
-            case .handOff:
-                flusher.async { _ = self.flushLoop(leaderEnd: nil) }
-                return nil
-            case .write(let next):
-                work = next
-            }
-            do {
-                // W7: before writing, the log must be exactly as this writer left it
-                // (one fstat); a change means another writer or a truncation, and
-                // writing now could overwrite acknowledged bytes.
-                try checkUnchanged(expectedSize: work.expectedSize)
-                var physical = work.expectedSize
-                var reservationFailed = false
-                if let target = work.allocate {
-                    do {
-                        try file.allocate(upTo: target)
-                        physical = max(physical, target)
-                    } catch LogError.noSpace {
-                        // A nearly full disk: append without reserving (the appends
-                        // may still fit). A partial reservation reads as zeros (Z1).
-                        physical = try file.size()
-                        reservationFailed = true
-                    }
+                return
+            case .close(let work):
+                finishClose(work)
+            case .write(let work):
+                do {
+                    try flush(work)
+                } catch {
+                    poison(error)
+                    return
                 }
-                var offset = work.offset
-                for buffer in work.buffers {
-                    try buffer.withUnsafeBytes { try file.write($0, at: offset) }
-                    offset += UInt64(buffer.count)
-                }
-                physical = max(physical, offset)
-                if work.sync {
-                    try file.sync()
-                } else if offset > work.offset {
-                    file.beginWriteback(offset: work.offset, length: offset - work.offset)
-                }
-                state.withLock { s in
-                    s.writtenLength = offset
-                    s.physicalLength = physical
-                    if reservationFailed {
-                        s.allocationFailed = true
-                        s.allocatedLength = physical
-                    }
-                    if work.sync { s.durableLength = offset }
-                    assert(s.durableLength <= s.writtenLength && s.writtenLength <= s.encodedLength)
-                    let (written, durable) = (s.writtenLength, s.durableLength)
-                    s.waiters.removeAll { w in
-                        guard (w.durable ? durable : written) >= w.end else { return false }
-                        w.continuation.resume()
-                        return true
-                    }
-                }
-            } catch {
-                poison(error)
-                return error
             }
         }
+    }
+
+    /// One round: reserve, write, publish the written length (waking readers and
+    /// deferred waiters before the sync), sync, publish the durable length.
+    private func flush(_ work: FlushWork) throws {
+        // W7: before writing, the log must be exactly as this writer left it (one
+        // fstat); a change means another writer or a truncation, and writing now
+        // could overwrite acknowledged bytes.
+        try checkUnchanged(expectedSize: work.expectedSize)
+        var physical = work.expectedSize
+        var reservationFailed = false
+        if let target = work.allocate {
+            do {
+                try file.allocate(upTo: target)
+                physical = max(physical, target)
+            } catch LogError.noSpace {
+                // A nearly full disk: append without reserving (the appends may
+                // still fit). A partial reservation reads as zeros (Z1).
+                physical = try file.size()
+                reservationFailed = true
+            }
+        }
+        var offset = work.offset
+        for buffer in work.buffers {
+            try buffer.withUnsafeBytes { try file.write($0, at: offset) }
+            offset += UInt64(buffer.count)
+        }
+        physical = max(physical, offset)
+        let written = offset
+        // Only now, with the bytes in the file, is the written length published.
+        publish { s in
+            s.writtenLength = written
+            s.physicalLength = physical
+            if reservationFailed {
+                s.allocationFailed = true
+                s.allocatedLength = physical
+            }
+        }
+        if work.sync {
+            try file.sync()
+            publish { s in s.durableLength = written }
+        } else if written > work.offset {
+            file.beginWriteback(offset: work.offset, length: written - work.offset)
+        }
+    }
+
+    /// Changes the published lengths and resumes, outside the lock, every waiter
+    /// they now cover.
+    private func publish(_ change: (inout State) -> Void) {
+        let covered = state.withLock { s -> [Waiter] in
+            change(&s)
+            precondition(s.durableLength <= s.writtenLength && s.writtenLength <= s.encodedLength,
+                         "durableLength ≤ writtenLength ≤ encodedLength")
+            let (written, durable) = (s.writtenLength, s.durableLength)
+            var covered: [Waiter] = []
+            s.waiters.removeAll { w in
+                guard (w.durable ? durable : written) >= w.end else { return false }
+                covered.append(w)
+                return true
+            }
+            return covered
+        }
+        for w in covered { w.continuation.resume() }
     }
 
     /// W7: throws `exclusiveAccessLost` unless the log file has the size this writer left.
@@ -556,18 +712,30 @@ package final class LogWriter: Sendable {
     }
 
     /// Stops the writer after a failed write or sync: the appends waiting on that
-    /// flush get `error` itself (e.g. `noSpace`), every later call `writerPoisoned`.
+    /// flush (and a close waiting for its seal) get `error` itself (e.g. `noSpace`),
+    /// every later call `writerPoisoned`.
     private func poison(_ error: Error) {
         // The file system throws `LogError`s; anything else is kept by its description.
         let cause = error as? LogError ?? .io(operation: String(describing: error), path: fs.path + "/" + Self.logFileName, errno: 0)
-        state.withLock { s in
+        let (waiters, closing) = state.withLock { s -> ([Waiter], CloseWork?) in
             s.poisoned = cause
-            s.flushing = false
             s.pending = []
             s.pendingBytes = 0
-            for w in s.waiters { w.continuation.resume(throwing: error) }
-            s.waiters = []
+            s.writeBehindRequested = false
+            defer {
+                s.waiters = []
+                s.closing = nil
+            }
+            return (s.waiters, s.closing)
         }
+        for w in waiters { w.continuation.resume(throwing: error) }
+        closing?.continuation.resume(throwing: error)
+    }
+
+    /// Ends the flusher thread (after its current round).
+    private func stopFlusher() {
+        state.withLock { $0.flusherStopping = true }
+        state.signal()
     }
 
     /// Releases the log's lock and the folder's.
@@ -580,50 +748,75 @@ package final class LogWriter: Sendable {
 
     /// Makes everything durable, appends a seal batch (so that damage to the last
     /// batches is later told apart from a torn write), saves the checkpoint index
-    /// and releases the lock. A poisoned writer only releases the lock.
+    /// and releases the lock. A poisoned writer only releases the lock. The seal's
+    /// write and syncs run on the flusher thread, like every other.
     package func close() async throws {
         let poisoned = state.withLock { s -> Bool in
             s.closed = true
             return s.poisoned != nil
         }
         if poisoned {
+            stopFlusher()
             releaseLocks()
             return
         }
         do {
             try await sync()
-            let (bytes, offset, checkpoint, expectedSize) = state.withLock { s -> ([UInt8], UInt64, LogCheckpoint, UInt64) in
-                let (bytes, link) = BatchChain.sealBatch(firstSequence: s.nextSequence, syncedLength: s.durableLength,
-                                                         previousLink: s.link)
-                let offset = s.encodedLength
-                s.link = link
-                s.encodedLength += UInt64(bytes.count)
-                s.checkpoint.coveredLength = s.encodedLength
-                s.checkpoint.nextSequence = s.nextSequence
-                s.checkpoint.link = link
-                s.checkpoint.lastRecordedAt = s.lastRecordedAt
-                return (bytes, offset, s.checkpoint, s.physicalLength)
+            try await suspendUntilFlushed { continuation in
+                let wake = whileSealing {
+                    state.withLock { s -> FlusherWake in
+                        let (bytes, link) = BatchChain.sealBatch(firstSequence: s.nextSequence, syncedLength: s.durableLength,
+                                                                 previousLink: s.link)
+                        let offset = s.encodedLength
+                        s.link = link
+                        s.encodedLength += UInt64(bytes.count)
+                        s.checkpoint.coveredLength = s.encodedLength
+                        s.checkpoint.nextSequence = s.nextSequence
+                        s.checkpoint.link = link
+                        s.checkpoint.lastRecordedAt = s.lastRecordedAt
+                        s.closing = CloseWork(bytes: bytes, offset: offset, checkpoint: s.checkpoint,
+                                              expectedSize: s.physicalLength, continuation: continuation)
+                        return Self.wakeFlusher(&s)
+                    }
+                }
+                perform(wake)
             }
-            try checkUnchanged(expectedSize: expectedSize)
-            try bytes.withUnsafeBytes { try file.write($0, at: offset) }
-            try file.sync()
-            // Give back the space reserved ahead of the log: a closed log ends at its seal.
-            let end = offset + UInt64(bytes.count)
-            try file.truncate(to: end)
-            try file.sync()
-            state.withLock { s in
-                s.writtenLength = s.encodedLength
-                s.durableLength = s.encodedLength
-                s.allocatedLength = end
-                s.physicalLength = end
-            }
-            try? checkpoint.save(fs, ledgerId: header.ledgerId)
         } catch {
             poison(error)
+            stopFlusher()
             releaseLocks()
             throw error
         }
+        stopFlusher()
         releaseLocks()
+    }
+
+    /// `close`'s last step, on the flusher thread: write and sync the seal, give
+    /// back the space reserved ahead of the log (a closed log ends at its seal),
+    /// sync, save the checkpoint index.
+    private func finishClose(_ work: CloseWork) {
+        do {
+            try checkUnchanged(expectedSize: work.expectedSize)
+            try work.bytes.withUnsafeBytes { try file.write($0, at: work.offset) }
+            try file.sync()
+            let end = work.offset + UInt64(work.bytes.count)
+            try file.truncate(to: end)
+            try file.sync()
+            // I3: saved once the log is synced through the seal; before the lengths
+            // are published, so that the close that waits sees it done.
+            try? work.checkpoint.save(fs, ledgerId: header.ledgerId)
+            publish { s in
+                s.writtenLength = end
+                s.durableLength = end
+                s.allocatedLength = end
+                s.physicalLength = end
+            }
+        } catch {
+            poison(error)
+            work.continuation.resume(throwing: error)
+            return
+        }
+        work.continuation.resume()
     }
 
     /// Gives up the writer without syncing or sealing, as a crashed process would:
@@ -631,6 +824,7 @@ package final class LogWriter: Sendable {
     /// Releases the lock.
     package func abandon() {
         state.withLock { $0.closed = true }
+        stopFlusher()
         releaseLocks()
     }
 
@@ -642,6 +836,18 @@ package final class LogWriter: Sendable {
     package var chainHead: SHA256Digest { state.withLock { $0.link } }
     /// Bytes of the log that are durable.
     package var durableLength: UInt64 { state.withLock { $0.durableLength } }
+    /// Bytes of the log in the file (written, perhaps not yet durable): the most a
+    /// reader may be told of.
+    package var writtenLength: UInt64 { state.withLock { $0.writtenLength } }
+    /// The encoded end while some of it is not yet in the file; nil when all of it
+    /// is, or when it never will be (the writer failed, or was closed or abandoned).
+    /// What an in-process reader of the writer's records waits for
+    /// (`waitUntilWritten`).
+    package var unwrittenEnd: UInt64? {
+        state.withLock { s in
+            s.poisoned == nil && !s.flusherStopping && s.writtenLength < s.encodedLength ? s.encodedLength : nil
+        }
+    }
     /// Bytes of the log including appends not yet durable.
     package var encodedLength: UInt64 { state.withLock { $0.encodedLength } }
 }

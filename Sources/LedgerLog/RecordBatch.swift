@@ -35,16 +35,22 @@ public struct RecordBatch: Sendable {
 
     /// Appends a record with a copied payload.
     public mutating func append(kind: UInt16, version: UInt16, payload: [UInt8]) {
-        payload.withUnsafeBytes { p in append(kind: kind, version: version) { $0.append(contentsOf: p) } }
+        append(kind: kind, version: version) { $0.append(contentsOf: payload) }
     }
 
-    /// Appends a record whose payload `encode` writes at the end of the buffer.
-    /// The record header's sequence, time and checksum are filled in at append time.
-    public mutating func append(kind: UInt16, version: UInt16, encode: (inout [UInt8]) -> Void) {
+    /// Appends a record whose payload `encode` writes in place, at the end of the
+    /// batch's buffer, through a writer that reaches only that payload (it cannot
+    /// read or overwrite the records before it). The record header's sequence, time
+    /// and checksum are filled in at append time.
+    public mutating func append(kind: UInt16, version: UInt16, encode: (inout PayloadWriter) -> Void) {
         let start = bytes.count
         recordStarts.append(start)
         bytes.append(contentsOf: Self.blankRecordHeader)
-        encode(&bytes)
+        // The buffer moves into the writer and back: swapped, never copied (a copy
+        // would make the next write copy the whole batch).
+        var writer = PayloadWriter(takingBufferOf: &bytes)
+        encode(&writer)
+        writer.giveBackBuffer(to: &bytes)
         let payloadLength = bytes.count - start - LogFormat.recordHeaderLength
         if payloadLength > LogFormat.payloadLengthMax { oversize = max(oversize ?? 0, payloadLength) }
         bytes.withUnsafeMutableBytes { b in
@@ -127,6 +133,82 @@ public struct RecordBatch: Sendable {
         let link = BatchChain.link(previous: previousLink, batchBody: bytes)
         withUnsafeBytes(of: link.bytes) { bytes.append(contentsOf: $0) }
         return link
+    }
+}
+
+/// Writes one record's payload: appends bytes, and patches bytes it wrote itself.
+///
+/// Given to an encoder by `RecordBatch.append(kind:version:encode:)`, it writes in
+/// place at the end of the batch's buffer but reaches nothing before its own payload:
+/// there is no way to read the buffer, and every index is relative to the payload's
+/// start and checked against what this writer wrote. Made with `init(capacity:)` it
+/// writes a buffer of its own (a payload on its own, or any other encoding).
+public struct PayloadWriter: Sendable {
+    /// The batch's buffer (or the writer's own); this payload is `buffer[start...]`.
+    @usableFromInline var buffer: [UInt8]
+    @usableFromInline let start: Int
+
+    /// A writer of a buffer of its own; `capacity` is a hint in bytes.
+    public init(capacity: Int = 64) {
+        buffer = []
+        buffer.reserveCapacity(capacity)
+        start = 0
+    }
+
+    /// A writer appending to the end of `buffer`, which it takes (leaving it empty)
+    /// until `giveBackBuffer(to:)`.
+    init(takingBufferOf buffer: inout [UInt8]) {
+        self.buffer = []
+        swap(&self.buffer, &buffer)
+        start = self.buffer.count
+    }
+
+    /// Bytes written so far.
+    @inlinable public var count: Int { buffer.count - start }
+
+    /// Appends a byte.
+    @inlinable public mutating func append(_ byte: UInt8) { buffer.append(byte) }
+
+    /// Appends bytes.
+    @inlinable public mutating func append(contentsOf bytes: UnsafeRawBufferPointer) { buffer.append(contentsOf: bytes) }
+
+    /// Appends bytes.
+    @inlinable public mutating func append(contentsOf bytes: some Collection<UInt8>) { buffer.append(contentsOf: bytes) }
+
+    /// Replaces the byte at `index` of this payload (0 is its first byte; below `count`).
+    @inlinable public mutating func overwrite(at index: Int, with byte: UInt8) {
+        precondition(index >= 0 && index < count, "a payload writer writes only its own payload")
+        buffer[start + index] = byte
+    }
+
+    /// Replaces `range` of this payload (indices from its first byte) with `bytes`;
+    /// what follows moves.
+    @inlinable public mutating func replaceSubrange(_ range: Range<Int>, with bytes: some Collection<UInt8>) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "a payload writer writes only its own payload")
+        buffer.replaceSubrange(start + range.lowerBound..<start + range.upperBound, with: bytes)
+    }
+
+    /// Opens `count` bytes at `index` of this payload (indices from its first byte;
+    /// at most `count`): what followed moves up by that much, in place (one memmove,
+    /// no allocation); the gap's bytes are then overwritten by the caller.
+    @inlinable public mutating func openGap(at index: Int, count gap: Int) {
+        precondition(index >= 0 && index <= count && gap >= 0, "a payload writer writes only its own payload")
+        let tail = count - index
+        buffer.append(contentsOf: repeatElement(0, count: gap))
+        let from = start + index
+        buffer.withUnsafeMutableBytes { b in
+            (b.baseAddress! + from + gap).copyMemory(from: b.baseAddress! + from, byteCount: tail)
+        }
+    }
+
+    /// A copy of what this writer wrote (for a writer of its own buffer, the buffer).
+    public var bytes: [UInt8] { start == 0 ? buffer : Array(buffer[start...]) }
+
+    /// Puts the buffer, this payload at its end, back into `owner` (the writer is
+    /// left empty).
+    mutating func giveBackBuffer(to owner: inout [UInt8]) {
+        swap(&buffer, &owner)
+        buffer = []
     }
 }
 

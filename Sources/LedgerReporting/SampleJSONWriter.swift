@@ -63,8 +63,9 @@ public enum SampleJSONWriter {
     private static func head(_ c: SampleCommon, _ sample: Sample, _ kind: StaticString, _ out: inout [UInt8]) {
         out.append(contentsOf: #"{"uuid":""#.utf8)
         let u = c.uuid.uuid
-        withUnsafeBytes(of: u) { b in
-            for (i, byte) in b.enumerated() {
+        // unsafe: the UUID's 16 bytes, read in place during the call.
+        unsafe withUnsafeBytes(of: u) { b in
+            for unsafe (i, byte) in unsafe b.enumerated() {
                 if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
                 out.append(hex[Int(byte >> 4)])
                 out.append(hex[Int(byte & 15)])
@@ -75,7 +76,7 @@ public enum SampleJSONWriter {
         quote(sample.type.rawValue, &out)
         key("kind", &out)
         out.append(UInt8(ascii: "\""))
-        kind.withUTF8Buffer { out.append(contentsOf: $0) }
+        kind.withUTF8Buffer { unsafe out.append(contentsOf: $0) }
         out.append(UInt8(ascii: "\""))
     }
 
@@ -85,7 +86,7 @@ public enum SampleJSONWriter {
     private static func key(_ k: StaticString, _ out: inout [UInt8]) {
         out.append(UInt8(ascii: ","))
         out.append(UInt8(ascii: "\""))
-        k.withUTF8Buffer { out.append(contentsOf: $0) }
+        k.withUTF8Buffer { unsafe out.append(contentsOf: $0) }
         out.append(UInt8(ascii: "\""))
         out.append(UInt8(ascii: ":"))
     }
@@ -96,10 +97,10 @@ public enum SampleJSONWriter {
 
     private static func quote(_ s: String, _ out: inout [UInt8]) {
         var s = s
-        let plain = s.withUTF8 { b in !b.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) }
+        let plain = s.withUTF8 { b in unsafe !b.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) }
         if plain {
             out.append(UInt8(ascii: "\""))
-            s.withUTF8 { out.append(contentsOf: $0) }
+            s.withUTF8 { unsafe out.append(contentsOf: $0) }
             out.append(UInt8(ascii: "\""))
         } else {
             out.append(contentsOf: JSONObject.quote(s).utf8)

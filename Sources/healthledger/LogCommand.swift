@@ -34,14 +34,14 @@ enum LogCommand {
         // The import transaction the records are inside, and how it ends (E11).
         var transaction: (through: UInt64, state: EventJSON.TransactionState)?
         var batchStart = reader.start
+        var stop = false
         try reader.forEachBatch { batch in
             defer { batchStart = batch.endPosition }
-            var records = batch.records()
-            while let record = records.next() {
-                guard record.sequence <= to else { return false }
+            batch.forEachRecord { record in
+                guard !stop else { return }
+                guard record.sequence <= to else { stop = true; return }
                 if let t = transaction, record.sequence > t.through { transaction = nil }
-                if record.kind == EventKind.importStarted.rawValue, record.kindVersion == 2,
-                   let id = EventCodec.importId(payload: record.payload) {
+                if record.kind == EventKind.importStarted.rawValue, record.kindVersion == 2, let id = EventCodec.importId(of: record) {
                     // Look ahead for its end, as replay does.
                     switch ImportBrackets.close(of: id, startedAt: record.sequence, scanningFrom: batchStart, reader: reader) {
                     case .finished?: transaction = nil
@@ -49,15 +49,12 @@ enum LogCommand {
                     case nil: transaction = (UInt64.max, .open)
                     }
                 }
+                // Only registrations matter before the range: they name the apps.
+                guard record.sequence >= from || record.kind == EventKind.appRegistered.rawValue else { return }
                 do {
-                    if record.sequence < from {
-                        // Only registrations matter before the range: they name the apps.
-                        guard record.kind == EventKind.appRegistered.rawValue else { continue }
-                    }
-                    let event = try EventCodec.decode(kind: record.kind, version: record.kindVersion, payload: record.payload,
-                                                      source: registry.source)
+                    let event = try EventCodec.decode(record, source: registry.source)
                     if case .appRegistered(let ordinal, let r) = event { registry.register(ordinal, r) }
-                    guard record.sequence >= from else { continue }
+                    guard record.sequence >= from else { return }
                     let stored = StoredEvent(sequence: record.sequence, recordedAt: record.recordedAt, offset: record.offset, event: event)
                     let notApplied = transaction?.state
                     Output.line(global.json ? EventJSON.line(stored, version: record.kindVersion, registry: registry, notApplied: notApplied)
@@ -65,10 +62,10 @@ enum LogCommand {
                 } catch {
                     problem = ReplayError.undecodable(sequence: record.sequence, offset: record.offset,
                                                       error as? EventDecodingError ?? .truncated(offset: 0))
-                    return false
+                    stop = true
                 }
             }
-            return true
+            return !stop
         }
         if let problem { throw problem }
         // An incomplete tail is reported by main (LedgerAccess.warnIfStoppedShort), as for every reader.

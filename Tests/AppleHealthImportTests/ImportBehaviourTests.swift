@@ -30,8 +30,7 @@ struct ImportBehaviourTests {
         var kept: [ExportElement] = []
         _ = try LogReader(fs).forEachRecord { record in
             if record.kind == EventKind.exportElementsKept.rawValue,
-               case .exportElementsKept(let elements) = try EventCodec.decode(kind: record.kind, version: record.kindVersion,
-                                                                               payload: record.payload) {
+               case .exportElementsKept(let elements) = try EventCodec.decode(record) {
                 kept += elements
             }
             return true

@@ -9,7 +9,7 @@ struct ByteWriterTests {
         let body = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         var w = ByteWriter()
         w.u8(0xAB)
-        w.lengthPrefixed { $0.bytes.append(contentsOf: body) }
+        w.lengthPrefixed { $0.append(contentsOf: body) }
         w.u8(0xCD)
         var expected: [UInt8] = [0xAB]
         var v = UInt64(length)
@@ -27,8 +27,8 @@ struct ByteWriterTests {
     @Test func nestedLengthPrefixes() {
         var w = ByteWriter()
         w.lengthPrefixed { outer in
-            outer.lengthPrefixed { $0.bytes.append(contentsOf: [UInt8](repeating: 1, count: 130)) }
-            outer.lengthPrefixed { $0.bytes.append(contentsOf: [2, 2]) }
+            outer.lengthPrefixed { $0.append(contentsOf: [UInt8](repeating: 1, count: 130)) }
+            outer.lengthPrefixed { $0.append(contentsOf: [2, 2]) }
         }
         let inner: [UInt8] = [0x82, 0x01] + [UInt8](repeating: 1, count: 130) + [0x02, 2, 2]
         #expect(w.bytes == [0x87, 0x01] + inner)  // 135 = 0x87 0x01

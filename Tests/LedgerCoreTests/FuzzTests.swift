@@ -70,8 +70,7 @@ struct FuzzTests {
     static func offset(_ fs: SimulatedFileSystem, _ sequence: UInt64) throws -> UInt64 {
         var found: UInt64 = 0
         try LogReader(fs).forEachBatch { batch in
-            var records = batch.records()
-            while let r = records.next() { if r.sequence == sequence { found = r.offset } }
+            batch.forEachRecord { r in if r.sequence == sequence { found = r.offset } }
             return true
         }
         return found

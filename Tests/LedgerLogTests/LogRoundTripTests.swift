@@ -31,7 +31,7 @@ struct LogRoundTripTests {
         let end = try LogReader(dir.fs).forEachRecord { record in
             let i = Int(record.sequence) - 1
             guard i == seen, record.kind == UInt16(1 + i % 7), record.kindVersion == 1,
-                  payloadMatches(record.payload, payload(seed: UInt64(i), length: sizes[i])) else {
+                  payloadMatches(record, payload(seed: UInt64(i), length: sizes[i])) else {
                 Issue.record("record \(record.sequence) differs")
                 return false
             }

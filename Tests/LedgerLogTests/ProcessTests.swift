@@ -50,7 +50,7 @@ struct ProcessTests {
         var lastSequence: UInt64 = 0
         var bySequence: [UInt64: [UInt8]] = [:]
         try reader.forEachRecord { r in
-            bySequence[r.sequence] = Array(r.payload)
+            bySequence[r.sequence] = r.payloadCopy()
             lastSequence = r.sequence
             return true
         }

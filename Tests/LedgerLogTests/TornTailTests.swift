@@ -61,7 +61,7 @@ struct TornTailTests {
                 var expected: UInt64 = 1
                 do {
                     let end = try LogReader(fs).forEachRecord { r in
-                        if r.sequence != expected || !payloadMatches(r.payload, payload(seed: r.sequence, length: Int(r.sequence % 300))) {
+                        if r.sequence != expected || !payloadMatches(r, payload(seed: r.sequence, length: Int(r.sequence % 300))) {
                             problems.append("record \(r.sequence) at scan \(scans)")
                             return false
                         }

@@ -145,7 +145,7 @@ struct PostgresWriterTests {
         #expect(report.records == UInt64(2 * appendsEach))
         let reader = try LogReader(setup)
         var stored: [UInt64: [UInt8]] = [:]
-        try reader.forEachRecord(verifyChain: true) { stored[$0.sequence] = Array($0.payload); return true }
+        try reader.forEachRecord(verifyChain: true) { stored[$0.sequence] = $0.payloadCopy(); return true }
         #expect(stored == acknowledged)
         if !advisoryLock {
             // The rows hold no two batches at one position (the keys), so no fork.
@@ -214,7 +214,7 @@ struct PostgresWriterTests {
         }
         let reader = try LogReader(fs)
         var stored: [UInt64: [UInt8]] = [:]
-        try reader.forEachRecord(verifyChain: true) { stored[$0.sequence] = Array($0.payload); return true }
+        try reader.forEachRecord(verifyChain: true) { stored[$0.sequence] = $0.payloadCopy(); return true }
         for (seq, bytes) in acknowledged { #expect(stored[seq] == bytes, "acknowledged \(seq) lost") }
         #expect(stored.count >= acknowledged.count)
         #expect(stored.count <= acknowledged.count + errors.count)

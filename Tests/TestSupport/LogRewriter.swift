@@ -22,7 +22,7 @@ public enum LogRewriter {
                 if cut == nil { cut = batch.offset }
                 var records: [LogRecord] = []
                 batch.forEachRecord { r in
-                    records.append(LogRecord(kind: r.kind, kindVersion: r.kindVersion, payload: Array(r.payload)))
+                    records.append(LogRecord(kind: r.kind, kindVersion: r.kindVersion, payload: r.payloadCopy()))
                 }
                 kept.append(records)
             }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import LedgerLog
 
 /// A temporary folder removed when the test ends.
@@ -32,7 +33,12 @@ public func payload(seed: UInt64, length: Int) -> [UInt8] {
     return bytes
 }
 
-/// Whether a record's payload equals `expected` (memcmp).
+/// Whether a record's payload equals `expected`.
+package func payloadMatches(_ record: borrowing RecordView, _ expected: [UInt8]) -> Bool {
+    record.withPayload { $0.withUnsafeBytes { payloadMatches($0, expected) } }
+}
+
+/// Whether a payload equals `expected` (memcmp).
 public func payloadMatches(_ payload: UnsafeRawBufferPointer, _ expected: [UInt8]) -> Bool {
     guard payload.count == expected.count else { return false }
     if expected.isEmpty { return true }
@@ -161,4 +167,25 @@ public enum SharedData {
         }
         return url
     }
+}
+
+/// Threads that keep the CPUs busy, so that appenders, the flusher and the follower
+/// are descheduled at arbitrary points.
+public final class CPULoad: Sendable {
+    private let running = Atomic<Bool>(true)
+    /// Starts `threads` busy threads.
+    public init(threads: Int) {
+        for _ in 0..<threads {
+            let thread = Thread { [self] in
+                var x: UInt64 = 1
+                while running.load(ordering: .relaxed) {
+                    for _ in 0..<10_000 { x = x &* 6364136223846793005 &+ 1442695040888963407 }
+                }
+                if x == 0 { print("") }
+            }
+            thread.start()
+        }
+    }
+    /// Ends them.
+    public func stop() { running.store(false, ordering: .relaxed) }
 }

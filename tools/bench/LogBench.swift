@@ -58,7 +58,7 @@ enum LogBench {
         let readSeconds = try Measure.time {
             try reader.forEachRecord { r in
                 count += 1
-                payloadBytes += r.payload.count
+                payloadBytes += r.payloadCount
                 return true
             }
         }

@@ -18,9 +18,9 @@ extension ExportMapper {
             if let k = ActivitySummary.numberNames.firstIndex(of: name) {
                 numbers[k] = try number(i, name)
             } else if name == "activeEnergyBurnedUnit" {
-                unit = String(decoding: scanner.value(i), as: UTF8.self)
+                unit = scanner.valueString(i)
             } else if name != "dateComponents" {
-                other.append(MetadataEntry(key: name, value: .string(String(decoding: scanner.value(i), as: UTF8.self))))
+                other.append(MetadataEntry(key: name, value: .string(scanner.valueString(i))))
             }
         }
         try keepChildrenToEnd(below: scanner.depth)

@@ -15,6 +15,11 @@ extension ExportMapper {
     }
 
     @inline(__always)
+    static func hash(_ v: Span<UInt8>, seed: UInt64) -> UInt64 {
+        v.withUnsafeBufferPointer { hash($0, seed: seed) }
+    }
+
+    @inline(__always)
     static func hash(_ v: UnsafeBufferPointer<UInt8>, seed: UInt64) -> UInt64 {
         var h = seed ^ UInt64(v.count) &* 0x9E37_79B9_7F4A_7C15
         guard let p = v.baseAddress else { return mix(h) }

@@ -36,45 +36,46 @@ extension ExportMapper {
         var logical: UInt64 = 0x5EED
         for i in 0..<scanner.attributeCount {
             let name = scanner.attributeName(i)
-            let bytes = scanner.value(i)
-            // One hash per value: the fingerprints and the intern tables share it.
-            let h = Self.hash(bytes, seed: 0)
-            exact &+= Self.mix(h ^ UInt64(name) &* 0x9E37_79B9_7F4A_7C15)
-            switch ExportName(rawValue: name) {
-            case .type?:
-                type = types.value(bytes, hash: h) { TypeInfo(name: $0, type: try? ObjectType(identifier: $0)) }
-                logical = Self.mix(logical ^ h &* 3)
-            case .sourceName?:
-                sourceId = sourceNames.value(bytes, hash: h) { sourceFor($0) }
-                logical = Self.mix(logical ^ h &* 5)
-            case .sourceVersion?:
-                sourceVersion = versionIds.value(bytes, hash: h) { text in
-                    versions.append(text)
-                    return versions.count - 1
+            try scanner.withValue(i) { (bytes) throws(ImportError) in
+                // One hash per value: the fingerprints and the intern tables share it.
+                let h = Self.hash(bytes, seed: 0)
+                exact &+= Self.mix(h ^ UInt64(name) &* 0x9E37_79B9_7F4A_7C15)
+                switch ExportName(rawValue: name) {
+                case .type?:
+                    type = types.value(bytes, hash: h) { TypeInfo(name: $0, type: try? ObjectType(identifier: $0)) }
+                    logical = Self.mix(logical ^ h &* 3)
+                case .sourceName?:
+                    sourceId = sourceNames.value(bytes, hash: h) { sourceFor($0) }
+                    logical = Self.mix(logical ^ h &* 5)
+                case .sourceVersion?:
+                    sourceVersion = versionIds.value(bytes, hash: h) { text in
+                        versions.append(text)
+                        return versions.count - 1
+                    }
+                case .unit?:
+                    let u = units.value(bytes, hash: h) { UnitInfo(text: $0, unit: try? HealthUnit($0)) }
+                    unitText = u.text
+                    unit = .some(u.unit)
+                    logical = Self.mix(logical ^ h &* 7)
+                case .value?:
+                    value = ExportValues.number(bytes)
+                    if value == nil || scanner.attributeIndex(ExportName.unit.id) == nil {
+                        valueText = categoryValues.value(bytes, hash: h) { $0 }
+                    }
+                    logical = Self.mix(logical ^ h &* 11)
+                case .creationDate?:
+                    creation = try date(i, "creationDate")
+                case .startDate?:
+                    start = try date(i, "startDate")
+                    logical = Self.mix(logical ^ h &* 13)
+                case .endDate?:
+                    end = try date(i, "endDate")
+                    logical = Self.mix(logical ^ h &* 17)
+                case .device?:
+                    device = devices.value(bytes, hash: h) { ExportValues.device($0) }
+                default:
+                    unknownAttributes["\(scanner.name(scanner.element))@\(scanner.name(name))", default: 0] += 1
                 }
-            case .unit?:
-                let u = units.value(bytes, hash: h) { UnitInfo(text: $0, unit: try? HealthUnit($0)) }
-                unitText = u.text
-                unit = .some(u.unit)
-                logical = Self.mix(logical ^ h &* 7)
-            case .value?:
-                value = ExportValues.number(bytes)
-                if value == nil || scanner.attributeIndex(ExportName.unit.id) == nil {
-                    valueText = categoryValues.value(bytes, hash: h) { $0 }
-                }
-                logical = Self.mix(logical ^ h &* 11)
-            case .creationDate?:
-                creation = try date(i, "creationDate")
-            case .startDate?:
-                start = try date(i, "startDate")
-                logical = Self.mix(logical ^ h &* 13)
-            case .endDate?:
-                end = try date(i, "endDate")
-                logical = Self.mix(logical ^ h &* 17)
-            case .device?:
-                device = devices.value(bytes, hash: h) { ExportValues.device($0) }
-            default:
-                unknownAttributes["\(scanner.name(scanner.element))@\(scanner.name(name))", default: 0] += 1
             }
         }
         guard let type else { throw invalid("a <\(scanner.name(scanner.element))> without a type") }

@@ -244,21 +244,21 @@ final class ExportMapper {
     // MARK: Attribute values
 
     func text(_ name: ExportName) -> String? {
-        scanner.attributeIndex(name.id).map { String(decoding: scanner.value($0), as: UTF8.self) }
+        scanner.attributeIndex(name.id).map { scanner.valueString($0) }
     }
 
-    func internedString(_ i: Int) -> String { strings.value(scanner.value(i)) { $0 } }
+    func internedString(_ i: Int) -> String { scanner.withValue(i) { strings.value($0) { $0 } } }
 
     func date(_ i: Int, _ what: String) throws(ImportError) -> (Date, Int) {
-        guard let d = ExportValues.date(scanner.value(i)) else {
-            throw invalid("\(what) '\(String(decoding: scanner.value(i), as: UTF8.self))' is not a date")
+        guard let d = scanner.withValue(i, ExportValues.date) else {
+            throw invalid("\(what) '\(scanner.valueString(i))' is not a date")
         }
         return (Date(timeIntervalSinceReferenceDate: d.seconds), d.offset)
     }
 
     func number(_ i: Int, _ what: String) throws(ImportError) -> Double {
-        guard let v = ExportValues.number(scanner.value(i)) else {
-            throw invalid("\(what) '\(String(decoding: scanner.value(i), as: UTF8.self))' is not a number")
+        guard let v = scanner.withValue(i, ExportValues.number) else {
+            throw invalid("\(what) '\(scanner.valueString(i))' is not a number")
         }
         return v
     }
@@ -270,13 +270,15 @@ final class ExportMapper {
 
     func source(_ i: Int?) -> Int {
         guard let i else { return sourceFor("") }
-        return sourceNames.value(scanner.value(i)) { sourceFor($0) }
+        return scanner.withValue(i) { sourceNames.value($0) { sourceFor($0) } }
     }
 
     func version(_ i: Int) -> Int {
-        versionIds.value(scanner.value(i)) { text in
-            versions.append(text)
-            return versions.count - 1
+        scanner.withValue(i) { value in
+            versionIds.value(value) { text in
+                versions.append(text)
+                return versions.count - 1
+            }
         }
     }
 

@@ -9,6 +9,11 @@ enum ExportValues {
     /// `2019-06-17 21:07:11 -0400` → seconds since the reference date and the UTC
     /// offset in seconds. Also accepts ISO 8601 with `T` and `Z`/`±hh:mm`. nil when
     /// the text is not a date.
+    static func date(_ v: Span<UInt8>) -> (seconds: Double, offset: Int)? {
+        v.withUnsafeBufferPointer { date($0) }
+    }
+
+    /// `date` of bytes at a pointer (read only during the call).
     static func date(_ v: UnsafeBufferPointer<UInt8>) -> (seconds: Double, offset: Int)? {
         guard let p = v.baseAddress, v.count >= 19 else { return nil }
         @inline(__always) func d(_ i: Int) -> Int? {
@@ -73,6 +78,11 @@ enum ExportValues {
 
     /// A decimal number (`72`, `-0.5`, `3.40897998046875`, `1e-05`), correctly
     /// rounded; nil when the text is not a finite number.
+    static func number(_ v: Span<UInt8>) -> Double? {
+        v.withUnsafeBufferPointer { number($0) }
+    }
+
+    /// `number` of bytes at a pointer (read only during the call).
     static func number(_ v: UnsafeBufferPointer<UInt8>) -> Double? {
         guard let p = v.baseAddress, !v.isEmpty, v.count < 64 else { return nil }
         // Fast path (Clinger): at most 15 significant digits and a short fraction:

@@ -23,7 +23,7 @@ enum GPXRoute {
             case .startElement:
                 if scanner.element == 0 {
                     func coordinate(_ id: Int) throws(XMLError) -> Double {
-                        guard let i = scanner.attributeIndex(id), let v = ExportValues.number(scanner.value(i)) else {
+                        guard let i = scanner.attributeIndex(id), let v = scanner.withValue(i, ExportValues.number) else {
                             throw scanner.errorAtCurrentTag("a trkpt without a numeric \(names[id])")
                         }
                         return v

@@ -29,14 +29,21 @@ final class InternTable<Value> {
 
     /// The value for `bytes`, made by `make` from the text the first time.
     @inline(__always)
-    func value(_ bytes: UnsafeBufferPointer<UInt8>, _ make: (String) -> Value) -> Value {
-        guard let p = bytes.baseAddress, !bytes.isEmpty else { return make("") }
-        return value(bytes, hash: NameTable.hash(p, bytes.count), make)
+    func value(_ bytes: Span<UInt8>, _ make: (String) -> Value) -> Value {
+        bytes.withUnsafeBufferPointer { bytes in
+            guard let p = bytes.baseAddress, !bytes.isEmpty else { return make("") }
+            return value(bytes, hash: NameTable.hash(p, bytes.count), make)
+        }
     }
 
     /// The same, with the bytes' hash already computed (one hash per attribute value).
     @inline(__always)
-    func value(_ bytes: UnsafeBufferPointer<UInt8>, hash: UInt64, _ make: (String) -> Value) -> Value {
+    func value(_ bytes: Span<UInt8>, hash: UInt64, _ make: (String) -> Value) -> Value {
+        bytes.withUnsafeBufferPointer { value($0, hash: hash, make) }
+    }
+
+    @inline(__always)
+    private func value(_ bytes: UnsafeBufferPointer<UInt8>, hash: UInt64, _ make: (String) -> Value) -> Value {
         guard let p = bytes.baseAddress, !bytes.isEmpty else { return make("") }
         if state.pointee.names.count >= limit { return make(String(decoding: bytes, as: UTF8.self)) }
         let id = state.pointee.names.id(p, bytes.count, hash: hash)

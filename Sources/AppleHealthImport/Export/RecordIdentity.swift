@@ -87,13 +87,14 @@ struct RecordIdentity {
         }
         for index in lastOrder {
             appendName(names[index], scanner)
-            let value = scanner.value(index)
-            let count = UInt32(truncatingIfNeeded: value.count)
-            form.append(UInt8(truncatingIfNeeded: count >> 24))
-            form.append(UInt8(truncatingIfNeeded: count >> 16))
-            form.append(UInt8(truncatingIfNeeded: count >> 8))
-            form.append(UInt8(truncatingIfNeeded: count))
-            form.append(contentsOf: value)
+            scanner.withValue(index) { value in
+                let count = UInt32(truncatingIfNeeded: value.count)
+                form.append(UInt8(truncatingIfNeeded: count >> 24))
+                form.append(UInt8(truncatingIfNeeded: count >> 16))
+                form.append(UInt8(truncatingIfNeeded: count >> 8))
+                form.append(UInt8(truncatingIfNeeded: count))
+                value.withUnsafeBufferPointer { form.append(contentsOf: $0) }
+            }
         }
     }
 

@@ -90,12 +90,20 @@ public final class XMLScanner {
     @inline(__always)
     public func attributeName(_ i: Int) -> Int { Int(s.pointee.attributeNames[i]) }
 
-    /// The decoded value of attribute `i`, valid until the next `next()`.
+    /// Lends the decoded value of attribute `i` to `body`. The bytes live in the
+    /// scanner's buffer and change at the next `next()`, so they are lent as a
+    /// `Span`, which cannot escape `body`.
     @inline(__always)
-    public func value(_ i: Int) -> UnsafeBufferPointer<UInt8> {
+    public func withValue<Result, E: Error>(_ i: Int, _ body: (Span<UInt8>) throws(E) -> Result) throws(E) -> Result {
         let st = s.pointee
         let base = st.valueDecoded[i] != 0 ? st.decoded : st.buffer
-        return UnsafeBufferPointer(start: base + Int(st.valueStarts[i]), count: Int(st.valueLengths[i]))
+        let value = UnsafeBufferPointer(start: base + Int(st.valueStarts[i]), count: Int(st.valueLengths[i]))
+        return try body(unsafe value.span)
+    }
+
+    /// The decoded value of attribute `i` as a string (a copy).
+    public func valueString(_ i: Int) -> String {
+        withValue(i) { String(utf8: $0) }
     }
 
     /// The index of the attribute named `id`, if present.
@@ -108,12 +116,12 @@ public final class XMLScanner {
 
     /// The value of attribute `id` as a string.
     public func string(_ id: Int) -> String? {
-        attributeIndex(id).map { String(decoding: value($0), as: UTF8.self) }
+        attributeIndex(id).map { valueString($0) }
     }
 
     /// Every attribute as (name, value) strings, in document order.
     public func allAttributes() -> [(String, String)] {
-        (0..<attributeCount).map { (name(attributeName($0)), String(decoding: value($0), as: UTF8.self)) }
+        (0..<attributeCount).map { (name(attributeName($0)), valueString($0)) }
     }
 
     // MARK: Scanning
@@ -862,5 +870,13 @@ struct NameTable {
             while slots[i] >= 0 { i = (i + 1) & mask }
             slots[i] = Int32(k)
         }
+    }
+}
+
+extension String {
+    /// The text of UTF-8 bytes lent as a span (ill-formed bytes, which the scanner
+    /// refuses before lending a value, would become U+FFFD).
+    init(utf8 bytes: Span<UInt8>) {
+        self = bytes.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
     }
 }

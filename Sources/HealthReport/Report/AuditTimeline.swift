@@ -23,7 +23,7 @@ public enum AuditTimeline {
                   kind != .exportElementsKept else { return true }
             let event: Event
             do {
-                event = try EventCodec.decode(kind: record.kind, version: record.kindVersion, payload: record.payload, source: registry.source)
+                event = try EventCodec.decode(record, source: registry.source)
             } catch {
                 problem = ReplayError.undecodable(sequence: record.sequence, offset: record.offset, error as? EventDecodingError ?? .truncated(offset: 0))
                 return false

@@ -1,24 +1,20 @@
 import Foundation
 import HealthModel
+import LedgerLog
 
-/// Appends the event encoding's primitives to a byte buffer.
+/// Writes the event encoding's primitives: the log's `PayloadWriter` (which reaches
+/// only the payload it writes — in a batch, one record's; on its own, a buffer of its
+/// own) with the primitives below.
 ///
 /// Primitives (events/FORMAT.md, Part 2): unsigned LEB128 varints; signed integers
 /// zigzag-encoded then varint; IEEE-754 doubles little-endian; strings as a varint
 /// byte length and UTF-8; UUIDs as 16 bytes; dates as the double
 /// `timeIntervalSinceReferenceDate` (seconds since 2001-01-01T00:00:00Z, exactly as
 /// Foundation's `Date` holds them, so dates round-trip bit for bit).
-struct ByteWriter {
-    var bytes: [UInt8]
+typealias ByteWriter = PayloadWriter
 
-    init(capacity: Int = 64) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
-    }
-
-    init(adopting bytes: [UInt8]) { self.bytes = bytes }
-
-    mutating func u8(_ v: UInt8) { bytes.append(v) }
+extension PayloadWriter {
+    mutating func u8(_ v: UInt8) { append(v) }
 
     /// `opt<T>`: a 0 byte when absent, else a 1 byte and `write` of the value.
     mutating func optional<T>(_ value: T?, _ write: (inout ByteWriter, T) -> Void) {
@@ -28,17 +24,17 @@ struct ByteWriter {
     }
 
     mutating func u16(_ v: UInt16) {
-        bytes.append(UInt8(truncatingIfNeeded: v))
-        bytes.append(UInt8(truncatingIfNeeded: v >> 8))
+        append(UInt8(truncatingIfNeeded: v))
+        append(UInt8(truncatingIfNeeded: v >> 8))
     }
 
     mutating func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            append(UInt8(truncatingIfNeeded: v) | 0x80)
             v >>= 7
         }
-        bytes.append(UInt8(v))
+        append(UInt8(v))
     }
 
     mutating func varint(_ value: Int) { varint(UInt64(value)) }
@@ -46,7 +42,7 @@ struct ByteWriter {
     mutating func zigzag(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
 
     mutating func f64(_ v: Double) {
-        withUnsafeBytes(of: v.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: v.bitPattern.littleEndian) { append(contentsOf: $0) }
     }
 
     mutating func date(_ d: Date) { f64(d.timeIntervalSinceReferenceDate) }
@@ -55,12 +51,12 @@ struct ByteWriter {
         var s = s
         s.withUTF8 { utf8 in
             varint(utf8.count)
-            bytes.append(contentsOf: utf8)
+            append(contentsOf: UnsafeRawBufferPointer(utf8))
         }
     }
 
     mutating func uuid(_ u: UUID) {
-        withUnsafeBytes(of: u.uuid) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: u.uuid) { append(contentsOf: $0) }
     }
 
     /// Writes `body`'s bytes preceded by their varint length.
@@ -69,12 +65,12 @@ struct ByteWriter {
         // bytes); a longer body is shifted to make room for its longer varint. The
         // bytes are the same as writing the body apart and appending it, without an
         // allocation and a copy per sample.
-        let start = bytes.count
-        bytes.append(0)
+        let start = count
+        append(0)
         body(&self)
-        let length = bytes.count - start - 1
+        let length = count - start - 1
         if length < 0x80 {
-            bytes[start] = UInt8(length)
+            overwrite(at: start, with: UInt8(length))
             return
         }
         // The varint's length beyond the one byte reserved, then the body moved up by
@@ -82,17 +78,13 @@ struct ByteWriter {
         var extra = 0
         var rest = length >> 7
         while rest > 0 { extra += 1; rest >>= 7 }
-        bytes.append(contentsOf: repeatElement(0, count: extra))
-        bytes.withUnsafeMutableBytes { b in
-            let base = b.baseAddress!
-            (base + start + 1 + extra).copyMemory(from: base + start + 1, byteCount: length)
-            var v = length, at = start
-            while v >= 0x80 {
-                b[at] = UInt8(truncatingIfNeeded: v) | 0x80
-                v >>= 7
-                at += 1
-            }
-            b[at] = UInt8(v)
+        openGap(at: start + 1, count: extra)
+        var v = length, at = start
+        while v >= 0x80 {
+            overwrite(at: at, with: UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+            at += 1
         }
+        overwrite(at: at, with: UInt8(v))
     }
 }

@@ -11,11 +11,8 @@ import HealthModel
 package enum EventCodec {
     /// Appends `event` to `batch` as one record.
     package static func append(_ event: Event, to batch: inout LedgerLogBatch) {
-        batch.append(kind: event.kind.rawValue, version: event.kindVersion) { bytes in
-            var w = ByteWriter(adopting: bytes)
-            bytes = []
-            encodePayload(event, into: &w)
-            bytes = w.bytes
+        batch.append(kind: event.kind.rawValue, version: event.kindVersion) { payload in
+            encodePayload(event, into: &payload)
         }
     }
 
@@ -388,6 +385,23 @@ package enum EventCodec {
         return event
     }
 
+    /// Decodes a record's payload, lent as a span (`RecordView.withPayload`).
+    package static func decode(kind: UInt16, version: UInt16, payload: RawSpan,
+                              source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event {
+        try payload.withUnsafeBytes { (bytes) throws(EventDecodingError) -> Event in
+            try decode(kind: kind, version: version, payload: bytes, source: source)
+        }
+    }
+
+    /// Decodes a record lent by a scan into an event.
+    package static func decode(_ record: borrowing RecordView,
+                              source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event {
+        let (kind, version) = (record.kind, record.kindVersion)
+        return try record.withPayload { (payload) throws(EventDecodingError) -> Event in
+            try decode(kind: kind, version: version, payload: payload, source: source)
+        }
+    }
+
     /// Decodes a stored record into an event.
     package static func decode(_ record: StoredRecord, source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event {
         let result = record.payload.withUnsafeBytes { p in
@@ -411,6 +425,11 @@ package enum EventCodec {
     package static func importId(payload: UnsafeRawBufferPointer) -> UUID? {
         guard payload.count >= 17, payload[0] == 0 else { return nil }
         return UUID(uuid: payload.loadUnaligned(fromByteOffset: 1, as: uuid_t.self))
+    }
+
+    /// `importId(payload:)` of a record seen in place.
+    package static func importId(of record: borrowing RecordView) -> UUID? {
+        record.withPayload { span in span.withUnsafeBytes { importId(payload: $0) } }
     }
 
     static func bool(_ r: inout ByteReader) throws(EventDecodingError) -> Bool {

@@ -67,6 +67,14 @@ enum EventFacts {
         return .samplesSaved(app: app, headers: scratch[...], syncIdentifiers: strings[...])
     }
 
+    /// `readSave` of a payload lent as a span (`RecordView.withPayload`).
+    static func readSave(version: UInt16, payload: RawSpan, into headers: inout [SampleCodec.Header],
+                         strings: inout [String]) throws(EventDecodingError) -> AppOrdinal {
+        try payload.withUnsafeBytes { (bytes) throws(EventDecodingError) -> AppOrdinal in
+            try readSave(version: version, payload: bytes, into: &headers, strings: &strings)
+        }
+    }
+
     /// Appends a save's sample headers to `headers` (and sync identifiers to
     /// `strings`, indexed from where they start) without decoding the samples.
     /// Replay's reader thread decodes straight into its chunks with this.

@@ -205,8 +205,10 @@ extension Ledger {
     /// Answers one read for `viewer` in one step of the actor: `body` sees one state,
     /// with the viewer's visibility applied inside every answer (`LedgerReadView`).
     /// Throws `RuleViolation.appNotRegistered` for an app that is not registered.
+    /// The view shows only events whose records are in the log file, and nothing of
+    /// an import transaction before it commits (`Ledger.settleForRead`).
     public func read<T>(as viewer: Viewer, _ body: (inout LedgerReadView) throws -> T) async throws -> T {
-        await admit()
+        await settleForRead()
         let fs = fs, ledgerId = ledgerId
         return try readAdmitted { state in
             let app = try LedgerReadView.ordinal(of: viewer, in: state)

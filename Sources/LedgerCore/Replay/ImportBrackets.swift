@@ -49,15 +49,13 @@ package enum ImportBrackets {
         let finished = EventKind.importFinished.rawValue, aborted = EventKind.importAborted.rawValue
         do {
             try reader.forEachBatch(position: position) { batch in
-                var records = batch.records()
-                while let record = records.next() {
-                    guard record.sequence > startedAt, record.kind == finished || record.kind == aborted,
-                          EventCodec.importId(payload: record.payload) == importId else { continue }
+                batch.forEachRecord { record in
+                    guard found == nil, record.sequence > startedAt, record.kind == finished || record.kind == aborted,
+                          EventCodec.importId(of: record) == importId else { return }
                     found = record.kind == finished ? .finished(sequence: record.sequence, recordedAt: record.recordedAt)
                                                     : .aborted(sequence: record.sequence, recordedAt: record.recordedAt)
-                    return false
                 }
-                return true
+                return found == nil
             }
         } catch {
             return nil  // damage: the replay itself reports it when it gets there

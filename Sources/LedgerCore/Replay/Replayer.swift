@@ -373,8 +373,7 @@ package enum Replayer {
             do {
                 let end = try reader.forEachBatch(position: position) { batch in
                     if self.handOff.isCancelled { return false }
-                    var records = batch.records()
-                    while let record = records.next() {
+                    batch.forEachRecord { record in
                         var item = Chunk.Item(sequence: record.sequence, recordedAt: record.recordedAt, offset: record.offset,
                                               kind: record.kind, facts: nil)
                         item.facts = Self.decode(record, decodeFully: decodeFully, registry: &registry, chunk: chunk)
@@ -404,7 +403,7 @@ package enum Replayer {
             }
         }
 
-        private static func decode(_ record: RecordView, decodeFully: Bool, registry: inout AppRegistry,
+        private static func decode(_ record: borrowing RecordView, decodeFully: Bool, registry: inout AppRegistry,
                                    chunk: Chunk) -> Chunk.Facts {
             do throws(EventDecodingError) {
                 // One definition of a valid event: every event, saves included, goes
@@ -414,8 +413,7 @@ package enum Replayer {
                 // the chunk is handed over.
                 if decodeFully || record.kind != EventKind.samplesSaved.rawValue {
                     let known = registry
-                    let event = try EventCodec.decode(kind: record.kind, version: record.kindVersion, payload: record.payload,
-                                                      source: decodeFully ? { known.source($0) } : nil)
+                    let event = try EventCodec.decode(record, source: decodeFully ? { known.source($0) } : nil)
                     if case .appRegistered(let ordinal, let r) = event { registry.register(ordinal, r) }
                     if record.kind != EventKind.samplesSaved.rawValue {
                         chunk.events.append(event)
@@ -424,12 +422,14 @@ package enum Replayer {
                 }
                 // A save's headers go straight into the chunk (no intermediate arrays).
                 let h = chunk.headers.count, s = chunk.strings.count
-                let app = try EventFacts.readSave(version: record.kindVersion, payload: record.payload,
-                                                  into: &chunk.headers, strings: &chunk.strings)
+                let version = record.kindVersion
+                let app = try record.withPayload { (payload) throws(EventDecodingError) -> AppOrdinal in
+                    try EventFacts.readSave(version: version, payload: payload, into: &chunk.headers, strings: &chunk.strings)
+                }
                 if !decodeFully {
                     // Copied out: the batch's buffer does not outlive this callback.
                     let start = chunk.savePayloads.count
-                    chunk.savePayloads.append(contentsOf: record.payload)
+                    record.appendPayload(to: &chunk.savePayloads)
                     chunk.saves.append(Chunk.PendingSave(item: chunk.items.count, bytes: start..<chunk.savePayloads.count,
                                                          version: record.kindVersion))
                 }
@@ -440,7 +440,7 @@ package enum Replayer {
                 var named = error
                 if !decodeFully, record.kind == EventKind.samplesSaved.rawValue {
                     do throws(EventDecodingError) {
-                        _ = try EventCodec.decode(kind: record.kind, version: record.kindVersion, payload: record.payload)
+                        _ = try EventCodec.decode(record)
                     } catch {
                         named = error
                     }

@@ -8,7 +8,7 @@ extension SnapshotFile {
         let days = summaries.keys.sorted()
         w.varint(days.count)
         for day in days {
-            w.lengthPrefixed { $0.bytes.append(contentsOf: EventCodec.payload(.activitySummariesRecorded([summaries[day]!]))) }
+            w.lengthPrefixed { $0.append(contentsOf: EventCodec.payload(.activitySummariesRecorded([summaries[day]!]))) }
         }
         return true
     }, decode: { r, contents in

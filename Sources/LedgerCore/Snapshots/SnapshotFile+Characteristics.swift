@@ -7,7 +7,7 @@ extension SnapshotFile {
         let characteristics = source.state.characteristics
         let types = characteristics.keys.sorted { $0.rawValue < $1.rawValue }
         w.varint(types.count)
-        for t in types { w.bytes.append(contentsOf: EventCodec.payload(.characteristicSet(characteristics[t]!))) }
+        for t in types { w.append(contentsOf: EventCodec.payload(.characteristicSet(characteristics[t]!))) }
         return true
     }, decode: { r, contents in
         for _ in 0..<(try r.count()) {

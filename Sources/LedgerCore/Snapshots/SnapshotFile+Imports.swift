@@ -12,11 +12,11 @@ extension SnapshotFile {
         for entry in imports {
             let start = Event.importStarted(entry.start), finish = Event.importFinished(entry.finish)
             w.u16(start.kindVersion)
-            w.lengthPrefixed { $0.bytes.append(contentsOf: EventCodec.payload(start)) }
+            w.lengthPrefixed { $0.append(contentsOf: EventCodec.payload(start)) }
             w.varint(entry.startedAt)
             w.varint(entry.finishedAt ?? 0)
             w.u16(finish.kindVersion)
-            w.lengthPrefixed { $0.bytes.append(contentsOf: EventCodec.payload(finish)) }
+            w.lengthPrefixed { $0.append(contentsOf: EventCodec.payload(finish)) }
         }
         return true
     }, decode: { r, contents in

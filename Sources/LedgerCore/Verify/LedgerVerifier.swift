@@ -103,17 +103,16 @@ public enum LedgerVerifier {
                 // E11: an open import applies nothing, but every event of it must decode.
                 openImport = open
                 try reader.forEachBatch(position: open.position) { batch in
-                    var records = batch.records()
-                    while let record = records.next() {
+                    batch.forEachRecord { record in
+                        guard eventProblem == nil else { return }
                         do throws(EventDecodingError) {
-                            _ = try EventCodec.decode(kind: record.kind, version: record.kindVersion, payload: record.payload)
+                            _ = try EventCodec.decode(record)
+                            eventsOfOpenImport += 1
                         } catch {
                             eventProblem = .undecodable(sequence: record.sequence, offset: record.offset, error)
-                            return false
                         }
-                        eventsOfOpenImport += 1
                     }
-                    return true
+                    return eventProblem == nil
                 }
             }
         } catch let error as ReplayError {

@@ -94,18 +94,12 @@ public final class MerkleTreeFile {
         return tree
     }
 
-    /// The leaf input of a record: its bytes as framed in the log, header and payload.
-    package static func leafInput(_ record: RecordView) -> UnsafeRawBufferPointer? {
-        guard let base = record.payload.baseAddress else { return nil }
-        return UnsafeRawBufferPointer(start: base - LogFormat.recordHeaderLength,
-                                      count: LogFormat.recordHeaderLength + record.payload.count)
-    }
-
-    /// The framed bytes of the record with `sequence` (the leaf input of leaf sequence−1).
+    /// The framed bytes of the record with `sequence` (the leaf input of leaf
+    /// sequence−1: the record as framed in the log, header and payload).
     public func leafInput(sequence: UInt64) throws -> [UInt8] {
         var out: [UInt8]?
         try reader.forEachRecord(from: sequence) { record in
-            if record.sequence == sequence, let b = Self.leafInput(record) { out = Array(b) }
+            if record.sequence == sequence { out = record.withFramedBytes { $0.withUnsafeBytes { Array($0) } } }
             return false
         }
         guard let out else { throw LogError.sequenceNotFound(sequence) }
@@ -113,19 +107,16 @@ public final class MerkleTreeFile {
     }
 
     private func catchUp() throws {
-        var missing = false
         let level = self.level
         var hasher = MerkleHasher()
         try reader.forEachBatch(position: position) { batch in
-            var records = batch.records()
-            while let record = records.next() {
-                guard let input = Self.leafInput(record) else { missing = true; return false }
-                range.append(hasher.leaf(input), hasher: &hasher) { l, h in if l >= level { nodes.append(h) } }
+            batch.forEachRecord { record in
+                let leaf = record.withFramedBytes { $0.withUnsafeBytes { hasher.leaf($0) } }
+                range.append(leaf, hasher: &hasher) { l, h in if l >= level { nodes.append(h) } }
             }
             position = batch.endPosition
             return true
         }
-        if missing { throw LogError.sequenceNotFound(range.size + 1) }
     }
 
     // MARK: Node lookup and proofs
@@ -169,8 +160,8 @@ public final class MerkleTreeFile {
         var out: [SHA256Digest] = []
         out.reserveCapacity(Int(end - first))
         try reader.forEachRecord(from: first + 1) { record in
-            guard record.sequence <= end, let input = Self.leafInput(record) else { return false }
-            out.append(Merkle.leafHash(input))
+            guard record.sequence <= end else { return false }
+            out.append(record.withFramedBytes { $0.withUnsafeBytes { Merkle.leafHash($0) } })
             return record.sequence < end
         }
         guard out.count == Int(end - first) else { throw LogError.sequenceNotFound(first + UInt64(out.count) + 1) }
