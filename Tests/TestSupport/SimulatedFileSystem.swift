@@ -89,8 +89,10 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
             }
         }
 
-        /// Writes in place, remembering the bytes overwritten.
-        func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) {
+        /// Writes in place, remembering the bytes overwritten; returns how many bytes it
+        /// copied (the write's, the overwritten ones kept for the undo log, zero fill).
+        @discardableResult
+        func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int {
             let previous = current.count
             let end = offset + bytes.count
             let overlap = max(0, min(end, previous) - offset)
@@ -104,6 +106,7 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
             current.withUnsafeMutableBytes {
                 ($0.baseAddress! + offset).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
             }
+            return bytes.count + overlap + max(0, offset - previous)
         }
 
         /// The last sync: what is current is durable.
@@ -146,6 +149,10 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
     public private(set) var syncCount = 0
     public private(set) var folderSyncCount = 0
     public private(set) var writeCount = 0
+    /// Bytes the simulated disk copied to carry out writes (the written bytes, the
+    /// bytes they overwrote kept for a crash, zero fill): a write's cost, which must
+    /// not grow with the file (`SimulatedDiskTests`).
+    public private(set) var bytesCopiedByWrites = 0
     public private(set) var crashed = false
     /// Sync number (1-based) at which power is lost; nil: never.
     public var crashAtSync: Int?
@@ -439,7 +446,7 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
             }
             if let code = writesFail { throw Self.failure("pwrite", name, code) }
             let f = inodes[id]!
-            f.write(bytes, at: Int(offset))
+            bytesCopiedByWrites += f.write(bytes, at: Int(offset))
             f.pending.append(PendingWrite(offset: offset, bytes: Array(bytes)))
         }
     }
