@@ -79,7 +79,8 @@ public struct TailCut: Sendable, Equatable, CustomStringConvertible {
 ///
 /// Invariants: `durableLength ≤ writtenLength ≤ encodedLength`; every batch's
 /// `syncedLength` field is a `durableLength` that was true when it was encoded;
-/// `recordedAt` never decreases.
+/// `recordedAt` never decreases. `checkInvariants()` checks these and the rest of
+/// the state's (`LogWriter.Invariant`, LogWriter+Invariants.swift).
 package final class LogWriter: Sendable {
     /// The log file's name in the ledger folder.
     package static let logFileName = "ledger.log"
@@ -531,7 +532,8 @@ package final class LogWriter: Sendable {
                         s.allocatedLength = physical
                     }
                     if work.sync { s.durableLength = offset }
-                    assert(s.durableLength <= s.writtenLength && s.writtenLength <= s.encodedLength)
+                    precondition(s.durableLength <= s.writtenLength && s.writtenLength <= s.encodedLength,
+                                 "durable ≤ written ≤ encoded (LogWriter.lengthsOrdered)")
                     let (written, durable) = (s.writtenLength, s.durableLength)
                     s.waiters.removeAll { w in
                         guard (w.durable ? durable : written) >= w.end else { return false }
@@ -644,6 +646,19 @@ package final class LogWriter: Sendable {
     package var durableLength: UInt64 { state.withLock { $0.durableLength } }
     /// Bytes of the log including appends not yet durable.
     package var encodedLength: UInt64 { state.withLock { $0.encodedLength } }
+
+    /// Every invariant (`LogWriter.Invariant`) the writer's state breaks, read under its
+    /// lock (empty: none). Tests call it; it costs a pass over the pending buffers,
+    /// the waiters and the checkpoint's entries.
+    package func checkInvariants() -> [InvariantViolation] {
+        state.withLock { s in
+            StateFacts(nextSequence: s.nextSequence, lastRecordedAt: s.lastRecordedAt, encodedLength: s.encodedLength,
+                       writtenLength: s.writtenLength, durableLength: s.durableLength, physicalLength: s.physicalLength,
+                       pendingBytes: s.pendingBytes, pendingBufferBytes: s.pending.reduce(0) { $0 + $1.count },
+                       waiters: s.waiters.map { StateFacts.Waiting(end: $0.end, durable: $0.durable) },
+                       flushing: s.flushing, poisoned: s.poisoned != nil, closed: s.closed, checkpoint: s.checkpoint)
+        }.violations()
+    }
 }
 
 /// The shared first steps of opening a log file: size, header, genesis link.
