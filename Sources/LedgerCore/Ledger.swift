@@ -248,7 +248,13 @@ public actor Ledger {
     /// longer known). Only the writer's I/O poisons.
     private func enqueue(_ batch: RecordBatch) throws -> LogWriter.Ticket {
         do {
-            return try writer.enqueue(batch)
+            let ticket = try writer.enqueue(batch)
+            #if DEBUG
+            if InvariantChecks.afterFolds, InvariantChecks.due(batch: ticket.sequences) {
+                InvariantViolation.trap(ifAny: writer.checkInvariants(), "after enqueueing events \(ticket.sequences)")
+            }
+            #endif
+            return ticket
         } catch let error as LogError {
             switch error {
             case .tooLarge, .emptyBatch, .invalidKind: throw error

@@ -82,6 +82,8 @@ public struct TailCut: Sendable, Equatable, CustomStringConvertible {
 /// `syncedLength` field is a `durableLength` that was true when it was encoded;
 /// `recordedAt` never decreases; `writtenLength` and `durableLength` only ever
 /// count bytes that are in the file (what a reader may be told of).
+/// `checkInvariants()` checks these and the rest of the state's
+/// (`LogWriter.Invariant`, LogWriter+Invariants.swift).
 package final class LogWriter: Sendable {
     /// The log file's name in the ledger folder.
     package static let logFileName = "ledger.log"
@@ -850,6 +852,19 @@ package final class LogWriter: Sendable {
     }
     /// Bytes of the log including appends not yet durable.
     package var encodedLength: UInt64 { state.withLock { $0.encodedLength } }
+
+    /// Every invariant (`LogWriter.Invariant`) the writer's state breaks, read under its
+    /// lock (empty: none). Tests call it; it costs a pass over the pending buffers,
+    /// the waiters and the checkpoint's entries.
+    package func checkInvariants() -> [InvariantViolation] {
+        state.withLock { s in
+            StateFacts(nextSequence: s.nextSequence, lastRecordedAt: s.lastRecordedAt, encodedLength: s.encodedLength,
+                       writtenLength: s.writtenLength, durableLength: s.durableLength, physicalLength: s.physicalLength,
+                       pendingBytes: s.pendingBytes, pendingBufferBytes: s.pending.reduce(0) { $0 + $1.count },
+                       waiters: s.waiters.map { StateFacts.Waiting(end: $0.end, durable: $0.durable) },
+                       flushing: s.flusherStarted && !s.flusherAsleep, poisoned: s.poisoned != nil, closed: s.closed, checkpoint: s.checkpoint)
+        }.violations()
+    }
 }
 
 /// The shared first steps of opening a log file: size, header, genesis link.

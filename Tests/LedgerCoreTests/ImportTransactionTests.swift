@@ -157,6 +157,27 @@ struct ImportTransactionTests {
         #expect(inside.map { "\($0)" }?.contains("starts inside a batch: a transaction begins its batch [E11]") == true)
     }
 
+    /// E11, "inside a transaction no other transaction starts", also when a legacy
+    /// (version 1) import started inside it: the rules looked only at the last import
+    /// started, so a second transaction was folded and the state held two open ones
+    /// (found by `LedgerState.Invariant.oneOpenTransaction` after the fold).
+    @Test func e11NoTransactionStartsInsideAnotherBehindALegacyImport() async throws {
+        let legacy = ExportImportStart(importId: fixedUUID(50), contentSHA256: [UInt8](repeating: 7, count: 32), exportDate: nil,
+                                       locale: nil, exportVersion: nil, sourcePath: "old.zip", again: false, me: [])
+        let fs = SimulatedFileSystem()
+        let writer = try LogWriter.create(fs, ledgerId: fixedLedgerId, options: testOptions)
+        for events: [Event] in [[.importStarted(Self.start(40))], [.importStarted(legacy)], [.importStarted(Self.start(41))],
+                                [.importFinished(Self.finish(41))], [.importFinished(Self.finish(40))]] {
+            var batch = RecordBatch()
+            for event in events { EventCodec.append(event, to: &batch) }
+            try await writer.append(batch)
+        }
+        try await writer.close()
+        let problem = try LedgerVerifier.verify(fs).eventProblem
+        #expect(problem.map { "\($0)" }?.contains("starts while import \(fixedUUID(40).uuidString) is open [E11]") == true)
+        #expect(problem?.sequence == 3)
+    }
+
     /// S7: a snapshot asked for while a transaction is open waits for its close, so
     /// that it stands outside it.
     @Test func s7NoSnapshotInsideATransaction() async throws {

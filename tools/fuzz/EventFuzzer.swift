@@ -111,7 +111,9 @@ public enum EventFuzzer {
             for event in try LedgerDecider.decide(command, state) {
                 sequence += 1
                 records.append((event.kind.rawValue, event.kind.currentVersion, EventCodec.payload(event)))
-                state.apply(event, sequence: sequence, recordedAt: Int64(sequence) * 1_000_000_000, offset: 0)
+                // This state only decides the next commands; its offsets need only be in
+                // log order (SampleIndex.recordsConsecutive), one per record.
+                state.apply(event, sequence: sequence, recordedAt: Int64(sequence) * 1_000_000_000, offset: sequence)
             }
         }
         return records

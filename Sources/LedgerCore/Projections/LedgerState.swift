@@ -14,6 +14,11 @@ import LedgerLog
 /// Deterministic: the same events in the same order give the same state and the
 /// same `digest()`. Rules (`LedgerRules`) decide what may be folded; `apply`
 /// folds without judging (replay of a verified log).
+///
+/// Invariants: `LedgerState.Invariant` (statistics per slot, imports in order, at
+/// most one open transaction, every event counted once, …) and the sample index's;
+/// `checkInvariants()` checks them all, and debug builds check them after folds
+/// (`InvariantChecks`).
 package struct LedgerState: Sendable, Equatable {
     package private(set) var registry = AppRegistry()
     package private(set) var authorization = AuthorizationProjection()
@@ -26,7 +31,8 @@ package struct LedgerState: Sendable, Equatable {
     package private(set) var imports: [ImportEntry] = []
     /// Activity summaries by day (`year * 10_000 + month * 100 + day`); a later
     /// record of the same day replaces the earlier one.
-    package private(set) var activitySummaries: [Int: ActivitySummary] = [:]
+    /// (`internal(set)`: tests file a summary under another day to see the invariant named.)
+    package internal(set) var activitySummaries: [Int: ActivitySummary] = [:]
 
     /// The owner's time zone (IANA identifier), nil until an `ownerTimeZoneSet`.
     package private(set) var ownerTimeZone: String?
@@ -40,7 +46,8 @@ package struct LedgerState: Sendable, Equatable {
     /// order added, by workout UUID. A deleted workout's stay; readers skip them.
     package private(set) var workoutActivities: [UUID: [WorkoutActivity]] = [:]
     /// Every activity's UUID (derived from `workoutActivities`: rule E10's uniqueness).
-    package private(set) var workoutActivityUUIDs: Set<UUID> = []
+    /// (`internal(set)`: tests add one to see the invariant named.)
+    package internal(set) var workoutActivityUUIDs: Set<UUID> = []
 
     /// The last sequence number folded in (0 for an empty log).
     package private(set) var lastSequence: UInt64 = 0
@@ -71,6 +78,10 @@ package struct LedgerState: Sendable, Equatable {
     /// replays a log that `verify` accepts.
     mutating func apply(_ facts: EventFacts, kind: UInt16, sequence: UInt64, recordedAt: Int64, offset: UInt64) {
         precondition(sequence == lastSequence + 1, "events are folded in sequence order")
+        #if DEBUG
+        let slotsBefore = samples.count, deletionsBefore = samples.deletedCount
+        defer { checkInvariantsAfterFold(sequence: sequence, slotsBefore: slotsBefore, deletionsBefore: deletionsBefore) }
+        #endif
         lastSequence = sequence
         lastRecordedAt = recordedAt
         eventCounts[kind, default: 0] += 1
@@ -157,9 +168,12 @@ package struct LedgerState: Sendable, Equatable {
     }
 
     /// The transactional import that is open (started, neither finished nor aborted):
-    /// only while the store runs one. Replay never folds an open one (rule E11).
+    /// only while the store runs one. Replay never folds an open one (rule E11). Not
+    /// always the last import started: a legacy (version 1) import may have started
+    /// inside it, and a second transaction must still be refused
+    /// (`LedgerState.Invariant.oneOpenTransaction`).
     package var openTransaction: ImportEntry? {
-        imports.last.flatMap { $0.start.isTransaction && $0.finishedAt == nil ? $0 : nil }
+        imports.last { $0.start.isTransaction && $0.finishedAt == nil }
     }
 
     /// Passes over an event that is not applied (an aborted import's, rule E11): the
@@ -169,6 +183,9 @@ package struct LedgerState: Sendable, Equatable {
         lastSequence = sequence
         lastRecordedAt = recordedAt
         eventsNotApplied += 1
+        #if DEBUG
+        checkInvariantsAfterFold(sequence: sequence, slotsBefore: samples.count, deletionsBefore: samples.deletedCount)
+        #endif
     }
 
     /// Sets the time of the last event folded in (a group folded before the log

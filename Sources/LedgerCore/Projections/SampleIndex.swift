@@ -10,9 +10,14 @@ import LedgerLog
 /// record's samples), never a copy of the sample. Slots are numbered in log order,
 /// which makes every output independent of hash-table layout.
 ///
-/// Invariants: a UUID maps to exactly one slot; a slot is deleted at most once;
-/// `latest(typeCode:)` is the live slot of that type with the greatest
-/// (start, end, slot); a sorted timeline is in (start, end, slot) order.
+/// Invariants (`SampleIndex.Invariant`, checked by `checkInvariants()`; the ones a
+/// fold could break are also preconditions of `add` and `delete`): a UUID maps to
+/// exactly one slot; a slot is deleted at most once, and has exactly one tombstone
+/// then; `latest(typeCode:)` is the live slot of that type with the greatest
+/// (start, end, slot); a sorted timeline is in (start, end, slot) order, and each
+/// timeline holds exactly the slots of its type; a record's slots are consecutive,
+/// in log order, marked by `recordStarts`; `appOverflows` holds exactly the slots
+/// marked as overflowing; `syncSlots` indexes the live slots of `syncOfSlot`.
 package struct SampleIndex: Sendable, Equatable {
     /// One sample's facts: 40 bytes, stored contiguously (one append per sample).
     ///
@@ -272,8 +277,9 @@ package struct SampleIndex: Sendable, Equatable {
         for code in timelines.indices where !timelines[code].sorted { sortTimeline(UInt16(code)) }
     }
 
+    /// Whether slot `a` comes before slot `b` in a timeline: (start, end, slot) order.
     @inline(__always)
-    private static func before(_ a: UInt32, _ b: UInt32, _ s: UnsafeBufferPointer<Slot>) -> Bool {
+    static func before(_ a: UInt32, _ b: UInt32, _ s: UnsafeBufferPointer<Slot>) -> Bool {
         let x = s[Int(a)], y = s[Int(b)]
         if x.start != y.start { return x.start < y.start }
         if x.end != y.end { return x.end < y.end }
@@ -292,13 +298,21 @@ package struct SampleIndex: Sendable, Equatable {
 
     // MARK: Folding
 
-    /// Adds a saved sample; returns its slot. Precondition: the UUID is new (rules).
+    /// Adds a saved sample; returns its slot. Preconditions: the UUID is new (the rules;
+    /// `UUIDTable.insert` checks it on its probe); the record's samples come in order,
+    /// in consecutive slots, and records in log order.
     mutating func add(_ h: SampleCodec.Header, syncIdentifier: String?, app: AppOrdinal, recordOffset: UInt64,
                       position: UInt32) -> UInt32 {
+        precondition(slots.count < Int(UInt32.max), "a slot number fits 32 bits")
         let slot = UInt32(slots.count)
         let code = Int(h.typeCode)
         precondition(code < Self.typeCodeLimit, "type codes are below the limit (decoder)")
-        precondition(slot > 0 || position == 0, "a record's samples take consecutive slots")
+        if let previous = slots.last?.recordOffset {
+            precondition(position == 0 ? recordOffset > previous : recordOffset == previous,
+                         "a record's samples take consecutive slots, records in log order (SampleIndex.recordsConsecutive)")
+        } else {
+            precondition(position == 0, "a record's samples take consecutive slots (SampleIndex.recordStartsShape)")
+        }
         let appField = min(app, Slot.appOverflow)
         if appField == Slot.appOverflow { appOverflows[slot] = app }
         slots.append(Slot(uuid: h.uuid, start: h.start, end: h.end, recordOffset: recordOffset, typeCode: h.typeCode,
@@ -333,6 +347,7 @@ package struct SampleIndex: Sendable, Equatable {
     }
 
     private mutating func markDeleted(_ slot: UInt32, sequence: UInt64, actor: ActorID, replacedBy: UInt32?) {
+        precondition(isLive(slot), "a slot is deleted at most once (SampleIndex.tombstonesNameDeletedSlots)")
         slots[Int(slot)].state |= Self.deletedBit
         tombstones.append(Tombstone(slot: slot, sequence: sequence, actor: actor, replacedBy: replacedBy))
         if let sync = syncOfSlot[slot] {

@@ -1,5 +1,6 @@
 import CLedgerAccel
 import Foundation
+import LedgerLog
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,6 +13,11 @@ import Glibc
 ///
 /// Iteration order is irrelevant to every output: the digest and snapshots walk
 /// slots, not buckets.
+///
+/// Invariants (`UUIDTable.Invariant`, checked by `checkInvariants(slotCount:)`): the
+/// bucket count is a power of two; the load is at most 80 %; `count` is the number of
+/// nonempty buckets; every entry names a slot (`slot + 1` in 1...slot count) and has
+/// its fingerprint's low bit set (what makes a nonempty bucket nonzero).
 struct UUIDTable: Sendable, Equatable {
     private(set) var buckets: Column<UInt64>
     private(set) var count = 0
@@ -97,16 +103,34 @@ struct UUIDTable: Sendable, Equatable {
         }
     }
 
-    /// Adds `uuid` → `slot`. Precondition: `uuid` is not in the table.
+    /// Adds `uuid` → `slot`. Precondition: `uuid` is not in the table (the rules refuse
+    /// a UUID already saved); `slot` fits a bucket (below `UInt32.max`, whose `slot + 1`
+    /// would not).
     @inline(__always)
     mutating func insert(_ uuid: UUID, slot: UInt32, uuidOf: (UInt32) -> UUID) {
+        precondition(slot < UInt32.max, "a slot fits a bucket (slot + 1 is below 2^32)")
         if (count + 1) * 10 > buckets.count * 8 { grow(uuidOf: uuidOf) }
-        place(Self.hash(uuid), slot: slot)
+        let h = Self.hash(uuid)
+        let fingerprint = UInt64(UInt32(truncatingIfNeeded: h >> 32) | 1) << 32
+        let mask = buckets.count - 1
+        var i = Int(truncatingIfNeeded: h) & mask
+        buckets.withUnsafeMutableBufferPointer { b in
+            // The probe passes every bucket a lookup of `uuid` would: an entry with its
+            // fingerprint (rare unless it is the UUID) is compared, so the check is ~free.
+            while b[i] != 0 {
+                precondition(b[i] & 0xFFFF_FFFF_0000_0000 != fingerprint || uuidOf(UInt32(truncatingIfNeeded: b[i]) - 1) != uuid,
+                             "a UUID maps to exactly one slot (SampleIndex.uuidFindsItsSlot)")
+                i = (i + 1) & mask
+            }
+            b[i] = fingerprint | UInt64(slot) + 1
+        }
         count += 1
     }
 
+    /// Puts an entry for `slot` (below `UInt32.max`: `insert` made sure) in the first
+    /// empty bucket from `h`'s.
     private mutating func place(_ h: UInt64, slot: UInt32) {
-        let entry = UInt64(UInt32(truncatingIfNeeded: h >> 32) | 1) << 32 | UInt64(slot + 1)
+        let entry = UInt64(UInt32(truncatingIfNeeded: h >> 32) | 1) << 32 | UInt64(slot) + 1
         let mask = buckets.count - 1
         var i = Int(truncatingIfNeeded: h) & mask
         buckets.withUnsafeMutableBufferPointer { b in
@@ -125,6 +149,47 @@ struct UUIDTable: Sendable, Equatable {
     }
 }
 
+
+extension UUIDTable {
+    /// The table's invariants, named as `checkInvariants(slotCount:)` reports them.
+    package enum Invariant: String, CaseIterable, Sendable {
+        /// The bucket count is a power of two (the probe masks with `count − 1`).
+        case bucketsPowerOfTwo = "UUIDTable.bucketsPowerOfTwo"
+        /// At most 80 % of the buckets are used (`insert` grows before; a probe of a
+        /// full table would never meet an empty bucket).
+        case loadAtMost80Percent = "UUIDTable.loadAtMost80Percent"
+        /// `count` is the number of nonempty buckets.
+        case countIsNonemptyBuckets = "UUIDTable.countIsNonemptyBuckets"
+        /// Every nonempty bucket names a slot: `slot + 1` in `1...slotCount`, with the
+        /// fingerprint's low bit set.
+        case entriesNameSlots = "UUIDTable.entriesNameSlots"
+    }
+
+    /// Every invariant the table breaks for an index of `slotCount` slots (empty:
+    /// none). Reads every bucket: for a mapped table, every block (tests only).
+    func checkInvariants(slotCount: Int) -> [InvariantViolation] {
+        var found = InvariantFindings<Invariant>()
+        if buckets.count.nonzeroBitCount != 1 { found.note(.bucketsPowerOfTwo, "\(buckets.count) buckets") }
+        if count * 10 > buckets.count * 8 { found.note(.loadAtMost80Percent, "\(count) entries in \(buckets.count) buckets") }
+        var nonempty = 0
+        buckets.withUnsafeBufferPointer { b in
+            var i = 0
+            while i < b.count {
+                let e = b[i]
+                if e != 0 {
+                    nonempty += 1
+                    let slotPlusOne = UInt32(truncatingIfNeeded: e)
+                    if slotPlusOne == 0 || Int(slotPlusOne) > slotCount || e >> 32 & 1 == 0 {
+                        found.note(.entriesNameSlots, "bucket \(i) holds 0x\(String(e, radix: 16)) with \(slotCount) slots")
+                    }
+                }
+                i += 1
+            }
+        }
+        if nonempty != count { found.note(.countIsNonemptyBuckets, "count \(count), \(nonempty) nonempty buckets") }
+        return found.violations
+    }
+}
 
 /// Transparent huge pages for large, randomly accessed or freshly loaded buffers.
 enum HugePages {
