@@ -33,11 +33,11 @@ extension LedgerState {
 
     /// Every invariant the state breaks (empty: none): its own, the sample index's and
     /// the UUID table's. Reads every column; with `readingMappedColumns` false, the
-    /// sample index of a state read from a mapped snapshot (it has `snapshotDamage`) is
+    /// sample index of a state read from a mapped snapshot (`hasMappedColumns`) is
     /// left unchecked, so that checking reads (and so checks, rule S8) no block a reader
     /// has not read. Tests only: O(slots + buckets + type codes).
     package func checkInvariants(readingMappedColumns: Bool = true) -> [InvariantViolation] {
-        checkInvariants(sampleIndex: readingMappedColumns || snapshotDamage == nil)
+        checkInvariants(sampleIndex: readingMappedColumns || !samples.hasMappedColumns)
     }
 
     private func checkInvariants(sampleIndex: Bool) -> [InvariantViolation] {
@@ -101,7 +101,7 @@ extension LedgerState {
         let checks = InvariantChecks.due(sequence: sequence, slotsBefore: slotsBefore, slotsAfter: samples.count,
                                          indexChanged: indexChanged)
         guard checks != .none else { return }
-        InvariantViolation.trap(ifAny: checkInvariants(sampleIndex: checks == .all && snapshotDamage == nil),
+        InvariantViolation.trap(ifAny: checkInvariants(sampleIndex: checks == .all && !samples.hasMappedColumns),
                                 "after folding event \(sequence)")
     }
     #endif

@@ -73,7 +73,7 @@ struct UUIDTable: Sendable, Equatable {
     @inline(__always)
     func find(_ uuid: UUID, slotCount: UInt32, uuidOf: (UInt32) -> UUID) -> UInt32? {
         let h = Self.hash(uuid)
-        let fingerprint = UInt64(UInt32(truncatingIfNeeded: h >> 32) | 1) << 32
+        let fingerprint = Self.fingerprint(h)
         let mask = buckets.count - 1
         var i = Int(truncatingIfNeeded: h) & mask
         if buckets.isMapped {
@@ -110,32 +110,34 @@ struct UUIDTable: Sendable, Equatable {
     mutating func insert(_ uuid: UUID, slot: UInt32, uuidOf: (UInt32) -> UUID) {
         precondition(slot < UInt32.max, "a slot fits a bucket (slot + 1 is below 2^32)")
         if (count + 1) * 10 > buckets.count * 8 { grow(uuidOf: uuidOf) }
-        let h = Self.hash(uuid)
-        let fingerprint = UInt64(UInt32(truncatingIfNeeded: h >> 32) | 1) << 32
+        // The probe passes every bucket a lookup of `uuid` would: an entry with its
+        // fingerprint (rare unless it is the UUID) is compared, so the check is ~free.
+        place(Self.hash(uuid), slot: slot) { uuidOf($0) == uuid }
+        count += 1
+    }
+
+    /// The fingerprint half of an entry for hash `h`: its high 32 bits, the low bit set
+    /// (so that no entry is zero, the empty bucket).
+    @inline(__always)
+    private static func fingerprint(_ h: UInt64) -> UInt64 {
+        UInt64(UInt32(truncatingIfNeeded: h >> 32) | 1) << 32
+    }
+
+    /// Puts an entry for `slot` (below `UInt32.max`: `insert` made sure) in the first
+    /// empty bucket from `h`'s. Precondition: no entry passed on the way, of the same
+    /// fingerprint, is of a slot `holdsTheUUID` (a UUID maps to exactly one slot).
+    @inline(__always)
+    private mutating func place(_ h: UInt64, slot: UInt32, holdsTheUUID: (UInt32) -> Bool = { _ in false }) {
+        let fingerprint = Self.fingerprint(h)
         let mask = buckets.count - 1
         var i = Int(truncatingIfNeeded: h) & mask
         buckets.withUnsafeMutableBufferPointer { b in
-            // The probe passes every bucket a lookup of `uuid` would: an entry with its
-            // fingerprint (rare unless it is the UUID) is compared, so the check is ~free.
             while b[i] != 0 {
-                precondition(b[i] & 0xFFFF_FFFF_0000_0000 != fingerprint || uuidOf(UInt32(truncatingIfNeeded: b[i]) - 1) != uuid,
+                precondition(b[i] & 0xFFFF_FFFF_0000_0000 != fingerprint || !holdsTheUUID(UInt32(truncatingIfNeeded: b[i]) - 1),
                              "a UUID maps to exactly one slot (SampleIndex.uuidFindsItsSlot)")
                 i = (i + 1) & mask
             }
             b[i] = fingerprint | UInt64(slot) + 1
-        }
-        count += 1
-    }
-
-    /// Puts an entry for `slot` (below `UInt32.max`: `insert` made sure) in the first
-    /// empty bucket from `h`'s.
-    private mutating func place(_ h: UInt64, slot: UInt32) {
-        let entry = UInt64(UInt32(truncatingIfNeeded: h >> 32) | 1) << 32 | UInt64(slot) + 1
-        let mask = buckets.count - 1
-        var i = Int(truncatingIfNeeded: h) & mask
-        buckets.withUnsafeMutableBufferPointer { b in
-            while b[i] != 0 { i = (i + 1) & mask }
-            b[i] = entry
         }
     }
 
