@@ -172,9 +172,19 @@ public actor Ledger {
     @discardableResult
     public func execute(_ command: LedgerCommand, durability: Durability = .durable) async throws -> [StoredEvent] {
         await admit()
+        guard let (ticket, stored) = try decideAndFold(command) else { return [] }
+        try await wait(for: ticket, durability: durability)
+        return stored
+    }
+
+    /// `execute`'s steps inside the actor, with no suspension: decides `command`,
+    /// enqueues its events as one batch and folds them (nil: no events). The caller
+    /// waits for the ticket (`wait(for:durability:)`), after setting whatever must hold
+    /// before another caller can run (`beginImport` opens its transaction).
+    func decideAndFold(_ command: LedgerCommand) throws -> (LogWriter.Ticket, [StoredEvent])? {
         if let failure { throw LedgerError.failed(cause: failure) }
         let events = try LedgerDecider.decide(command, state)
-        guard !events.isEmpty else { return [] }
+        guard !events.isEmpty else { return nil }
         var batch = RecordBatch()
         for event in events { EventCodec.append(event, to: &batch) }
         let ticket = try enqueue(batch)
@@ -186,13 +196,18 @@ public actor Ledger {
             stored.append(StoredEvent(sequence: sequence, recordedAt: ticket.recordedAt, offset: ticket.recordOffsets[i], event: event))
         }
         replayWorkSinceSnapshot += UInt64(events.count + state.samples.count - slotsBefore)
+        return (ticket, stored)
+    }
+
+    /// Waits until the writer has `ticket`'s batch (durable, or enqueued within the
+    /// bulk limits); a failure fails the ledger.
+    func wait(for ticket: LogWriter.Ticket, durability: Durability) async throws {
         do {
             try await writer.wait(for: ticket, durability: durability)
         } catch {
             failure = error
             throw error
         }
-        return stored
     }
 
     /// Decides several commands in order, each against the state the ones before it
@@ -345,6 +360,19 @@ public actor Ledger {
         }
         state = loaded.state
         replayWorkSinceSnapshot = loaded.snapshot == nil ? state.lastSequence + UInt64(state.samples.count) : loaded.replayed
+    }
+
+    /// After the ledger failed inside a transaction: the projections hold the import's
+    /// events folded, which no reader may see before a commit (rule E11). They are
+    /// rebuilt from what the log file holds — replay stops before an import that is
+    /// not finished in the file — so readers see what any other process would. If that
+    /// fails too, the projections are emptied: a failed ledger answers nothing rather
+    /// than an uncommitted import.
+    func forgetFailedImport() {
+        state = LedgerState()  // first: the two states are never in memory together
+        if let loaded = try? StateLoader.load(fs, reader: reader, useSnapshots: options.useSnapshots) {
+            state = loaded.state
+        }
     }
 
     private func appendGroup(_ commands: [LedgerCommand], durability: Durability, keepEvents: Bool) async throws

@@ -49,9 +49,23 @@ extension Ledger {
     package func beginImport(_ start: ExportImportStart) async throws -> ImportTransaction {
         precondition(start.isTransaction, "an import transaction begins with a version 2 importStarted")
         await admit()
-        let events = try await execute(.startImport(start), durability: .deferred)
+        // The transaction is open from the moment its start is folded, before the
+        // first suspension: a caller let in while the start is waited for would land
+        // its events inside the import (and an abort would drop them).
+        guard let (ticket, events) = try decideAndFold(.startImport(start)) else {
+            preconditionFailure("an import's start is one event")
+        }
         let t = ImportTransaction(importId: start.importId, startedAt: events[0].sequence)
         transaction = t
+        do {
+            try await wait(for: ticket, durability: .deferred)
+        } catch {
+            // The ledger has failed (it refuses every write): end the transaction so that
+            // readers are let in; the start stays unapplied for them (see abortImport).
+            forgetFailedImport()
+            endTransaction()
+            throw error
+        }
         return t
     }
 
@@ -107,8 +121,16 @@ extension Ledger {
     package func abortImport(_ t: ImportTransaction, reason: String) async throws {
         try require(t)
         defer { endTransaction() }
-        if let failure { throw LedgerError.failed(cause: failure) }
-        try await appendAbort(ExportImportAbort(importId: t.importId, reason: reason))
+        if let failure {
+            forgetFailedImport()
+            throw LedgerError.failed(cause: failure)
+        }
+        do {
+            try await appendAbort(ExportImportAbort(importId: t.importId, reason: reason))
+        } catch {
+            forgetFailedImport()
+            throw error
+        }
         try reloadState()
     }
 }

@@ -85,13 +85,17 @@ enum ImportAppleHealthCommand {
             try await dryRunImport(source, options: options, fs: fs, global: global)
             return
         }
-        // A ledger this command creates is removed again if the import fails: a
-        // malformed export leaves nothing behind. An existing ledger keeps the aborted
-        // import (append-only), and every projection as it was.
+        // A ledger this command creates in a local folder is removed again if the
+        // import fails: a malformed export leaves nothing behind — the folder, if this
+        // command made it, else every entry the folder did not hold before (an empty
+        // folder is left empty). An existing ledger keeps the aborted import
+        // (append-only), and every projection as it was.
         var created = false
-        var madeFolder: String?
+        var createdIn: (folder: String, entriesBefore: Set<String>?)?
         if !fs.exists(LogWriter.logFileName) {
-            if fs is PosixFileSystem, !FileManager.default.fileExists(atPath: fs.path) { madeFolder = fs.path }
+            if fs is PosixFileSystem {
+                createdIn = (fs.path, fs.folderExists() ? Set(try FileManager.default.contentsOfDirectory(atPath: fs.path)) : nil)
+            }
             try await Ledger.create(fs).close()
             created = true
         }
@@ -104,7 +108,7 @@ enum ImportAppleHealthCommand {
         } catch {
             Progress.finish()
             try? await ledger.close()
-            if let madeFolder { try? FileManager.default.removeItem(atPath: madeFolder) }
+            if let createdIn { Self.removeCreatedLedger(createdIn.folder, entriesBefore: createdIn.entriesBefore) }
             throw error
         }
         if created { Output.error("healthledger: created a new ledger at \(global.ledgerPath)") }
@@ -112,6 +116,18 @@ enum ImportAppleHealthCommand {
             Output.line(summary.json)
         } else {
             for line in summary.lines { Output.line(line) }
+        }
+    }
+
+    /// Removes the ledger a failed import created in `folder`: the folder itself when
+    /// it did not exist before (`entriesBefore` nil), else the entries it did not hold.
+    static func removeCreatedLedger(_ folder: String, entriesBefore: Set<String>?) {
+        guard let before = entriesBefore else {
+            try? FileManager.default.removeItem(atPath: folder)
+            return
+        }
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !before.contains(entry) {
+            try? FileManager.default.removeItem(atPath: folder + "/" + entry)
         }
     }
 

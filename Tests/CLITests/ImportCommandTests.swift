@@ -46,6 +46,13 @@ struct ImportCommandTests {
         #expect(broken.stderr == "healthledger: invalidValue: broken.xml: line 24, column 2: startDate '2019-05-03 25:30:00 -0400' is not a date\n")
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/M"))
 
+        // Into an existing folder that holds no ledger: the folder stays, as it was.
+        try FileManager.default.createDirectory(atPath: dir.path + "/E", withIntermediateDirectories: false)
+        try Data("mine".utf8).write(to: here.appendingPathComponent("E/notes.txt"))
+        let intoFolder = try CLIRunner.run(["--ledger", "E", "import-apple-health", "broken.xml"], currentDirectory: here)
+        #expect(intoFolder.status == 3)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/E") == ["notes.txt"])
+
         let missing = try CLIRunner.run(["--ledger", "M", "import-apple-health", "nothere.zip"], currentDirectory: here)
         #expect(missing.status == 4)
         #expect(missing.stderr == "healthledger: notFound: nothere.zip: no such file or folder\n")

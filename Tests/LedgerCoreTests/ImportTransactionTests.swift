@@ -73,6 +73,69 @@ struct ImportTransactionTests {
         #expect(try LedgerVerifier.verify(fs).isIntact)
     }
 
+    /// E11: no other caller's write lands inside a transaction, even one that reaches
+    /// the ledger while the transaction's start is being appended (the transaction is
+    /// open from its start's fold, before `beginImport` first suspends; it was opened
+    /// only after the start's wait, and a write let in meanwhile became the import's).
+    @Test func e11NoWriteLandsInsideATransactionWhileItBegins() async throws {
+        for round in 0..<20 {
+            let fs = SimulatedFileSystem()
+            let ledger = try makeLedger(fs)
+            let zones = ["Europe/Paris", "America/New_York", "Asia/Tokyo", "Africa/Cairo", "Pacific/Honolulu",
+                         "Europe/Oslo", "America/Lima", "Asia/Kolkata"]
+            try await withThrowingTaskGroup(of: ImportTransaction?.self) { group in
+                group.addTask { try await ledger.beginImport(Self.start(40)) }
+                for zone in zones {
+                    group.addTask {
+                        try await ledger.execute(.setOwnerTimeZone(zone))
+                        return nil
+                    }
+                }
+                var committed = false
+                for try await result in group {
+                    guard let t = result else { continue }
+                    // The writes still waiting are let in by the commit.
+                    try await ledger.commitImport(t, absence: nil, finish: Self.finish(40))
+                    committed = true
+                }
+                #expect(committed)
+            }
+            try await ledger.close()
+            let kinds = try LogReader(fs).records(1...UInt64(10)).map(\.kind)
+            let start = try #require(kinds.firstIndex(of: EventKind.importStarted.rawValue))
+            let finish = try #require(kinds.firstIndex(of: EventKind.importFinished.rawValue))
+            #expect(finish == start + 1, "round \(round): events \(kinds[start...finish]) inside the import")
+            #expect(kinds.count == 10)
+        }
+    }
+
+    /// E11 when the disk fails at the commit: the ledger fails (every write refused),
+    /// and its readers still see nothing of the import — the projections are rebuilt
+    /// from the log file, which holds no finished import — not the events the import
+    /// folded before the failure.
+    @Test func e11AFailedCommitShowsReadersNothingOfTheImport() async throws {
+        let fs = SimulatedFileSystem()
+        let ledger = try makeLedger(fs)
+        try await ledger.grant(appA, share: [.quantity(.bodyMass)])
+        let before = await ledger.state
+        let t = try await ledger.beginImport(Self.start(40))
+        _ = try await ledger.appendGroup(try Self.body(uuid: 41), in: t)
+        #expect(try await ledger.read(in: t) { $0.samples.count } == 1)  // inside: the import's own sample
+        fs.fault = .failWrite(number: fs.writeCount + 1, errno: ENOSPC)
+        await #expect {
+            try await ledger.commitImport(t, absence: nil, finish: Self.finish(40))
+        } throws: { error in
+            if case LogError.noSpace = error { true } else { false }
+        }
+        await #expect(throws: LedgerError.self) { try await ledger.abortImport(t, reason: "the disk is full") }
+        let after = await ledger.read { $0 }
+        #expect(after.samples.count == 0)
+        #expect(after.openTransaction == nil)
+        #expect(after.imports.isEmpty)
+        #expect(after.eventCounts == before.eventCounts)
+        await #expect(throws: LedgerError.self) { try await ledger.execute(.setOwnerTimeZone("Europe/Paris")) }
+    }
+
     /// E11: an aborted transaction leaves every projection as a log without it would
     /// (but the position), in the store, in a replay, and in verify.
     @Test func e11AnAbortedTransactionAppliesNothing() async throws {
