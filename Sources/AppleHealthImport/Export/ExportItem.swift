@@ -18,8 +18,8 @@ enum ExportItem {
 
 /// A Record as a sample, with what the importer counts and links by.
 struct MappedRecord {
-    /// The sample (nil in the checking pass, which maps no Records to samples).
-    var sample: Sample!
+    /// The sample.
+    var sample: Sample
     /// The type code the record needs share permission for (a known quantity or category type).
     var typeCode: UInt16?
     /// HKMetadataKeySyncIdentifier and version, when both are present.

@@ -22,9 +22,6 @@ extension ExportMapper {
                     let entry = try metadataEntry()
                     metadata.append(entry.key, entry.value)
                 case .Record? where scanner.depth == depth + 1:
-                    let wasCheckOnly = checkOnly
-                    checkOnly = false  // members are mapped in full: they decide what links
-                    defer { checkOnly = wasCheckOnly }
                     members.append(try record(member: true))
                 default:
                     try keepChild(below: depth)

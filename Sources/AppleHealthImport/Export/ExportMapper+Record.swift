@@ -136,18 +136,7 @@ extension ExportMapper {
         default: typeCode = nil
         }
         let sync = metadata.isEmpty ? nil : ((try? metadata.syncIdentity()) ?? nil)
-        if checkOnly {
-            // What the writing pass will need of the record must hold here already: the
-            // fallback that keeps it raw refuses metadata HealthKit refuses.
-            _ = try rawCommon(head, metadata: metadata, uuid: RecordIdentity.placeholder, source: sourceValue(head.source, head.sourceVersion))
-            try attachPendingChildren(from: mark, to: "Record", [MetadataEntry(key: "uuid", value: .string("(checking)"))])
-            return MappedRecord(sample: nil, typeCode: typeCode, syncIdentity: sync, source: head.source,
-                                typeName: head.type.name, rawReason: nil, exactFingerprint: exact,
-                                logicalFingerprint: head.logical, metadataCount: metadata.count, beatLists: beatLists,
-                                beats: beats.count)
-        }
-        let uuid = identity.uuid(member ? .member : .record, from: formStart,
-                                 mayRepeat: member || repeatedRecords.map { $0.contains(exact) } ?? true)
+        let uuid = identity.uuid(member ? .member : .record, from: formStart)
         let (sample, reason) = try makeSample(head, metadata: metadata, beats: beats, uuid: uuid)
         try attachPendingChildren(from: mark, to: "Record", [MetadataEntry(key: "uuid", value: .string(sample.uuid.uuidString))])
         return MappedRecord(sample: sample, typeCode: typeCode, syncIdentity: sync, source: head.source,

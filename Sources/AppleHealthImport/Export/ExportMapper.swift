@@ -13,10 +13,6 @@ final class ExportMapper {
     /// The content identity of the current top-level element and the export's
     /// occurrence counts.
     var identity = RecordIdentity()
-    /// Exact fingerprints of the top-level Records the checking pass saw more than
-    /// once (nil: unknown, every Record may repeat). Only these need an occurrence
-    /// count, so the identity's table stays as small as the export's repeats.
-    var repeatedRecords: Set<UInt64>?
     /// Start tags are added to `identity` while a Record, Correlation or Workout is read.
     var identifying = false
     /// Reads a route file named by a `FileReference` (nil when the export has none).
@@ -55,9 +51,6 @@ final class ExportMapper {
     var unknownAttributes: [String: Int] = [:]
     /// Routes whose file was missing from the export.
     var missingRouteFiles: [String] = []
-    /// The checking pass: Records are read, checked and fingerprinted, not made
-    /// into samples (correlations and workouts, being few, are mapped in full).
-    var checkOnly = false
     /// Category values by (type code, value text), resolved once.
     var categoryCache: [String: [UInt16: Int]] = [:]
 
@@ -110,9 +103,8 @@ final class ExportMapper {
                 try attachPendingChildren(from: mark, to: "Me", [])
                 return .me(me)
             case .Record?:
-                // The checking pass maps no Records to samples: no identity needed.
-                identifying = !checkOnly
-                if identifying { identity.begin(scanner) }
+                identifying = true
+                identity.begin(scanner)
                 defer { identifying = false }
                 return .record(try record(member: false))
             case .Correlation?:

@@ -25,9 +25,6 @@ struct RecordIdentity {
         case workout = 0x57      // "W"
     }
 
-    /// The UUID the checking pass gives records it does not map (never written).
-    static let placeholder = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-
     /// The canonical form of the current top-level element, tag by tag.
     private(set) var form: [UInt8] = []
     /// Where the last tag written into `form` starts (a member's subtree starts there).
@@ -41,7 +38,7 @@ struct RecordIdentity {
         seen = FingerprintSet(capacity: expectedRecords)
     }
     private var repeats: [UInt64: UInt32] = [:]
-    /// Whether the last `uuid(_:from:mayRepeat:)` was of content seen before in this
+    /// Whether the last `uuid(_:from:)` was of content seen before in this
     /// export (an exact repeat: the importer counts them).
     private(set) var lastWasRepeat = false
     /// Attribute and element names' bytes by interned id (ids are small and dense).
@@ -118,17 +115,14 @@ struct RecordIdentity {
     /// D = SHA-256(domain ‖ form[start...]); the first occurrence in this export is
     /// D's first 16 bytes, the k-th repeat (k ≥ 1) the first 16 bytes of
     /// SHA-256(D ‖ k as u32 BE); then version 8 and the RFC 9562 variant are set.
-    /// `mayRepeat` false: the caller knows no other element of the export has this
-    /// content (its exact fingerprint was seen once in the checking pass), so it is
-    /// not remembered — the occurrence table then holds only the repeated ones.
-    mutating func uuid(_ domain: Domain, from start: Int = 0, mayRepeat: Bool = true) -> UUID {
+    mutating func uuid(_ domain: Domain, from start: Int = 0) -> UUID {
         var sha = SHA256()
         var d = domain.rawValue
         withUnsafeBytes(of: &d) { sha.update($0) }
         form.withUnsafeBytes { sha.update(UnsafeRawBufferPointer(rebasing: $0[start...])) }
         var digest = sha.finalize().array
         let key = digest.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-        lastWasRepeat = mayRepeat && !seen.insert(key)
+        lastWasRepeat = !seen.insert(key)
         if lastWasRepeat {
             let k = repeats[key, default: 1]
             repeats[key] = k + 1

@@ -10,18 +10,6 @@ package enum ImportClose: Sendable, Equatable {
     case finished(sequence: UInt64, recordedAt: Int64)
     /// Aborted at this event: none of the import's events applies.
     case aborted(sequence: UInt64, recordedAt: Int64)
-
-    package var sequence: UInt64 {
-        switch self {
-        case .finished(let s, _), .aborted(let s, _): s
-        }
-    }
-
-    package var recordedAt: Int64 {
-        switch self {
-        case .finished(_, let t), .aborted(_, let t): t
-        }
-    }
 }
 
 /// An import whose end is not (yet) in the log: still running in another process,

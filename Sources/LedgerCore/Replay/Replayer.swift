@@ -170,11 +170,7 @@ package enum Replayer {
                    range.lowerBound < range.upperBound {
                     state.samples.prefetch(headers[range.lowerBound].uuid)
                 }
-                switch limit {
-                case .end: break
-                case .sequence(let last): if items[i].sequence > last { break consume }
-                case .instant(let t): if items[i].recordedAt > t { break consume }
-                }
+                guard limit.admits(sequence: items[i].sequence, recordedAt: items[i].recordedAt) else { break consume }
                 let item = items[i]
                 if let through = passOverThrough {
                     // An aborted import's event: decoded (every event must be), never applied.
@@ -332,13 +328,6 @@ package enum Replayer {
                 errors.append(error)
                 items[item].facts = .undecodable(errors.count - 1)
             }
-        }
-
-        /// Read-only bytes shared by the validating workers.
-        struct SharedBytes: @unchecked Sendable {
-            // @unchecked: only read while the owning array is pinned by withUnsafeBytes.
-            let bytes: UnsafeRawBufferPointer
-            init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
         }
 
         /// Decoding failures from the workers, by item.
