@@ -387,6 +387,26 @@ public actor Ledger {
         let slotsBefore = state.samples.count
         for command in commands {
             do throws(RuleViolation) {
+                if case .saveEncoded(let bundle, let encoded) = command {
+                    // The bulk path: the samples' bytes go into the batch as they are and
+                    // their headers are what the rules check and the projections fold.
+                    let (app, samples) = try LedgerDecider.decideEncoded(bundle, encoded, state)
+                    let mark = batch.count
+                    batch.append(kind: EventKind.samplesSaved.rawValue, version: EventKind.samplesSaved.currentVersion) {
+                        samples.writePayload(app: app, into: &$0)
+                    }
+                    if case .tooLarge(let bytes, let limit)? = batch.limitViolation {
+                        batch.removeRecords(from: mark)
+                        throw RuleViolation.tooLarge(bytes: bytes, limit: limit)
+                    }
+                    let event = keepEvents ? LedgerDecider.event(of: samples, app: app, state) : nil
+                    let sequence = firstSequence + UInt64(pending.count)
+                    state.apply(samples.facts(app: app), kind: EventKind.samplesSaved.rawValue, sequence: sequence,
+                                recordedAt: provisionalTime, offset: batchOffset + UInt64(batch.recordStarts[mark]))
+                    pending.append((results.count, event))
+                    results.append(.success([]))
+                    continue
+                }
                 let decided = try LedgerDecider.decideWithFacts(command, state)
                 // Encode first and check the log's limits before folding anything: a
                 // command too large for the log is left out like a refused one.

@@ -201,6 +201,20 @@ public struct PayloadWriter: Sendable {
         }
     }
 
+    /// Appends `count` bytes that `write` fills (all of them; they start zeroed): for
+    /// an encoder that sized what it writes beforehand.
+    @inlinable package mutating func appendUninitialized(count n: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) {
+        precondition(n >= 0, "a byte count is not negative")
+        let from = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: n))
+        buffer.withUnsafeMutableBytes { write(UnsafeMutableRawBufferPointer(rebasing: $0[from..<from + n])) }
+    }
+
+    /// Lends this payload's bytes (only this writer's) to `body`.
+    @inlinable package func withWrittenBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+    }
+
     /// A copy of what this writer wrote (for a writer of its own buffer, the buffer).
     public var bytes: [UInt8] { start == 0 ? buffer : Array(buffer[start...]) }
 

@@ -3,10 +3,15 @@ import LedgerLog  // BoundedHandOff
 
 /// Reads (and inflates, and hashes, whatever `inner` does) a stream on a thread of
 /// its own, a few chunks ahead of the consumer, so that that work overlaps with
-/// parsing. Memory: at most `depth` chunks of `chunkSize` bytes. Dropping the
-/// stream before its end stops the thread.
+/// parsing. Memory: at most `depth` chunks of `chunkSize` bytes, plus the one being
+/// read and the one being filled. Dropping the stream before its end stops the thread.
+///
+/// Chunks the consumer is done with go back to the reading thread (`spares`) to be
+/// filled again: a chunk is larger than the CLI's mmap threshold, so a fresh one per
+/// megabyte would be mapped, faulted in and zeroed by the kernel each time.
 final class ReadAheadStream: ByteStream {
     private let queue: BoundedHandOff<[UInt8]>
+    private let spares: Locked<[[UInt8]]>
     private var current: [UInt8] = []
     private var position = 0
     /// The reading thread's end: an error, or a chunk shorter than `chunkSize`.
@@ -17,11 +22,14 @@ final class ReadAheadStream: ByteStream {
         // @unchecked: `inner` is used only by the reading thread.
         let inner: ByteStream
         let queue: BoundedHandOff<[UInt8]>
+        let spares: Locked<[[UInt8]]>
         let chunkSize: Int
 
         func run() {
             while true {
-                var chunk = [UInt8](repeating: 0, count: chunkSize)
+                // A spare of the full size is overwritten (only the last chunk is shorter).
+                var chunk = spares.withLock { $0.popLast() } ?? []
+                if chunk.count != chunkSize { chunk = [UInt8](repeating: 0, count: chunkSize) }
                 var filled = 0
                 do {
                     while filled < chunkSize {
@@ -47,7 +55,8 @@ final class ReadAheadStream: ByteStream {
     /// check) is complete and visible to the consumer.
     init(_ inner: ByteStream, chunkSize: Int = 1 << 20, depth: Int = 4) {
         queue = BoundedHandOff(capacity: depth)
-        let reader = Reader(inner: inner, queue: queue, chunkSize: chunkSize)
+        spares = Locked([])
+        let reader = Reader(inner: inner, queue: queue, spares: spares, chunkSize: chunkSize)
         let thread = Thread { reader.run() }
         thread.name = "healthledger.import.read"
         thread.start()
@@ -61,7 +70,9 @@ final class ReadAheadStream: ByteStream {
                 ended = true
                 return 0
             }
-            current = next
+            var done = next
+            swap(&done, &current)
+            if !done.isEmpty { spares.withLock { $0.append(done) } }  // refilled whole, never read as it is
             position = 0
         }
         let n = min(buffer.count, current.count - position)

@@ -23,6 +23,9 @@ public struct ImportOptions: Sendable {
     /// Samples per log batch (one append, one checksum chain link). With two batches
     /// queued and one being appended, this bounds the import's working memory.
     public var samplesPerBatch = 4096
+    /// Encode plain quantity and category Records straight from their parts (no
+    /// `Sample` built; the same bytes). Off only in tests that compare the two ways.
+    var directEncoding = true
     /// Tests: stop as a killed process would, after this many sample batches were
     /// appended (made durable; no `importFinished`, no `importAborted`), throwing
     /// `SimulatedCrash`.

@@ -8,12 +8,30 @@ enum ExportItem {
     case exportDate(String)
     case me([MetadataEntry])
     case record(MappedRecord)
+    /// A Record for the direct encoding, in `ExportMapper.direct`.
+    case directRecord
     case correlation(MappedCorrelation)
     case workout(MappedWorkout)
     case activitySummary(ActivitySummary)
     /// A top-level element this version has no model for (ClinicalRecord, Audiogram,
     /// VisionPrescription, …), kept whole as written.
     case kept(ExportElement)
+}
+
+/// A top-level Record for the direct encoding: a quantity or category sample with no
+/// metadata, no beats and nothing kept, as parts the model's checks accepted (the
+/// common case: no `Sample` is built). Left in `ExportMapper.direct` by the
+/// `.directRecord` item, so that nothing of it is copied on the way.
+struct DirectRecord {
+    var parts: SampleParts
+    /// The type code it needs share permission for.
+    var typeCode: UInt16
+    /// Index into `ExportMapper.sources`.
+    var source: Int
+    /// The `type` attribute's intern id (`ExportMapper.typeNames`).
+    var typeId: Int
+    /// Over type, source, start, end, value and unit.
+    var logicalFingerprint: UInt64
 }
 
 /// A Record as a sample, with what the importer counts and links by.
@@ -28,6 +46,8 @@ struct MappedRecord {
     var source: Int
     /// The `type` attribute as written.
     var typeName: String
+    /// `typeName`'s intern id (`ExportMapper.typeNames`).
+    var typeId: Int
     /// Why the record was kept raw (`UnrecognizedSample`), else nil.
     var rawReason: String?
     /// Over all attributes (any order) and metadata: equal for exact repeats.

@@ -10,28 +10,32 @@ extension ExportMapper {
         var type: TypeInfo
         var source: Int
         var sourceVersion: Int
-        var unitText: String?
-        var unit: HealthUnit??
+        /// The unit attribute as written and parsed (nil: no unit attribute).
+        var unitInfo: UnitInfo?
         var valueText: String?
         var value: Double?
         var start: (Date, Int)
         var end: (Date, Int)
         var creation: (Date, Int)?
-        var device: Device?
+        var deviceInfo: DeviceInfo?
         var exact: UInt64
         var logical: UInt64
+
+        var unitText: String? { unitInfo?.text }
+        /// nil: no unit attribute; .some(nil): one that does not parse.
+        var unit: HealthUnit?? { unitInfo.map { $0.unit } }
+        var device: Device? { deviceInfo?.device }
     }
 
     func recordHead() throws(ImportError) -> RecordHead {
         var type: TypeInfo?
         var sourceId: Int?
         var sourceVersion = -1
-        var unitText: String?
-        var unit: HealthUnit??
+        var unitInfo: UnitInfo?
         var valueText: String?
         var value: Double?
         var start: (Date, Int)?, end: (Date, Int)?, creation: (Date, Int)?
-        var device: Device?
+        var deviceInfo: DeviceInfo?
         var exact: UInt64 = 0
         var logical: UInt64 = 0x5EED
         for i in 0..<scanner.attributeCount {
@@ -42,20 +46,18 @@ extension ExportMapper {
                 exact &+= Self.mix(h ^ UInt64(name) &* 0x9E37_79B9_7F4A_7C15)
                 switch ExportName(rawValue: name) {
                 case .type?:
-                    type = types.value(bytes, hash: h) { TypeInfo(name: $0, type: try? ObjectType(identifier: $0)) }
+                    type = types.value(bytes, hash: h) { newType($0) }
                     logical = Self.mix(logical ^ h &* 3)
                 case .sourceName?:
                     sourceId = sourceNames.value(bytes, hash: h) { sourceFor($0) }
                     logical = Self.mix(logical ^ h &* 5)
                 case .sourceVersion?:
-                    sourceVersion = versionIds.value(bytes, hash: h) { text in
-                        versions.append(text)
-                        return versions.count - 1
-                    }
+                    sourceVersion = versionIds.value(bytes, hash: h) { newVersion($0) }
                 case .unit?:
-                    let u = units.value(bytes, hash: h) { UnitInfo(text: $0, unit: try? HealthUnit($0)) }
-                    unitText = u.text
-                    unit = .some(u.unit)
+                    unitInfo = units.value(bytes, hash: h) { text in
+                        unitCount += 1
+                        return UnitInfo(text: text, unit: try? HealthUnit(text), id: unitCount - 1)
+                    }
                     logical = Self.mix(logical ^ h &* 7)
                 case .value?:
                     value = ExportValues.number(bytes)
@@ -72,7 +74,7 @@ extension ExportMapper {
                     end = try date(i, "endDate")
                     logical = Self.mix(logical ^ h &* 17)
                 case .device?:
-                    device = devices.value(bytes, hash: h) { ExportValues.device($0) }
+                    deviceInfo = devices.value(bytes, hash: h) { makeDeviceInfo($0) }
                 default:
                     unknownAttributes["\(scanner.name(scanner.element))@\(scanner.name(name))", default: 0] += 1
                 }
@@ -80,9 +82,9 @@ extension ExportMapper {
         }
         guard let type else { throw invalid("a <\(scanner.name(scanner.element))> without a type") }
         guard let start else { throw invalid("a <\(scanner.name(scanner.element))> without a startDate") }
-        return RecordHead(type: type, source: sourceId ?? sourceFor(""), sourceVersion: sourceVersion, unitText: unitText,
-                          unit: unit, valueText: valueText, value: value, start: start,
-                          end: end ?? start, creation: creation, device: device, exact: exact, logical: logical)
+        return RecordHead(type: type, source: sourceId ?? sourceFor(""), sourceVersion: sourceVersion, unitInfo: unitInfo,
+                          valueText: valueText, value: value, start: start,
+                          end: end ?? start, creation: creation, deviceInfo: deviceInfo, exact: exact, logical: logical)
     }
 
     func metadataEntry() throws(ImportError) -> MetadataEntry {
@@ -91,9 +93,20 @@ extension ExportMapper {
         return MetadataEntry(key: key, value: ExportValues.metadataValue(value))
     }
 
-    /// A Record element (the current start tag) through its end; `member`: inside a
-    /// Correlation (its identity is then in the member domain).
+    /// A Record element (the current start tag) through its end, built through the
+    /// model; `member`: inside a Correlation (its identity is then in the member domain).
     func record(member: Bool) throws(ImportError) -> MappedRecord {
+        guard let mapped = try readRecord(member: member, direct: false) else {
+            preconditionFailure("a Record read without the direct encoding is mapped")
+        }
+        return mapped
+    }
+
+    /// A Record element through its end: a top-level plain quantity or category sample
+    /// (no metadata, no beats, nothing kept) that the model's checks accept is left in
+    /// `direct`, as parts for the direct encoding, and nil returned (when `direct`
+    /// and `directEncoding`); any other Record is mapped through the model.
+    func readRecord(member: Bool, direct: Bool) throws(ImportError) -> MappedRecord? {
         let mark = pendingChildren.count
         let formStart = identity.lastTagStart
         let head = try recordHead()
@@ -137,12 +150,59 @@ extension ExportMapper {
         }
         let sync = metadata.isEmpty ? nil : ((try? metadata.syncIdentity()) ?? nil)
         let uuid = identity.uuid(member ? .member : .record, from: formStart)
+        if direct, !member, directEncoding, metadata.isEmpty, beats.isEmpty, pendingChildren.count == mark, let typeCode,
+           let parts = directParts(head, uuid: uuid) {
+            self.direct = DirectRecord(parts: parts, typeCode: typeCode, source: head.source, typeId: head.type.id,
+                                       logicalFingerprint: head.logical)
+            directRecords += 1
+            return nil
+        }
         let (sample, reason) = try makeSample(head, metadata: metadata, beats: beats, uuid: uuid)
-        try attachPendingChildren(from: mark, to: "Record", [MetadataEntry(key: "uuid", value: .string(sample.uuid.uuidString))])
+        try attachPendingChildren(from: mark, to: "Record", [MetadataEntry(key: "uuid", value: .string(uuid.uuidString))])
         return MappedRecord(sample: sample, typeCode: typeCode, syncIdentity: sync, source: head.source,
-                            typeName: head.type.name, rawReason: reason,
+                            typeName: head.type.name, typeId: head.type.id, rawReason: reason,
                             exactFingerprint: exact, logicalFingerprint: head.logical, metadataCount: metadata.count,
                             beatLists: beatLists, beats: beats.count)
+    }
+
+    /// The Record as parts for the direct encoding (`SampleParts`: no `Sample` built),
+    /// when it is a quantity or category sample with no metadata, no beats and nothing
+    /// kept, that the model's checks accept; nil sends it through `makeSample` (which
+    /// builds it, or keeps it raw with the reason the model gives). A correlation's
+    /// possible member types are never direct: the importer holds those back as samples.
+    func directParts(_ head: RecordHead, uuid: UUID) -> SampleParts? {
+        let offsets = WrittenOffsets(start: head.start.1, end: head.end.1, creation: head.creation?.1)
+        let version = head.sourceVersion >= 0 ? encodedVersions[head.sourceVersion] : nil
+        switch head.type.type {
+        case .quantity(let type)?:
+            guard !ExportPass.memberTypes.contains(type), let value = head.value, let info = head.unitInfo,
+                  let unit = info.unit else { return nil }
+            let key = Int(ObjectType.quantity(type).code) << 32 | info.id
+            let prepared: PreparedUnit
+            if let p = preparedUnits[key] { prepared = p } else {
+                prepared = PreparedUnit(type: type, unit: unit)
+                preparedUnits[key] = prepared
+            }
+            return try? SampleParts(quantity: value, unit: prepared, uuid: uuid, start: head.start.0, end: head.end.0,
+                                    creation: head.creation?.0, offsets: offsets, device: head.deviceInfo?.encoded,
+                                    sourceVersion: version)
+        case .category(let type)?:
+            guard let text = head.valueText ?? head.value.map({ Quantity.format($0) }) else { return nil }
+            let code = ObjectType.category(type).code
+            let value: Int
+            if let cached = categoryCache[text]?[code] {
+                value = cached
+            } else {
+                guard let v = try? type.value(named: text) else { return nil }
+                categoryCache[text, default: [:]][code] = v
+                value = v
+            }
+            return try? SampleParts(category: type, value: value, uuid: uuid, start: head.start.0, end: head.end.0,
+                                    creation: head.creation?.0, offsets: offsets, device: head.deviceInfo?.encoded,
+                                    sourceVersion: version)
+        default:
+            return nil
+        }
     }
 
     /// The common part of a Record kept raw: everything as written, metadata included;

@@ -15,6 +15,14 @@ final class ExportMapper {
     var identity = RecordIdentity()
     /// Start tags are added to `identity` while a Record, Correlation or Workout is read.
     var identifying = false
+    /// Encode plain quantity and category Records straight from their parts
+    /// (`directParts`) instead of building a `Sample`: the same bytes, less work. Off
+    /// only in tests that compare the two ways.
+    var directEncoding = true
+    /// The last Record the direct encoding took (`ExportItem.directRecord`).
+    var direct: DirectRecord?
+    /// Records the direct encoding took so far.
+    var directRecords = 0
     /// Reads a route file named by a `FileReference` (nil when the export has none).
     let routeFile: (String) throws -> [RouteLocation]?
 
@@ -25,16 +33,41 @@ final class ExportMapper {
     let types = InternTable<TypeInfo>()
     let units = InternTable<UnitInfo>()
 
-    struct UnitInfo {
+    /// A unit attribute's value, parsed once (a class: a record's lookup of it is one
+    /// retain, not one per field).
+    final class UnitInfo {
         let text: String
         let unit: HealthUnit?
+        /// Dense, in order of first appearance (keys the prepared units per type).
+        let id: Int
+        init(text: String, unit: HealthUnit?, id: Int) {
+            self.text = text
+            self.unit = unit
+            self.id = id
+        }
+    }
+    /// Units interned so far (the next `UnitInfo.id`).
+    var unitCount = 0
+    /// Per (type code, unit id): the unit prepared for the direct encoding.
+    var preparedUnits: [Int: PreparedUnit] = [:]
+
+    /// A device attribute's value, parsed and encoded once.
+    final class DeviceInfo {
+        let device: Device
+        let encoded: EncodedDevice
+        init(device: Device, encoded: EncodedDevice) {
+            self.device = device
+            self.encoded = encoded
+        }
     }
     let sourceNames = InternTable<Int>()
     let strings = InternTable<String>()
-    let devices = InternTable<Device>()
+    let devices = InternTable<DeviceInfo>()
     let categoryValues = InternTable<String>()
     let versionIds = InternTable<Int>()
     var versions: [String] = []
+    /// `versions`, encoded (the direct encoding copies them).
+    var encodedVersions: [EncodedString] = []
     /// Sample sources by (source index, version index + 1): one value per pair.
     var sourceValues: [Int: Source] = [:]
     /// Counts of elements with no model found inside a known element (a Record,
@@ -54,9 +87,24 @@ final class ExportMapper {
     /// Category values by (type code, value text), resolved once.
     var categoryCache: [String: [UInt16: Int]] = [:]
 
-    struct TypeInfo {
+    final class TypeInfo {
         let name: String
         let type: ObjectType?
+        /// Dense, in order of first appearance (`typeNames[id] == name`).
+        let id: Int
+        init(name: String, type: ObjectType?, id: Int) {
+            self.name = name
+            self.type = type
+            self.id = id
+        }
+    }
+    /// The `type` attributes interned so far, by `TypeInfo.id`.
+    private(set) var typeNames: [String] = []
+
+    /// Interns a `type` attribute's value not seen before.
+    func newType(_ name: String) -> TypeInfo {
+        typeNames.append(name)
+        return TypeInfo(name: name, type: try? ObjectType(identifier: name), id: typeNames.count - 1)
     }
 
     init(scanner: XMLScanner, file: String, routeFile: @escaping (String) throws -> [RouteLocation]?) {
@@ -106,7 +154,8 @@ final class ExportMapper {
                 identifying = true
                 identity.begin(scanner)
                 defer { identifying = false }
-                return .record(try record(member: false))
+                guard let mapped = try readRecord(member: false, direct: true) else { return .directRecord }
+                return .record(mapped)
             case .Correlation?:
                 identifying = true
                 identity.begin(scanner)
@@ -267,10 +316,7 @@ final class ExportMapper {
 
     func version(_ i: Int) -> Int {
         scanner.withValue(i) { value in
-            versionIds.value(value) { text in
-                versions.append(text)
-                return versions.count - 1
-            }
+            versionIds.value(value) { newVersion($0) }
         }
     }
 
@@ -282,6 +328,19 @@ final class ExportMapper {
                        version: version >= 0 ? versions[version] : nil)
         sourceValues[key] = s
         return s
+    }
+
+    /// Interns a source version not seen before; its index.
+    func newVersion(_ text: String) -> Int {
+        versions.append(text)
+        encodedVersions.append(EncodedString(text))
+        return versions.count - 1
+    }
+
+    /// The interned device of an attribute value.
+    func makeDeviceInfo(_ text: String) -> DeviceInfo {
+        let device = ExportValues.device(text)
+        return DeviceInfo(device: device, encoded: EncodedDevice(device))
     }
 
     func sourceFor(_ name: String) -> Int {

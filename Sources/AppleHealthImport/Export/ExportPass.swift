@@ -59,6 +59,9 @@ final class ExportPass: @unchecked Sendable {
         self.credit = depth
     }
 
+    /// Records the last `run` encoded directly, from their parts (tests).
+    private(set) var directRecords = 0
+
     /// The size of the export's XML.
     var sourceSize: UInt64 { source.xmlSize }
 
@@ -140,7 +143,9 @@ final class ExportPass: @unchecked Sendable {
         let typeName: String
     }
 
-    private func run(_ emit: (Message) -> Bool) throws {
+    /// The pass on the calling thread: `emit` gets each message in turn and returns
+    /// false to stop it.
+    func run(_ emit: (Message) -> Bool) throws {
         let hashing = HashingStream(try source.openXML())
         // Two chunks ahead: enough to keep inflating beside scanning (memory: 2 MiB).
         let stream = ReadAheadStream(hashing, depth: 2)
@@ -159,7 +164,7 @@ final class ExportPass: @unchecked Sendable {
         var pendingRegistrations: [LedgerCommand] = []
         // Batches.
         var commands: [LedgerCommand] = []
-        var run: [Sample] = []
+        var run = EncodedSamples(reservingSamples: options.samplesPerEvent, bytes: options.samplesPerEvent * 96)
         var runSource = -1
         var batchSamples = 0
         var summaries: [ActivitySummary] = []
@@ -168,12 +173,16 @@ final class ExportPass: @unchecked Sendable {
         // About one Record per 300 bytes of XML (real exports: 260–400).
         let expected = Int(min(source.xmlSize / 300, 1 << 28))
         mapper.identity = RecordIdentity(expectedRecords: expected)
+        mapper.directEncoding = options.directEncoding
         var logical: [UInt64] = []  // since the last message
         var days = Set<Int>()
         var syncVersions: [String: Int64] = [:]
         var held: [Held] = []
         var memberFingerprints: [UInt64: Int] = [:]
         var lastProgress: UInt64 = 0
+        // Records by the intern id of their type (`mapper.typeNames`): the summary's
+        // counts by name, made at the end.
+        var recordsByTypeId: [Int] = []
 
         func sendProlog() {
             guard !prologSent else { return }
@@ -216,9 +225,11 @@ final class ExportPass: @unchecked Sendable {
         func endRun() {
             flushAuthorization()
             if !run.isEmpty {
-                commands.append(.save(bundleIdentifier: bundle(runSource), samples: run))
-                run = []
-                run.reserveCapacity(options.samplesPerEvent)  // no regrowth copies while the run fills
+                commands.append(.saveEncoded(bundleIdentifier: bundle(runSource), samples: run))
+                // Reserved: no regrowth copies while the run fills; 96 bytes a sample (the
+                // average is ~80) keeps it under the CLI's 256 KiB mmap threshold, so the
+                // buffers come from the heap and are reused, not mapped and zeroed afresh.
+                run = EncodedSamples(reservingSamples: options.samplesPerEvent, bytes: options.samplesPerEvent * 96)
             }
         }
         func flush() {
@@ -256,6 +267,16 @@ final class ExportPass: @unchecked Sendable {
             case .unrecognized: break
             }
         }
+        /// Room in the run for one more sample of `source` (a new run for another source
+        /// or a full one), then one more sample counted in the batch.
+        func startSample(of source: Int) {
+            if source != runSource || run.count >= options.samplesPerEvent { endRun() }
+            runSource = source
+        }
+        func endSample() {
+            batchSamples += 1
+            if batchSamples >= options.samplesPerBatch { flush() }
+        }
         func add(_ sample: Sample, source: Int, admitted: Bool, typeCode: UInt16? = nil) {
             guard admitted else {
                 summary.notSavedSyncVersion += 1
@@ -263,11 +284,9 @@ final class ExportPass: @unchecked Sendable {
             }
             note(sample, source: source)
             if let typeCode { grant(typeCode, to: source) }
-            if source != runSource || run.count >= options.samplesPerEvent { endRun() }
-            runSource = source
+            startSample(of: source)
             run.append(sample)
-            batchSamples += 1
-            if batchSamples >= options.samplesPerBatch { flush() }
+            endSample()
         }
         func keep(_ element: ExportElement) {
             kept.append(element)
@@ -280,7 +299,9 @@ final class ExportPass: @unchecked Sendable {
 
         while !stopped, let item = try mapper.next() {
             for child in mapper.takeKeptChildren() { keep(child) }
-            switch item {
+            // Consumed: each item's payload is moved out, never copied (a Record's
+            // fields would otherwise be retained and released once more per record).
+            switch consume item {
             case .healthData(let locale):
                 prolog.locale = locale
                 continue
@@ -290,13 +311,24 @@ final class ExportPass: @unchecked Sendable {
             case .me(let attributes):
                 prolog.me = attributes
                 continue
-            default:
+            case .directRecord:
                 sendProlog()
-            }
-            switch item {
-            case .record(let r):
+                // Never held back (a type no correlation admits), no sync identity, not raw.
+                let d = mapper.direct.unsafelyUnwrapped
                 summary.records += 1
-                summary.recordsByType[r.typeName, default: 0] += 1
+                if d.typeId >= recordsByTypeId.count { recordsByTypeId += [Int](repeating: 0, count: d.typeId + 1 - recordsByTypeId.count) }
+                recordsByTypeId[d.typeId] += 1
+                if mapper.identity.lastWasRepeat { summary.exactDuplicateRecords += 1 }
+                logical.append(d.logicalFingerprint)
+                grant(d.typeCode, to: d.source)
+                startSample(of: d.source)
+                run.append(d.parts)
+                endSample()
+            case .record(let r):
+                sendProlog()
+                summary.records += 1
+                if r.typeId >= recordsByTypeId.count { recordsByTypeId += [Int](repeating: 0, count: r.typeId + 1 - recordsByTypeId.count) }
+                recordsByTypeId[r.typeId] += 1
                 if mapper.identity.lastWasRepeat { summary.exactDuplicateRecords += 1 }
                 logical.append(r.logicalFingerprint)
                 summary.metadataEntries += r.metadataCount
@@ -314,6 +346,7 @@ final class ExportPass: @unchecked Sendable {
                 }
                 add(r.sample, source: r.source, admitted: admitted, typeCode: r.typeCode)
             case .correlation(let c):
+                sendProlog()
                 if case .correlation(let value) = c.sample {
                     summary.correlationsByType[value.type.identifier, default: 0] += 1
                     summary.correlationMembers += value.objects.count
@@ -325,6 +358,7 @@ final class ExportPass: @unchecked Sendable {
                     add(u.sample, source: u.source, admitted: syncAdmits(Self.syncIdentity(u.sample), source: u.source))
                 }
             case .workout(let w):
+                sendProlog()
                 summary.workouts += 1
                 if w.rawReason != nil { summary.workoutsKeptRaw += 1 }
                 summary.workoutEvents += w.events
@@ -333,15 +367,15 @@ final class ExportPass: @unchecked Sendable {
                 summary.routePoints += w.routePoints
                 add(w.sample, source: w.source, admitted: syncAdmits(Self.syncIdentity(w.sample), source: w.source))
             case .activitySummary(let a):
+                sendProlog()
                 summary.activitySummaries += 1
                 if !days.insert(LedgerState.dayKey(a.day)).inserted { summary.duplicateActivitySummaryDays += 1 }
                 summaries.append(a)
                 if summaries.count >= 1000 { endRun(); commands.append(.recordActivitySummaries(summaries)); summaries = [] }
             case .kept(let element):
+                sendProlog()
                 summary.keptElements[element.name, default: 0] += 1
                 keep(element)
-            case .healthData, .exportDate, .me:
-                break
             }
             if let progress = options.progress, scanner.bytesConsumed - lastProgress > 8 << 20 {
                 lastProgress = scanner.bytesConsumed
@@ -374,6 +408,7 @@ final class ExportPass: @unchecked Sendable {
         let tail = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
         defer { tail.deallocate() }
         while try stream.read(into: tail) > 0 {}
+        for (id, n) in recordsByTypeId.enumerated() where n > 0 { summary.recordsByType[mapper.typeNames[id], default: 0] += n }
         summary.locale = prolog.locale
         summary.exportDate = prolog.exportDate
         summary.exportVersion = prolog.exportVersion
@@ -382,6 +417,7 @@ final class ExportPass: @unchecked Sendable {
         summary.unknownAttributes = mapper.unknownAttributes
         summary.missingRouteFiles = mapper.missingRouteFiles
         summary.xmlName = source.xmlName
+        directRecords = mapper.directRecords
         summary.xmlBytes = hashing.bytes  // complete: `stream` returned 0 (ReadAheadStream's invariant)
         summary.contentSHA256 = hashing.digest()
         _ = emit(.end(summary, logical: logical))
@@ -402,7 +438,7 @@ final class ExportPass: @unchecked Sendable {
     }
 
     /// The quantity types some correlation admits as a member (blood pressure, food).
-    private static let memberTypes = Set(QuantityType.allTypes.filter { type in CorrelationType.allCases.contains { $0.admits(type) } })
+    static let memberTypes = Set(QuantityType.allTypes.filter { type in CorrelationType.allCases.contains { $0.admits(type) } })
 
     private static func syncIdentity(_ sample: Sample) -> (identifier: String, version: Int64)? {
         (try? sample.common.metadata.syncIdentity()) ?? nil

@@ -36,7 +36,17 @@ final class ImportMerge: @unchecked Sendable {
     private var seen: [UInt64]
     /// Per type identifier (`HKQuantityTypeIdentifierStepCount`, raw identifiers as
     /// written, `ActivitySummary`).
-    private(set) var counts: [String: MergeCount] = [:]
+    var counts: [String: MergeCount] {
+        var all = namedCounts
+        for (code, count) in countsByCode.enumerated() where count != MergeCount() {
+            let name = ObjectType(code: UInt16(code))?.identifier ?? "type \(code)"
+            let earlier = all[name] ?? MergeCount()
+            all[name] = MergeCount(new: earlier.new + count.new, unchanged: earlier.unchanged + count.unchanged,
+                                   removed: earlier.removed + count.removed)
+        }
+        return all
+    }
+    private var namedCounts: [String: MergeCount] = [:]
     /// Samples skipped because the ledger holds their deletion (the owner deleted them,
     /// or an earlier merge removed them): never restored by a re-import.
     private(set) var previouslyDeleted = 0
@@ -58,6 +68,22 @@ final class ImportMerge: @unchecked Sendable {
         case .correlation(let c): c.type.identifier
         case .workout: ObjectType.workoutIdentifier
         case .unrecognized(let u): u.typeIdentifier
+        }
+    }
+
+    /// Counts of the samples with a type code, by code (the common case: no string
+    /// per sample); `namedCounts` has the rest (raw records, under the identifier they
+    /// were written with; activity summaries). `counts` is both, by name.
+    private var countsByCode: [MergeCount] = []
+
+    /// Adds one to `field` of the count top-level sample `i` of `samples` goes to.
+    private func tally(_ samples: EncodedSamples, _ i: Int, _ field: WritableKeyPath<MergeCount, Int>) {
+        let code = Int(samples.typeCode(ofSample: i))
+        if code != 0 {
+            if countsByCode.isEmpty { countsByCode = [MergeCount](repeating: MergeCount(), count: 1 << 16) }
+            countsByCode[code][keyPath: field] += 1
+        } else {
+            namedCounts[samples.typeIdentifier(ofSample: i), default: MergeCount()][keyPath: field] += 1
         }
     }
 
@@ -95,7 +121,7 @@ final class ImportMerge: @unchecked Sendable {
                             previouslyDeleted += 1
                         } else {
                             mark(slot)
-                            counts[type, default: MergeCount()].unchanged += 1
+                            namedCounts[type, default: MergeCount()].unchanged += 1
                         }
                         continue
                     }
@@ -104,19 +130,47 @@ final class ImportMerge: @unchecked Sendable {
                         syncVersionKept += 1
                         continue
                     }
-                    counts[type, default: MergeCount()].new += 1
+                    namedCounts[type, default: MergeCount()].new += 1
                     kept.append(sample)
                 }
                 if !kept.isEmpty { out.append(.save(bundleIdentifier: bundle, samples: kept)) }
+            case .saveEncoded(let bundle, let samples):
+                let app = state.registry.ordinal(of: bundle)
+                var keep = [Bool](repeating: false, count: samples.count)
+                var kept = 0
+                for i in 0..<samples.count {
+                    if let slot = state.samples.slot(of: samples.uuid(ofSample: i)) {
+                        if state.samples.entry(slot).isDeleted {
+                            previouslyDeleted += 1
+                        } else {
+                            mark(slot)
+                            tally(samples, i, \.unchanged)
+                        }
+                        continue
+                    }
+                    if let app, let sync = samples.syncIdentity(ofSample: i),
+                       let stored = state.samples.liveSyncVersion(app: app, identifier: sync.identifier), stored >= sync.version {
+                        syncVersionKept += 1
+                        continue
+                    }
+                    tally(samples, i, \.new)
+                    keep[i] = true
+                    kept += 1
+                }
+                if kept == samples.count {
+                    out.append(command)
+                } else if kept > 0 {
+                    out.append(.saveEncoded(bundleIdentifier: bundle, samples: samples.filtered { keep[$0] }))
+                }
             case .recordActivitySummaries(let summaries):
                 var kept: [ActivitySummary] = []
                 for a in summaries {
                     let key = LedgerState.dayKey(a.day)
                     exportDays.insert(key)
                     if state.activitySummaries[key] == a {
-                        counts["ActivitySummary", default: MergeCount()].unchanged += 1
+                        namedCounts["ActivitySummary", default: MergeCount()].unchanged += 1
                     } else {
-                        counts["ActivitySummary", default: MergeCount()].new += 1
+                        namedCounts["ActivitySummary", default: MergeCount()].new += 1
                         kept.append(a)
                     }
                 }
@@ -135,7 +189,9 @@ final class ImportMerge: @unchecked Sendable {
         for (i, command) in commands.enumerated() {
             switch command {
             case .save(_, let samples):
-                for sample in samples { counts[Self.typeName(sample), default: MergeCount()].new += 1 }
+                for sample in samples { namedCounts[Self.typeName(sample), default: MergeCount()].new += 1 }
+            case .saveEncoded(_, let samples):
+                for i in 0..<samples.count { tally(samples, i, \.new) }
             case .recordActivitySummaries:
                 out[i] = lookingUp([command], in: state).first ?? .recordActivitySummaries([])
             default:
@@ -157,12 +213,12 @@ final class ImportMerge: @unchecked Sendable {
             guard !e.isDeleted, !e.isMember, Int(e.app) < imported.count, imported[Int(e.app)] else { continue }
             objects.append(DeletedObject(uuid: e.uuid, syncIdentifier: e.syncIdentifier, syncVersion: e.syncVersion))
             let type = e.typeCode == 0 ? "(raw record)" : (ObjectType(code: e.typeCode)?.identifier ?? "type \(e.typeCode)")
-            counts[type, default: MergeCount()].removed += 1
+            namedCounts[type, default: MergeCount()].removed += 1
         }
         var days: [DateOfBirth] = []
         for (key, summary) in state.activitySummaries.sorted(by: { $0.key < $1.key }) where !exportDays.contains(key) {
             days.append(summary.day)
-            counts["ActivitySummary", default: MergeCount()].removed += 1
+            namedCounts["ActivitySummary", default: MergeCount()].removed += 1
         }
         return (objects, days)
     }

@@ -16,7 +16,12 @@ import LedgerChecksums
 ///
 /// Shipped: the layout below must never change (a change would make every earlier
 /// record look absent from the next export).
-struct RecordIdentity {
+///
+/// Runs once per start tag of every identified element (a million times in a large
+/// export), so the form lives in one growing byte buffer written through a pointer,
+/// each name's encoding is made once, and no array is made per tag or per digest.
+/// Used by one mapper on one thread.
+final class RecordIdentity {
     /// What kind of element a digest is of (the first byte hashed).
     enum Domain: UInt8 {
         case record = 0x52       // "R": a top-level Record
@@ -25,34 +30,62 @@ struct RecordIdentity {
         case workout = 0x57      // "W"
     }
 
-    /// The canonical form of the current top-level element, tag by tag.
-    private(set) var form: [UInt8] = []
-    /// Where the last tag written into `form` starts (a member's subtree starts there).
+    /// The canonical form of the current top-level element, tag by tag: `count` bytes at `form`.
+    private var form: UnsafeMutablePointer<UInt8>
+    private var capacity = 4096
+    private var count = 0
+    /// Where the last tag written into the form starts (a member's subtree starts there).
     private(set) var lastTagStart = 0
     /// Digests seen once (their first 8 bytes); digests seen more, with the number of
     /// times: the occurrence number of the next repeat.
     private var seen: FingerprintSet
-
-    /// `expectedRecords`: about how many elements the export holds (sizes the table).
-    init(expectedRecords: Int = 800) {
-        seen = FingerprintSet(capacity: expectedRecords)
-    }
     private var repeats: [UInt64: UInt32] = [:]
     /// Whether the last `uuid(_:from:)` was of content seen before in this
     /// export (an exact repeat: the importer counts them).
     private(set) var lastWasRepeat = false
-    /// Attribute and element names' bytes by interned id (ids are small and dense).
-    private var nameBytes: [[UInt8]?] = []
+    /// Each interned name's encoding in the form (u16 BE length · bytes), made once:
+    /// all of them in `nameBytes`, name id `i`'s at `nameStarts[i]` (−1: not yet made),
+    /// `nameLengths[i]` bytes long (ids are small and dense).
+    private var nameBytes: [UInt8] = []
+    private var nameStarts: [Int] = []
+    private var nameLengths: [Int] = []
     /// The attributes' interned names of the last tag, and the order (by name bytes,
     /// ties in document order) they sort into: most tags of an export repeat the
     /// names of the one before, and then the sort is not done again.
     private var lastNames: [Int] = []
     private var lastOrder: [Int] = []
-    private var names: [Int] = []
+
+    /// `expectedRecords`: about how many elements the export holds (sizes the table).
+    init(expectedRecords: Int = 800) {
+        seen = FingerprintSet(capacity: expectedRecords)
+        form = .allocate(capacity: capacity)
+    }
+
+    deinit { form.deallocate() }
+
+    /// Room for `n` more bytes of form.
+    @inline(__always)
+    private func reserve(_ n: Int) {
+        guard count + n > capacity else { return }
+        var bigger = capacity * 2
+        while bigger < count + n { bigger *= 2 }
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: bigger)
+        grown.update(from: form, count: count)
+        form.deallocate()
+        form = grown
+        capacity = bigger
+    }
+
+    @inline(__always)
+    private func put(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        UnsafeMutableRawPointer(form + count).copyMemory(from: base, byteCount: bytes.count)
+        count += bytes.count
+    }
 
     /// Starts the canonical form of a new top-level element at the scanner's current tag.
-    mutating func begin(_ scanner: XMLScanner) {
-        form.removeAll(keepingCapacity: true)
+    func begin(_ scanner: XMLScanner) {
+        count = 0
         add(scanner, relativeDepth: 0)
     }
 
@@ -60,84 +93,106 @@ struct RecordIdentity {
     /// (1 byte), name (u16 BE length + bytes), attribute count (u16 BE), then each
     /// attribute sorted by name bytes (ties in document order): name (u16 BE length
     /// + bytes), value (u32 BE length + entity-decoded bytes).
-    mutating func add(_ scanner: XMLScanner, relativeDepth: Int) {
-        lastTagStart = form.count
-        form.append(UInt8(truncatingIfNeeded: relativeDepth))
-        appendName(scanner.element, scanner)
+    func add(_ scanner: XMLScanner, relativeDepth: Int) {
         let n = scanner.attributeCount
-        form.append(UInt8(truncatingIfNeeded: n >> 8))
-        form.append(UInt8(truncatingIfNeeded: n))
-        names.removeAll(keepingCapacity: true)
-        for i in 0..<n { names.append(scanner.attributeName(i)) }
-        if names != lastNames {
-            for name in names { _ = bytes(of: name, scanner) }
-            let table = nameBytes
+        var sameNames = n == lastNames.count
+        if sameNames {
+            for i in 0..<n where scanner.attributeName(i) != lastNames[i] {
+                sameNames = false
+                break
+            }
+        }
+        if !sameNames {
+            let names = (0..<n).map { scanner.attributeName($0) }
+            for name in names { makeNameForm(name, scanner) }
             var order = Array(0..<n)
             if n > 1 {
+                // By name bytes (the form's bytes after the 2-byte length), ties in document order.
+                let bytes = nameBytes, starts = nameStarts, lengths = nameLengths
+                func key(_ i: Int) -> ArraySlice<UInt8> {
+                    bytes[starts[names[i]] + 2 ..< starts[names[i]] + lengths[names[i]]]
+                }
                 order.sort { a, b in
-                    let x = table[names[a]]!, y = table[names[b]]!
-                    return x.lexicographicallyPrecedes(y) || (x == y && a < b)
+                    let x = key(a), y = key(b)
+                    return x.lexicographicallyPrecedes(y) || (x.elementsEqual(y) && a < b)
                 }
             }
             lastNames = names
             lastOrder = order
         }
-        for index in lastOrder {
-            appendName(names[index], scanner)
-            scanner.withValue(index) { value in
-                let count = UInt32(truncatingIfNeeded: value.count)
-                form.append(UInt8(truncatingIfNeeded: count >> 24))
-                form.append(UInt8(truncatingIfNeeded: count >> 16))
-                form.append(UInt8(truncatingIfNeeded: count >> 8))
-                form.append(UInt8(truncatingIfNeeded: count))
-                value.withUnsafeBufferPointer { form.append(contentsOf: $0) }
+        makeNameForm(scanner.element, scanner)
+        lastTagStart = count
+        nameBytes.withUnsafeBytes { names in
+            func putName(_ id: Int) {
+                let length = nameLengths[id]
+                reserve(length)
+                put(UnsafeRawBufferPointer(rebasing: names[nameStarts[id] ..< nameStarts[id] + length]))
+            }
+            reserve(1)
+            form[count] = UInt8(truncatingIfNeeded: relativeDepth)
+            count += 1
+            putName(scanner.element)
+            reserve(2)
+            form[count] = UInt8(truncatingIfNeeded: n >> 8)
+            form[count + 1] = UInt8(truncatingIfNeeded: n)
+            count += 2
+            for index in lastOrder {
+                putName(lastNames[index])
+                scanner.withValue(index) { value in
+                    let length = value.count
+                    reserve(4 + length)
+                    let l = UInt32(truncatingIfNeeded: length).bigEndian
+                    withUnsafeBytes(of: l) { put($0) }
+                    value.withUnsafeBufferPointer { put(UnsafeRawBufferPointer($0)) }
+                }
             }
         }
     }
 
-    private mutating func bytes(of name: Int, _ scanner: XMLScanner) -> [UInt8] {
-        if name < nameBytes.count, let b = nameBytes[name] { return b }
-        let b = Array(scanner.name(name).utf8)
-        if name >= nameBytes.count { nameBytes += [[UInt8]?](repeating: nil, count: name - nameBytes.count + 1) }
-        nameBytes[name] = b
-        return b
-    }
-
-    private mutating func appendName(_ name: Int, _ scanner: XMLScanner) {
-        if name >= nameBytes.count || nameBytes[name] == nil { _ = bytes(of: name, scanner) }
-        let count = nameBytes[name]!.count
-        form.append(UInt8(truncatingIfNeeded: count >> 8))
-        form.append(UInt8(truncatingIfNeeded: count))
-        form.append(contentsOf: nameBytes[name]!)
+    /// Makes the encoding of interned name `id` in the form, the first time it is met.
+    private func makeNameForm(_ id: Int, _ scanner: XMLScanner) {
+        if id < nameStarts.count, nameStarts[id] >= 0 { return }
+        let bytes = Array(scanner.name(id).utf8)
+        if id >= nameStarts.count {
+            nameStarts += [Int](repeating: -1, count: id - nameStarts.count + 1)
+            nameLengths += [Int](repeating: 0, count: id - nameLengths.count + 1)
+        }
+        nameStarts[id] = nameBytes.count
+        nameLengths[id] = 2 + bytes.count
+        nameBytes += [UInt8(truncatingIfNeeded: bytes.count >> 8), UInt8(truncatingIfNeeded: bytes.count)] + bytes
     }
 
     /// The UUID of the canonical form from byte `start` to the end, in `domain`:
     /// D = SHA-256(domain ‖ form[start...]); the first occurrence in this export is
     /// D's first 16 bytes, the k-th repeat (k ≥ 1) the first 16 bytes of
     /// SHA-256(D ‖ k as u32 BE); then version 8 and the RFC 9562 variant are set.
-    mutating func uuid(_ domain: Domain, from start: Int = 0) -> UUID {
+    func uuid(_ domain: Domain, from start: Int = 0) -> UUID {
+        precondition(start >= 0 && start <= count, "a subtree of the current form")
         var sha = SHA256()
         var d = domain.rawValue
         withUnsafeBytes(of: &d) { sha.update($0) }
-        form.withUnsafeBytes { sha.update(UnsafeRawBufferPointer(rebasing: $0[start...])) }
-        var digest = sha.finalize().array
-        let key = digest.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+        sha.update(UnsafeRawBufferPointer(start: form + start, count: count - start))
+        var digest = sha.finalize()
+        let key = digest.bytes.0  // the digest's first 8 bytes, as they lie in memory
         lastWasRepeat = !seen.insert(key)
         if lastWasRepeat {
             let k = repeats[key, default: 1]
             repeats[key] = k + 1
-            digest += [UInt8(truncatingIfNeeded: k >> 24), UInt8(truncatingIfNeeded: k >> 16),
-                       UInt8(truncatingIfNeeded: k >> 8), UInt8(truncatingIfNeeded: k)]
-            digest = SHA256.hash(digest).array
+            var again = SHA256()
+            again.update(digest)
+            withUnsafeBytes(of: k.bigEndian) { again.update($0) }
+            digest = again.finalize()
         }
         return Self.uuid(fromDigest: digest)
     }
 
     /// A digest's first 16 bytes as a version 8 UUID (RFC 9562 variant).
-    static func uuid(fromDigest digest: [UInt8]) -> UUID {
-        var b = Array(digest.prefix(16))
-        b[6] = (b[6] & 0x0F) | 0x80
-        b[8] = (b[8] & 0x3F) | 0x80
-        return b.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+    static func uuid(fromDigest digest: SHA256Digest) -> UUID {
+        var b = (digest.bytes.0, digest.bytes.1)
+        withUnsafeMutableBytes(of: &b) { raw in
+            raw[6] = (raw[6] & 0x0F) | 0x80
+            raw[8] = (raw[8] & 0x3F) | 0x80
+        }
+        return withUnsafeBytes(of: b) { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
     }
 }

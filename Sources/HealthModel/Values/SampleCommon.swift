@@ -27,6 +27,35 @@ public struct SampleCommon: Hashable, Sendable {
     public init(uuid: UUID = UUID(), startDate: Date, endDate: Date, metadata: Metadata = Metadata(),
                 device: Device? = nil, source: Source? = nil, creationDate: Date? = nil,
                 writtenOffsets: WrittenOffsets? = nil, field: String = "sample") throws {
+        try Self.check(startDate: startDate, endDate: endDate, metadata: metadata, creationDate: creationDate,
+                       writtenOffsets: writtenOffsets, field: field)
+        self.uuid = uuid
+        self.startDate = startDate
+        self.endDate = endDate
+        self.metadata = metadata
+        self.device = device
+        self.source = source
+        self.creationDate = creationDate
+        self.writtenOffsets = writtenOffsets
+    }
+
+    /// The checks `init` makes, without building the value: what a caller that encodes a
+    /// sample's parts itself (the importer's direct encoding) runs, so that one
+    /// definition of a valid sample holds whichever way it is written. Throws what
+    /// `init` would throw for the same parts.
+    public static func check(startDate: Date, endDate: Date, metadata: Metadata, creationDate: Date?,
+                             writtenOffsets: WrittenOffsets?, field: String = "sample") throws {
+        // The common case costs comparisons only: the texts naming the field are made
+        // when a check fails, by the checks below, in their order.
+        let limit = ISO8601.maxOffsetSeconds
+        if ISO8601.isInRange(startDate), ISO8601.isInRange(endDate), endDate >= startDate,
+           creationDate.map(ISO8601.isInRange) ?? true,
+           writtenOffsets.map({ w in
+               abs(w.start) <= limit && abs(w.end) <= limit && abs(w.creation ?? 0) <= limit && (w.creation != nil) == (creationDate != nil)
+           }) ?? true {
+            if !metadata.isEmpty { try metadata.validate() }
+            return
+        }
         guard startDate.timeIntervalSince1970.isFinite else { throw HealthModelError.nonFiniteValue(field: "\(field) startDate") }
         guard endDate.timeIntervalSince1970.isFinite else { throw HealthModelError.nonFiniteValue(field: "\(field) endDate") }
         try ISO8601.checkRange(startDate, field: "\(field) startDate")
@@ -38,22 +67,19 @@ public struct SampleCommon: Hashable, Sendable {
         }
         try metadata.validate()
         if let w = writtenOffsets {
-            for o in [w.start, w.end, w.creation ?? 0] where abs(o) > ISO8601.maxOffsetSeconds {
+            // Start, end, creation, in that order (no array: this runs for every sample an import writes).
+            func checkOffset(_ o: Int) throws {
+                guard abs(o) > ISO8601.maxOffsetSeconds else { return }
                 throw HealthModelError.valueOutOfRange(field: "\(field) UTC offset", value: Double(o),
                                                        range: "±\(ISO8601.maxOffsetSeconds) s (±23:59)")
             }
+            try checkOffset(w.start)
+            try checkOffset(w.end)
+            try checkOffset(w.creation ?? 0)
             guard (w.creation != nil) == (creationDate != nil) else {
                 throw HealthModelError.invalidField(field: "\(field) UTC offsets", reason: "a creation offset needs a creation date")
             }
         }
-        self.uuid = uuid
-        self.startDate = startDate
-        self.endDate = endDate
-        self.metadata = metadata
-        self.device = device
-        self.source = source
-        self.creationDate = creationDate
-        self.writtenOffsets = writtenOffsets
     }
 
     /// The same sample attributed to `source` (the store does this on save).

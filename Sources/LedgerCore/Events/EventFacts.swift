@@ -29,8 +29,10 @@ enum EventFacts {
         self = .samplesSaved(app: app, headers: headers[...], syncIdentifiers: strings[...])
     }
 
-    private static func appendHeaders(_ sample: Sample, replaces: UUID?, memberOf: Int?, into headers: inout [SampleCodec.Header],
-                                      strings: inout [String]) {
+    /// Appends the headers of `sample` (then of its members, for a correlation) to
+    /// `headers`, its sync identifier to `strings`: the facts of one saved sample.
+    static func appendHeaders(_ sample: Sample, replaces: UUID?, memberOf: Int?, into headers: inout [SampleCodec.Header],
+                              strings: inout [String]) {
         let (kind, code) = SampleCodec.kindAndCode(sample)
         let sync = (try? sample.common.metadata.syncIdentity()) ?? nil
         let index = headers.count

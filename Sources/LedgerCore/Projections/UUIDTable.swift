@@ -194,10 +194,10 @@ extension UUIDTable {
 }
 
 /// Transparent huge pages for large, randomly accessed or freshly loaded buffers.
-enum HugePages {
+package enum HugePages {
     /// Asks for 2 MiB pages over the aligned middle of `buffer` before it is touched:
     /// fewer page faults to fill it, fewer TLB misses to use it. A hint only.
-    static func advise(_ buffer: UnsafeMutableRawBufferPointer) {
+    package static func advise(_ buffer: UnsafeMutableRawBufferPointer) {
         #if canImport(Glibc)
         guard buffer.count >= 4 << 20, let base = buffer.baseAddress else { return }
         let huge = 2 << 20

@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerLog
 
 /// Something a caller asks the ledger to do. The decider turns a command into the
 /// events to append (possibly none), checked by the rules against the current state.
@@ -17,6 +18,10 @@ public enum LedgerCommand: Sendable {
     case clearCharacteristic(CharacteristicType)
     /// An app saves samples, all or nothing.
     case save(bundleIdentifier: String, samples: [Sample])
+    /// An app saves samples already encoded (`EncodedSamples`: the importer's bulk
+    /// path), all or nothing: the same rules, the same decisions (a newer sync version
+    /// replaces the stored one) and the same event as `.save` of the same samples.
+    case saveEncoded(bundleIdentifier: String, samples: EncodedSamples)
     /// The owner (bundle identifier nil) or an app deletes objects, all or nothing.
     case delete(bundleIdentifier: String?, uuids: [UUID], reason: String?)
     /// The owner records days of activity rings.
@@ -67,6 +72,39 @@ public enum LedgerDecider {
             out.append((event, facts))
         }
         return out
+    }
+
+    /// `.saveEncoded`'s decision: the app, and the samples with the replacements the
+    /// ledger's sync identities call for (a top-level sample whose sync identifier the
+    /// app stores at a lower version replaces it, as `.save` decides), checked by the
+    /// rules (unless `checkingRules` is false: the caller checks the event's facts).
+    static func decideEncoded(_ bundle: String, _ encoded: EncodedSamples, _ state: LedgerState,
+                              checkingRules: Bool = true) throws(RuleViolation) -> (AppOrdinal, EncodedSamples) {
+        let ordinal = try app(bundle, state)
+        guard !encoded.isEmpty else { throw .emptyCall("a save", rule: "E7") }
+        var replacements: [Int: UUID] = [:]
+        for i in 0..<encoded.count {
+            guard let sync = encoded.syncIdentity(ofSample: i),
+                  let slot = state.samples.syncSlot(app: ordinal, identifier: sync.identifier),
+                  let stored = state.samples.syncValue(slot), sync.version > stored.version else { continue }
+            replacements[i] = state.samples.entry(slot).uuid
+        }
+        let decided = encoded.replacing(replacements)
+        if checkingRules { try LedgerRules.check(decided.facts(app: ordinal), in: state) }
+        return (ordinal, decided)
+    }
+
+    /// The `samplesSaved` event of decided encoded samples: decoded from the payload
+    /// they make (a caller that wants the events back, and the general path).
+    static func event(of samples: EncodedSamples, app: AppOrdinal, _ state: LedgerState) -> Event {
+        var payload = PayloadWriter(capacity: samples.byteCount + 16)
+        samples.writePayload(app: app, into: &payload)
+        let event = payload.withWrittenBytes {
+            try? EventCodec.decode(kind: EventKind.samplesSaved.rawValue, version: EventKind.samplesSaved.currentVersion,
+                                   payload: $0, source: state.registry.source)
+        }
+        guard let event else { preconditionFailure("encoded samples decode (the model checked their parts)") }
+        return event
     }
 
     private static func app(_ bundleIdentifier: String, _ state: LedgerState) throws(RuleViolation) -> AppOrdinal {
@@ -123,6 +161,12 @@ public enum LedgerDecider {
                 return SavedSample(sample, replaces: state.samples.entry(slot).uuid)
             }
             return [.samplesSaved(app: ordinal, samples: saved)]
+
+        case .saveEncoded(let bundle, let encoded):
+            // The general path (one command on its own): the event decoded from the
+            // bytes `appendGroup` would append (`decideEncoded`).
+            let (ordinal, decided) = try decideEncoded(bundle, encoded, state, checkingRules: false)
+            return [event(of: decided, app: ordinal, state)]
 
         case .delete(let bundle, let uuids, let reason):
             let actor: ActorID = try bundle.map { b throws(RuleViolation) in .app(try app(b, state)) } ?? .owner
