@@ -54,7 +54,8 @@ let package = Package(
                 swiftSettings: strictMemorySafety),
 
         // Layer 4, beside the store: Apple Health exports (zip, DEFLATE, XML) into ledger events.
-        .target(name: "AppleHealthImport", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting"]),
+        .target(name: "AppleHealthImport", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting",
+                                                         "CLedgerAccel"]),
 
         // Beside the store: the HTML health and audit report, with its own SVG chart code
         // (Charts/: pure values to SVG text, no I/O); reads through the store API.

@@ -80,11 +80,16 @@ public struct SHA256: Sendable {
     /// Pads, finishes and returns the digest.
     public mutating func finalize() -> Digest {
         let bitLength = totalBytes &* 8
-        var padding = [UInt8](repeating: 0, count: buffered < 56 ? 64 - buffered : 128 - buffered)
-        padding[0] = 0x80
-        for i in 0..<8 { padding[padding.count - 1 - i] = UInt8(truncatingIfNeeded: bitLength >> (8 * UInt64(i))) }
+        // The padding on the stack (no allocation: a digest is taken per imported record).
+        var padding = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0),
+                       UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        let count = buffered < 56 ? 64 - buffered : 128 - buffered
         let savedTotal = totalBytes
-        padding.withUnsafeBytes { update($0) }
+        withUnsafeMutableBytes(of: &padding) { p in
+            p[0] = 0x80
+            for i in 0..<8 { p[count - 1 - i] = UInt8(truncatingIfNeeded: bitLength >> (8 * UInt64(i))) }
+            update(UnsafeRawBufferPointer(rebasing: p[0..<count]))
+        }
         totalBytes = savedTotal
         precondition(buffered == 0, "SHA-256 padding must end on a block boundary")
         var out = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
@@ -113,9 +118,8 @@ public struct SHA256: Sendable {
 
     /// The portable compression function.
     static func compressSoftware(_ h: UnsafeMutablePointer<UInt32>, _ data: UnsafePointer<UInt8>, _ blocks: Int) {
-        var w = [UInt32](repeating: 0, count: 64)
-        k.withUnsafeBufferPointer { k in
-            w.withUnsafeMutableBufferPointer { w in
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+            k.withUnsafeBufferPointer { k in
                 for block in 0..<blocks {
                     let p = UnsafeRawPointer(data + 64 * block)
                     for t in 0..<16 { w[t] = p.loadUnaligned(fromByteOffset: 4 * t, as: UInt32.self).bigEndian }

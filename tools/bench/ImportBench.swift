@@ -38,3 +38,26 @@ extension ImportBench {
                                  ("elements", Double(elements)), ("attributes", Double(attributes))])
     }
 }
+
+extension ImportBench {
+    /// The import's pass alone (`AppleHealthImporter.check`: read-ahead, scan, map,
+    /// encode; no ledger), `runs` times: wall seconds and the calling (mapping)
+    /// thread's CPU seconds, which a loaded machine inflates less than wall time.
+    static func pass(report: Report, xmlPath: String, runs: Int) throws {
+        var walls: [Double] = [], cpus: [Double] = []
+        var records = 0
+        for _ in 0..<max(1, runs) {
+            let cpu0 = Measure.threadCPU()
+            let t = try Measure.time { records = try AppleHealthImporter.check(try ExportSource(path: xmlPath)).records }
+            cpus.append(Measure.threadCPU() - cpu0)
+            walls.append(t)
+        }
+        walls.sort()
+        cpus.sort()
+        let size = Double((try? FileManager.default.attributesOfItem(atPath: xmlPath)[.size] as? Int) ?? 0)
+        report.line("export pass", [("MB", size / 1e6), ("records", Double(records)), ("runs", Double(walls.count)),
+                                    ("best s", walls[0]), ("median s", walls[walls.count / 2]),
+                                    ("thread CPU best s", cpus[0]), ("thread CPU median s", cpus[cpus.count / 2]),
+                                    ("records/s", Double(records) / walls[0])])
+    }
+}

@@ -14,6 +14,13 @@ enum Measure {
 
     /// Runs `body` and returns its wall time in seconds.
     @discardableResult
+    /// CPU seconds the calling thread has used.
+    static func threadCPU() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
     static func time(_ body: () throws -> Void) rethrows -> Double {
         let start = now()
         try body()

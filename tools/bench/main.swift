@@ -4,7 +4,9 @@ import Foundation
 /// See tools/README.md; `tools/import_bench.sh` runs the import against its peers.
 let usage = """
     USAGE: healthledger-bench [--json] SUITE...
-    SUITES: units | log | replay | inflate | xmlscan | fuzz-events | fuzz-inputs | merkle
+    SUITES: units | log | replay | inflate | xmlscan | exportpass | fuzz-events | fuzz-inputs | merkle
+      exportpass: the importer's pass over --xml alone (scan, map, encode; no ledger), --runs N times:
+      wall and the mapping thread's CPU time, best and median (the import's critical path)
       fuzz-events: mutated event payloads, re-framed and re-chained; open, replay and verify must agree
       fuzz-inputs: unit strings and ISO 8601 dates must parse and round-trip or be refused with a typed error
       (--cases N, default 100000; --seed S, default 17; exits 1 on any disagreement or finding)
@@ -35,6 +37,7 @@ let events = Int(option("--events", "10000000")) ?? 10_000_000
 let zipPath = option("--zip", "tools/scratch/big.zip")
 let xmlPath = option("--xml", "tools/scratch/big.xml")
 let fuzzCases = Int(option("--cases", "100000")) ?? 100_000
+let runs = Int(option("--runs", "5")) ?? 5
 let fuzzSeed = UInt64(option("--seed", "17")) ?? 17
 let peers = !arguments.contains("--no-peers")
 arguments.removeAll { $0 == "--no-peers" }
@@ -47,6 +50,7 @@ for suite in arguments {
     case "fuzz-inputs": FuzzSuite.inputs(seed: fuzzSeed, cases: fuzzCases)
     case "inflate": try ImportBench.inflate(report: report, zipPath: zipPath)
     case "xmlscan": try ImportBench.scan(report: report, xmlPath: xmlPath)
+    case "exportpass": try ImportBench.pass(report: report, xmlPath: xmlPath, runs: runs)
     case "replay": try await ReplayBench.run(report: report, scratch: scratch, events: events, peers: peers)
     case "log": try await LogBench.run(report: report, scratch: scratch, records: records, durableCount: durableCount,
                                        sizes: sizes, peers: peers)

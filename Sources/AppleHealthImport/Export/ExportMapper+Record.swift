@@ -149,14 +149,19 @@ extension ExportMapper {
         default: typeCode = nil
         }
         let sync = metadata.isEmpty ? nil : ((try? metadata.syncIdentity()) ?? nil)
-        let uuid = identity.uuid(member ? .member : .record, from: formStart)
+        let digest = identity.digest(member ? .member : .record, from: formStart)
         if direct, !member, directEncoding, metadata.isEmpty, beats.isEmpty, pendingChildren.count == mark, let typeCode,
-           let parts = directParts(head, uuid: uuid) {
+           var parts = directParts(head, uuid: RecordIdentity.uuid(fromDigest: digest)) {
+            // Made with the UUID of a first occurrence while the occurrence table's slot
+            // loaded; a repeat (rare) takes its own.
+            let uuid = identity.occurrence(of: digest)
+            if identity.lastWasRepeat { parts = parts.with(uuid: uuid) }
             self.direct = DirectRecord(parts: parts, typeCode: typeCode, source: head.source, typeId: head.type.id,
                                        logicalFingerprint: head.logical)
             directRecords += 1
             return nil
         }
+        let uuid = identity.occurrence(of: digest)
         let (sample, reason) = try makeSample(head, metadata: metadata, beats: beats, uuid: uuid)
         try attachPendingChildren(from: mark, to: "Record", [MetadataEntry(key: "uuid", value: .string(uuid.uuidString))])
         return MappedRecord(sample: sample, typeCode: typeCode, syncIdentity: sync, source: head.source,
@@ -172,19 +177,25 @@ extension ExportMapper {
     /// possible member types are never direct: the importer holds those back as samples.
     func directParts(_ head: RecordHead, uuid: UUID) -> SampleParts? {
         let offsets = WrittenOffsets(start: head.start.1, end: head.end.1, creation: head.creation?.1)
-        let version = head.sourceVersion >= 0 ? encodedVersions[head.sourceVersion] : nil
+        let version = head.sourceVersion >= 0 ? versionParts[head.sourceVersion] : -1
+        let device = head.deviceInfo?.part ?? -1
         switch head.type.type {
         case .quantity(let type)?:
             guard !ExportPass.memberTypes.contains(type), let value = head.value, let info = head.unitInfo,
                   let unit = info.unit else { return nil }
             let key = Int(ObjectType.quantity(type).code) << 32 | info.id
-            let prepared: PreparedUnit
-            if let p = preparedUnits[key] { prepared = p } else {
-                prepared = PreparedUnit(type: type, unit: unit)
+            let prepared: Int32
+            if let last = lastPreparedUnit, last.key == key {
+                prepared = last.unit  // records come in runs of one type and unit
+            } else if let p = preparedUnits[key] {
+                prepared = p
+            } else {
+                prepared = partsTable.add(PreparedUnit(type: type, unit: unit))
                 preparedUnits[key] = prepared
             }
-            return try? SampleParts(quantity: value, unit: prepared, uuid: uuid, start: head.start.0, end: head.end.0,
-                                    creation: head.creation?.0, offsets: offsets, device: head.deviceInfo?.encoded,
+            lastPreparedUnit = (key, prepared)
+            return try? SampleParts(quantity: value, unit: prepared, in: partsTable, uuid: uuid, start: head.start.0,
+                                    end: head.end.0, creation: head.creation?.0, offsets: offsets, device: device,
                                     sourceVersion: version)
         case .category(let type)?:
             guard let text = head.valueText ?? head.value.map({ Quantity.format($0) }) else { return nil }
@@ -198,8 +209,7 @@ extension ExportMapper {
                 value = v
             }
             return try? SampleParts(category: type, value: value, uuid: uuid, start: head.start.0, end: head.end.0,
-                                    creation: head.creation?.0, offsets: offsets, device: head.deviceInfo?.encoded,
-                                    sourceVersion: version)
+                                    creation: head.creation?.0, offsets: offsets, device: device, sourceVersion: version)
         default:
             return nil
         }

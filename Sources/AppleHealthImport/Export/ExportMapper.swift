@@ -21,6 +21,16 @@ final class ExportMapper {
     var directEncoding = true
     /// The last Record the direct encoding took (`ExportItem.directRecord`).
     var direct: DirectRecord?
+    /// `direct`'s type code, source, type intern id and logical fingerprint.
+    var directFacts: (typeCode: UInt16, source: Int, typeId: Int, logical: UInt64) {
+        let d = direct.unsafelyUnwrapped
+        return (d.typeCode, d.source, d.typeId, d.logicalFingerprint)
+    }
+
+    /// Appends `direct`'s sample to `samples`.
+    func appendDirect(to samples: inout EncodedSamples) {
+        samples.append(direct.unsafelyUnwrapped.parts, from: partsTable)
+    }
     /// Records the direct encoding took so far.
     var directRecords = 0
     /// Reads a route file named by a `FileReference` (nil when the export has none).
@@ -48,16 +58,22 @@ final class ExportMapper {
     }
     /// Units interned so far (the next `UnitInfo.id`).
     var unitCount = 0
-    /// Per (type code, unit id): the unit prepared for the direct encoding.
-    var preparedUnits: [Int: PreparedUnit] = [:]
+    /// The units, devices and versions the direct encoding's parts refer to.
+    let partsTable = SamplePartsTable()
+    /// Per (type code, unit id): the unit prepared for the direct encoding (its index
+    /// in `partsTable`).
+    var preparedUnits: [Int: Int32] = [:]
+    /// The last of them used, with its key.
+    var lastPreparedUnit: (key: Int, unit: Int32)?
 
-    /// A device attribute's value, parsed and encoded once.
+    /// A device attribute's value, parsed once (and encoded, `partsTable`).
     final class DeviceInfo {
         let device: Device
-        let encoded: EncodedDevice
-        init(device: Device, encoded: EncodedDevice) {
+        /// Its index in `partsTable`.
+        let part: Int32
+        init(device: Device, part: Int32) {
             self.device = device
-            self.encoded = encoded
+            self.part = part
         }
     }
     let sourceNames = InternTable<Int>()
@@ -66,8 +82,8 @@ final class ExportMapper {
     let categoryValues = InternTable<String>()
     let versionIds = InternTable<Int>()
     var versions: [String] = []
-    /// `versions`, encoded (the direct encoding copies them).
-    var encodedVersions: [EncodedString] = []
+    /// `versions`' indices in `partsTable` (the direct encoding copies them).
+    var versionParts: [Int32] = []
     /// Sample sources by (source index, version index + 1): one value per pair.
     var sourceValues: [Int: Source] = [:]
     /// Counts of elements with no model found inside a known element (a Record,
@@ -333,14 +349,14 @@ final class ExportMapper {
     /// Interns a source version not seen before; its index.
     func newVersion(_ text: String) -> Int {
         versions.append(text)
-        encodedVersions.append(EncodedString(text))
+        versionParts.append(partsTable.add(text))
         return versions.count - 1
     }
 
     /// The interned device of an attribute value.
     func makeDeviceInfo(_ text: String) -> DeviceInfo {
         let device = ExportValues.device(text)
-        return DeviceInfo(device: device, encoded: EncodedDevice(device))
+        return DeviceInfo(device: device, part: partsTable.add(device))
     }
 
     func sourceFor(_ name: String) -> Int {

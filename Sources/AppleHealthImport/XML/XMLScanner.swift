@@ -95,9 +95,10 @@ public final class XMLScanner {
     /// `Span`, which cannot escape `body`.
     @inline(__always)
     public func withValue<Result, E: Error>(_ i: Int, _ body: (Span<UInt8>) throws(E) -> Result) throws(E) -> Result {
-        let st = s.pointee
-        let base = st.valueDecoded[i] != 0 ? st.decoded : st.buffer
-        let value = UnsafeBufferPointer(start: base + Int(st.valueStarts[i]), count: Int(st.valueLengths[i]))
+        // Field by field through the pointer: `let st = s.pointee` would copy the whole
+        // state (its name table's arrays retained and released) per attribute read.
+        let base = s.pointee.valueDecoded[i] != 0 ? s.pointee.decoded : s.pointee.buffer
+        let value = UnsafeBufferPointer(start: base + Int(s.pointee.valueStarts[i]), count: Int(s.pointee.valueLengths[i]))
         return try body(unsafe value.span)
     }
 
@@ -135,17 +136,17 @@ public final class XMLScanner {
             return .endElement
         }
         while true {
-            let st = s.pointee
-            let textStart = st.pos
-            if let lt = memchr(st.buffer + st.pos, 0x3C, st.end - st.pos) {
-                let at = st.buffer.distance(to: lt.assumingMemoryBound(to: UInt8.self))
-                if st.stackCount == 0 { try checkWhitespace(textStart, at) }
+            let textStart = s.pointee.pos
+            let buffer = s.pointee.buffer, end = s.pointee.end
+            if let lt = memchr(buffer + textStart, 0x3C, end - textStart) {
+                let at = buffer.distance(to: lt.assumingMemoryBound(to: UInt8.self))
+                if s.pointee.stackCount == 0 { try checkWhitespace(textStart, at) }
                 s.pointee.pos = at
                 s.pointee.textStart = textStart
                 s.pointee.textEnd = at
             } else {
-                if st.stackCount == 0 { try checkWhitespace(textStart, st.end) }
-                s.pointee.pos = st.end
+                if s.pointee.stackCount == 0 { try checkWhitespace(textStart, end) }
+                s.pointee.pos = end
                 s.pointee.textStart = 0
                 s.pointee.textEnd = 0
                 if try !more() {
@@ -170,15 +171,15 @@ public final class XMLScanner {
     }
 
     private func checkWhitespace(_ from: Int, _ to: Int) throws(XMLError) {
-        let st = s.pointee
+        let buffer = s.pointee.buffer
         var i = from
-        if st.bufferBase == 0 && from == 0 && to >= 3 && st.buffer[0] == 0xEF && st.buffer[1] == 0xBB && st.buffer[2] == 0xBF {
+        if s.pointee.bufferBase == 0 && from == 0 && to >= 3 && buffer[0] == 0xEF && buffer[1] == 0xBB && buffer[2] == 0xBF {
             i = 3  // a UTF-8 byte order mark
         }
         while i < to {
-            let c = st.buffer[i]
+            let c = buffer[i]
             if c != 0x20 && c != 0x0A && c != 0x0D && c != 0x09 {
-                throw error(at: i, st.rootClosed ? "content after the root element" : "text before the root element")
+                throw error(at: i, s.pointee.rootClosed ? "content after the root element" : "text before the root element")
             }
             i += 1
         }
@@ -202,8 +203,8 @@ public final class XMLScanner {
         }
         if s.pointee.streamEnded { return false }
         do {
-            let st = s.pointee
-            let n = try stream.read(into: UnsafeMutableRawBufferPointer(start: st.buffer + st.end, count: st.capacity - st.end))
+            let n = try stream.read(into: UnsafeMutableRawBufferPointer(start: s.pointee.buffer + s.pointee.end,
+                                                                        count: s.pointee.capacity - s.pointee.end))
             if n == 0 {
                 s.pointee.streamEnded = true
                 return false
@@ -230,10 +231,9 @@ public final class XMLScanner {
     /// Text capture for small documents read whole (GPX): the text between the
     /// previous tag and the current one, when it lies in the buffer.
     public var textBeforeTag: String? {
-        let st = s.pointee
-        guard st.textEnd > st.textStart else { return nil }
-        return String(decoding: UnsafeBufferPointer(start: st.buffer + st.textStart, count: st.textEnd - st.textStart),
-                      as: UTF8.self)
+        let start = s.pointee.textStart, end = s.pointee.textEnd
+        guard end > start else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: s.pointee.buffer + start, count: end - start), as: UTF8.self)
     }
 
     fileprivate func noteComment(_ text: String) { prologComments.append(text) }

@@ -53,13 +53,17 @@ extension QuantityType {
     static let positiveTypes: Set<String> = ["height", "bodyMass", "leanBodyMass", "heartRate", "restingHeartRate",
                                              "walkingHeartRateAverage"]
 
-    /// The valid values of this type, in its canonical unit.
-    public var validRange: QuantityValueRange {
-        switch descriptor.canonicalUnit {
-        case "%": return .fraction
-        case "degC": return .aboveAbsoluteZero
-        case "dBASPL": return .any
-        default: return Self.positiveTypes.contains(shortName) ? .positive : .nonNegative
+    /// The valid values of this type, in its canonical unit (by the rule above; a
+    /// table lookup: every sample saved or imported asks).
+    public var validRange: QuantityValueRange { Self.validRanges[Int(code)] }
+
+    /// `validRange` of every type, by code.
+    private static let validRanges: [QuantityValueRange] = allTypes.map { type in
+        switch type.descriptor.canonicalUnit {
+        case "%": .fraction
+        case "degC": .aboveAbsoluteZero
+        case "dBASPL": .any
+        default: positiveTypes.contains(type.shortName) ? .positive : .nonNegative
         }
     }
 }

@@ -45,7 +45,9 @@ public struct QuantityType: Hashable, Sendable, Comparable, CustomStringConverti
     /// The dimension every quantity of this type has (from the canonical unit).
     public var dimension: UnitDimension { canonicalUnit.dimension }
     /// Whether HealthKit stores values of this type as fractions 0…1 in `%`.
-    public var isPercentage: Bool { canonicalUnit == .percent }
+    public var isPercentage: Bool { Self.percentages[Int(code)] }
+    /// `isPercentage` of every type, by code.
+    private static let percentages: [Bool] = canonicalUnits.map { $0 == .percent }
     /// The short name.
     public var description: String { shortName }
 

@@ -57,60 +57,60 @@ public struct EncodedSamples: Sendable {
         headerEnds.append(headers.count)
     }
 
-    /// Appends a quantity or category sample from its checked parts, as
-    /// `SampleCodec.encode` writes the same sample (flags 2, 4, 8, 64 as present).
-    package mutating func append(_ p: SampleParts) {
+    /// Appends a quantity or category sample from its checked parts (their units,
+    /// devices and versions in `table`), as `SampleCodec.encode` writes the same sample
+    /// (flags 2, 4, 8, 64 as present).
+    package mutating func append(_ p: SampleParts, from table: SamplePartsTable) {
         var flags = SampleCodec.Flags()
-        if p.device != nil { flags.insert(.device) }
+        if p.device >= 0 { flags.insert(.device) }
         if p.creation != nil { flags.insert(.creationDate) }
-        if p.sourceVersion != nil { flags.insert(.sourceVersion) }
+        if p.sourceVersion >= 0 { flags.insert(.sourceVersion) }
         if p.offsets != nil { flags.insert(.writtenOffsets) }
         let creationOffset = p.creation != nil ? Int64(p.offsets?.creation ?? 0) : nil
-        var length = 36  // kind, uuid, type, start, end, flags
-        switch p.body {
-        case .quantity(let value, let unit, _):
-            _ = value
-            length += 8 + unit.spelling.bytes.count
-        case .category(let value):
-            length += Self.varintLength(Self.zigzag(Int64(value)))
-        }
-        length += p.device?.bytes.count ?? 0
-        if p.creation != nil { length += 8 }
-        length += p.sourceVersion?.bytes.count ?? 0
-        if let o = p.offsets {
-            length += Self.varintLength(Self.zigzag(Int64(o.start))) + Self.varintLength(Self.zigzag(Int64(o.end)))
-            if let c = creationOffset { length += Self.varintLength(Self.zigzag(c)) }
-        }
-        let total = Self.varintLength(UInt64(length)) + length
-        body.appendUninitialized(count: total) { out in
-            var w = RawWriter(out)
-            w.varint(UInt64(length))
-            w.u8(p.kind.rawValue)
-            withUnsafeBytes(of: p.uuid.uuid) { w.bytes($0) }
-            w.u16(p.typeCode)
-            w.f64(p.start)
-            w.f64(p.end)
-            w.u8(flags.rawValue)
+        table.withBytes(unit: p.unitIndex, device: p.device, string: p.sourceVersion) { unit, device, version in
+            var length = 36  // kind, uuid, type, start, end, flags
             switch p.body {
-            case .quantity(let value, let unit, _):
-                w.f64(value)
-                unit.spelling.bytes.withUnsafeBytes { w.bytes($0) }
-            case .category(let value):
-                w.varint(Self.zigzag(Int64(value)))
+            case .quantity: length += 8 + unit.count
+            case .category(let value): length += Self.varintLength(Self.zigzag(Int64(value)))
             }
-            if let d = p.device { d.bytes.withUnsafeBytes { w.bytes($0) } }
-            if let c = p.creation { w.f64(c) }
-            if let v = p.sourceVersion { v.bytes.withUnsafeBytes { w.bytes($0) } }
+            length += device.count
+            if p.creation != nil { length += 8 }
+            length += version.count
             if let o = p.offsets {
-                w.varint(Self.zigzag(Int64(o.start)))
-                w.varint(Self.zigzag(Int64(o.end)))
-                if let c = creationOffset { w.varint(Self.zigzag(c)) }
+                length += Self.varintLength(Self.zigzag(Int64(o.start))) + Self.varintLength(Self.zigzag(Int64(o.end)))
+                if let c = creationOffset { length += Self.varintLength(Self.zigzag(c)) }
             }
-            precondition(w.written == total, "a sample's parts encode to the length computed for them")
+            let total = Self.varintLength(UInt64(length)) + length
+            body.appendUninitialized(count: total) { out in
+                var w = RawWriter(out)
+                w.varint(UInt64(length))
+                w.u8(p.kind.rawValue)
+                withUnsafeBytes(of: p.uuid.uuid) { w.bytes($0) }
+                w.u16(p.typeCode)
+                w.f64(p.start)
+                w.f64(p.end)
+                w.u8(flags.rawValue)
+                switch p.body {
+                case .quantity(let value, _):
+                    w.f64(value)
+                    w.bytes(unit)
+                case .category(let value):
+                    w.varint(Self.zigzag(Int64(value)))
+                }
+                w.bytes(device)
+                if let c = p.creation { w.f64(c) }
+                w.bytes(version)
+                if let o = p.offsets {
+                    w.varint(Self.zigzag(Int64(o.start)))
+                    w.varint(Self.zigzag(Int64(o.end)))
+                    if let c = creationOffset { w.varint(Self.zigzag(c)) }
+                }
+                precondition(w.written == total, "a sample's parts encode to the length computed for them")
+            }
         }
         var h = SampleCodec.Header(kind: p.kind, uuid: p.uuid, typeCode: p.typeCode, start: p.start, end: p.end, replaces: nil,
                                    syncIndex: -1, syncVersion: 0, memberOf: nil)
-        if case .quantity(_, _, let canonical) = p.body { h.value = canonical }
+        if case .quantity(_, let canonical) = p.body { h.value = canonical }
         headers.append(h)
         frameEnds.append(body.count)
         headerEnds.append(headers.count)
@@ -270,35 +270,67 @@ public struct EncodedSamples: Sendable {
     }
 }
 
-/// A string as the event encoding writes it (`varint length · UTF-8`), encoded once
-/// and copied into every sample that carries it.
-package struct EncodedString: Sendable {
-    let bytes: [UInt8]
-    package init(_ s: String) {
-        var w = PayloadWriter(capacity: s.utf8.count + 2)
-        w.string(s)
-        bytes = w.bytes
-    }
-}
+/// What `SampleParts` refer to by index, made once each and kept by whoever makes
+/// the parts (the importer's mapper): units prepared per (type, spelling), devices and
+/// strings (source versions) in their encoding. The parts stay plain values — copied
+/// as bytes, never retained — and `EncodedSamples.append(_:from:)` reads the pieces here.
+/// Append-only: an index, once given, names the same piece for the table's life.
+package final class SamplePartsTable {
+    private(set) var units: [PreparedUnit] = []
+    private var devices: [[UInt8]] = []
+    private var strings: [[UInt8]] = []
 
-/// A device as the sample encoding writes it (presence bits, then the fields), encoded once.
-package struct EncodedDevice: Sendable {
-    let bytes: [UInt8]
-    package init(_ device: Device) {
+    package init() {}
+
+    /// Adds a prepared unit; its index.
+    package func add(_ unit: PreparedUnit) -> Int32 {
+        units.append(unit)
+        return Int32(units.count - 1)
+    }
+
+    /// Adds a device, encoded (presence bits, then the fields); its index.
+    package func add(_ device: Device) -> Int32 {
         var w = PayloadWriter(capacity: 64)
         SampleCodec.encodeDevice(device, into: &w)
-        bytes = w.bytes
+        devices.append(w.bytes)
+        return Int32(devices.count - 1)
+    }
+
+    /// Adds a string, encoded (`varint length · UTF-8`); its index.
+    package func add(_ string: String) -> Int32 {
+        var w = PayloadWriter(capacity: string.utf8.count + 2)
+        w.string(string)
+        strings.append(w.bytes)
+        return Int32(strings.count - 1)
+    }
+
+    /// The prepared unit at `index`.
+    package func unit(_ index: Int32) -> PreparedUnit { units[Int(index)] }
+
+    /// Lends the encoded unit spelling, device and string at the indices (empty for −1).
+    func withBytes<R>(unit: Int32, device: Int32, string: Int32,
+                      _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> R) -> R {
+        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+        func lend<T>(_ table: [[UInt8]], _ i: Int32, _ then: (UnsafeRawBufferPointer) -> T) -> T {
+            i >= 0 ? table[Int(i)].withUnsafeBytes(then) : then(empty)
+        }
+        return lend(devices, device) { d in
+            lend(strings, string) { s in
+                if unit >= 0 { return units[Int(unit)].spelling.withUnsafeBytes { body($0, d, s) } }
+                return body(empty, d, s)
+            }
+        }
     }
 }
 
 /// A quantity type's unit as written, prepared once per (type, spelling): the unit,
 /// its encoded spelling, and how a value converts to the type's canonical unit (what
 /// the statistics projection keeps), the same number `SampleCodec.canonicalValue` gives.
-/// A class: a record takes it by one reference, not by copies of its parts.
 package final class PreparedUnit: Sendable {
     package let type: QuantityType
     package let unit: HealthUnit
-    let spelling: EncodedString
+    /// The spelling as the encoding writes it (`varint length · UTF-8`).
+    let spelling: [UInt8]
     private let conversion: Conversion
 
     private enum Conversion: Sendable {
@@ -312,7 +344,9 @@ package final class PreparedUnit: Sendable {
     package init(type: QuantityType, unit: HealthUnit) {
         self.type = type
         self.unit = unit
-        spelling = EncodedString(unit.spelling)
+        var w = PayloadWriter(capacity: unit.spelling.utf8.count + 2)
+        w.string(unit.spelling)
+        spelling = w.bytes
         let canonical = type.canonicalUnit
         // The branches of `SampleCodec.canonicalValue(_:typeCode:)` and `Quantity.doubleValue(for:)`.
         if unit.spelling == canonical.spelling || unit == canonical {
@@ -336,10 +370,11 @@ package final class PreparedUnit: Sendable {
 
 /// A quantity or category sample as parts, made only when the model's checks accept
 /// them (the same checks, in the same order, as building the `Sample` would run), so
-/// an `EncodedSamples` never holds a sample the model refuses.
+/// an `EncodedSamples` never holds a sample the model refuses. Plain values only: the
+/// unit, device and source version are indices into a `SamplePartsTable`.
 package struct SampleParts: Sendable {
     enum Body: Sendable {
-        case quantity(value: Double, unit: PreparedUnit, canonical: Double)
+        case quantity(value: Double, canonical: Double)
         case category(Int)
     }
 
@@ -349,21 +384,27 @@ package struct SampleParts: Sendable {
     let start: Double
     let end: Double
     let body: Body
-    let device: EncodedDevice?
+    /// The prepared unit's index (a quantity), else −1.
+    let unitIndex: Int32
+    /// The device's index, or −1 for none.
+    let device: Int32
     let creation: Double?
-    let sourceVersion: EncodedString?
+    /// The source version's index (a string), or −1 for none.
+    let sourceVersion: Int32
     let offsets: WrittenOffsets?
 
-    /// A quantity sample with no metadata and no beats: throws what
-    /// `SampleCommon(…)` then `QuantitySample(type:quantity:common:)` would.
-    package init(quantity value: Double, unit: PreparedUnit, uuid: UUID, start: Date, end: Date, creation: Date?,
-                 offsets: WrittenOffsets?, device: EncodedDevice?, sourceVersion: EncodedString?) throws {
+    /// A quantity sample with no metadata and no beats, its unit `table.unit(unit)`:
+    /// throws what `SampleCommon(…)` then `QuantitySample(type:quantity:common:)` would.
+    package init(quantity value: Double, unit: Int32, in table: SamplePartsTable, uuid: UUID, start: Date, end: Date,
+                 creation: Date?, offsets: WrittenOffsets?, device: Int32, sourceVersion: Int32) throws {
         try SampleCommon.check(startDate: start, endDate: end, metadata: Self.noMetadata, creationDate: creation,
                                writtenOffsets: offsets)
-        try unit.type.validate(try Quantity(value, unit.unit))
+        let prepared = table.unit(unit)
+        try prepared.type.validate(try Quantity(value, prepared.unit))
         kind = .quantity
-        typeCode = ObjectType.quantity(unit.type).code
-        body = .quantity(value: value, unit: unit, canonical: unit.canonicalValue(value))
+        typeCode = ObjectType.quantity(prepared.type).code
+        body = .quantity(value: value, canonical: prepared.canonicalValue(value))
+        unitIndex = unit
         self.uuid = uuid
         self.start = start.timeIntervalSinceReferenceDate
         self.end = end.timeIntervalSinceReferenceDate
@@ -376,13 +417,14 @@ package struct SampleParts: Sendable {
     /// A category sample with no metadata: throws what `SampleCommon(…)` then
     /// `CategorySample(type:value:common:)` would.
     package init(category type: CategoryType, value: Int, uuid: UUID, start: Date, end: Date, creation: Date?,
-                 offsets: WrittenOffsets?, device: EncodedDevice?, sourceVersion: EncodedString?) throws {
+                 offsets: WrittenOffsets?, device: Int32, sourceVersion: Int32) throws {
         try SampleCommon.check(startDate: start, endDate: end, metadata: Self.noMetadata, creationDate: creation,
                                writtenOffsets: offsets)
         try type.validate(value)
         kind = .category
         typeCode = ObjectType.category(type).code
         body = .category(value)
+        unitIndex = -1
         self.uuid = uuid
         self.start = start.timeIntervalSinceReferenceDate
         self.end = end.timeIntervalSinceReferenceDate
@@ -390,6 +432,23 @@ package struct SampleParts: Sendable {
         self.offsets = offsets
         self.device = device
         self.sourceVersion = sourceVersion
+    }
+
+    /// The same parts with another UUID (the model's checks do not look at it).
+    package func with(uuid: UUID) -> SampleParts { SampleParts(self, uuid: uuid) }
+
+    private init(_ p: SampleParts, uuid: UUID) {
+        kind = p.kind
+        typeCode = p.typeCode
+        self.uuid = uuid
+        start = p.start
+        end = p.end
+        body = p.body
+        unitIndex = p.unitIndex
+        device = p.device
+        creation = p.creation
+        sourceVersion = p.sourceVersion
+        offsets = p.offsets
     }
 
     private static let noMetadata = Metadata()
