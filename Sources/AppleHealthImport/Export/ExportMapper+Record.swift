@@ -27,7 +27,10 @@ extension ExportMapper {
         var device: Device? { deviceInfo?.device }
     }
 
-    func recordHead() throws(ImportError) -> RecordHead {
+    /// The current Record (or Correlation) start tag's attributes. `exact`: compute the
+    /// exact fingerprint (a correlation's member, or a Record of a type one admits: the
+    /// only ones it is compared for).
+    func recordHead(exact needsExact: Bool = false) throws(ImportError) -> RecordHead {
         var type: TypeInfo?
         var sourceId: Int?
         var sourceVersion = -1
@@ -41,25 +44,28 @@ extension ExportMapper {
         for i in 0..<scanner.attributeCount {
             let name = scanner.attributeName(i)
             try scanner.withValue(i) { (bytes) throws(ImportError) in
-                // One hash per value: the fingerprints and the intern tables share it.
-                let h = Self.hash(bytes, seed: 0)
-                exact &+= Self.mix(h ^ UInt64(name) &* 0x9E37_79B9_7F4A_7C15)
+                // A value in the logical fingerprint is hashed once, for it and its intern
+                // table; others are interned by the table's own (cheaper) hash.
                 switch ExportName(rawValue: name) {
                 case .type?:
+                    let h = Self.hash(bytes, seed: 0)
                     type = types.value(bytes, hash: h) { newType($0) }
                     logical = Self.mix(logical ^ h &* 3)
                 case .sourceName?:
+                    let h = Self.hash(bytes, seed: 0)
                     sourceId = sourceNames.value(bytes, hash: h) { sourceFor($0) }
                     logical = Self.mix(logical ^ h &* 5)
                 case .sourceVersion?:
-                    sourceVersion = versionIds.value(bytes, hash: h) { newVersion($0) }
+                    sourceVersion = versionIds.value(bytes) { newVersion($0) }
                 case .unit?:
+                    let h = Self.hash(bytes, seed: 0)
                     unitInfo = units.value(bytes, hash: h) { text in
                         unitCount += 1
                         return UnitInfo(text: text, unit: try? HealthUnit(text), id: unitCount - 1)
                     }
                     logical = Self.mix(logical ^ h &* 7)
                 case .value?:
+                    let h = Self.hash(bytes, seed: 0)
                     value = ExportValues.number(bytes)
                     if value == nil || scanner.attributeIndex(ExportName.unit.id) == nil {
                         valueText = categoryValues.value(bytes, hash: h) { $0 }
@@ -69,15 +75,22 @@ extension ExportMapper {
                     creation = try date(i, "creationDate")
                 case .startDate?:
                     start = try date(i, "startDate")
-                    logical = Self.mix(logical ^ h &* 13)
+                    logical = Self.mix(logical ^ Self.hash(bytes, seed: 0) &* 13)
                 case .endDate?:
                     end = try date(i, "endDate")
-                    logical = Self.mix(logical ^ h &* 17)
+                    logical = Self.mix(logical ^ Self.hash(bytes, seed: 0) &* 17)
                 case .device?:
-                    deviceInfo = devices.value(bytes, hash: h) { makeDeviceInfo($0) }
+                    deviceInfo = devices.value(bytes) { makeDeviceInfo($0) }
                 default:
                     unknownAttributes["\(scanner.name(scanner.element))@\(scanner.name(name))", default: 0] += 1
                 }
+            }
+        }
+        if needsExact || type.map({ Self.mayBeMember($0.type) }) == true {
+            // Over every attribute, in any order: equal for exact repeats.
+            for i in 0..<scanner.attributeCount {
+                let name = scanner.attributeName(i)
+                scanner.withValue(i) { bytes in exact &+= Self.mix(Self.hash(bytes, seed: 0) ^ UInt64(name) &* 0x9E37_79B9_7F4A_7C15) }
             }
         }
         guard let type else { throw invalid("a <\(scanner.name(scanner.element))> without a type") }
@@ -109,7 +122,7 @@ extension ExportMapper {
     func readRecord(member: Bool, direct: Bool) throws(ImportError) -> MappedRecord? {
         let mark = pendingChildren.count
         let formStart = identity.lastTagStart
-        let head = try recordHead()
+        let head = try recordHead(exact: member)
         var metadata = Metadata()
         var exact = head.exact
         var beats: [InstantaneousBeat] = []
@@ -181,7 +194,7 @@ extension ExportMapper {
         let device = head.deviceInfo?.part ?? -1
         switch head.type.type {
         case .quantity(let type)?:
-            guard !ExportPass.memberTypes.contains(type), let value = head.value, let info = head.unitInfo,
+            guard !Self.isMemberType[Int(ObjectType.quantity(type).code)], let value = head.value, let info = head.unitInfo,
                   let unit = info.unit else { return nil }
             let key = Int(ObjectType.quantity(type).code) << 32 | info.id
             let prepared: Int32

@@ -3,24 +3,29 @@ import HealthModel
 import LedgerCore
 
 
-/// Walks an export's XML and maps each top-level element to model values. The same
-/// mapping runs in both of the importer's passes, so what was checked is what is
-/// written; sample UUIDs come from each element's content (`RecordIdentity`), so they
-/// are the same in both passes and in every export holding the same record.
+/// Walks an export's XML and maps each top-level element to model values, or, for a
+/// plain quantity or category Record, to checked parts for the direct encoding. Sample
+/// UUIDs come from each element's content (`RecordIdentity`), so they are the same in
+/// every export holding the same record.
+///
+/// A mapper is used by one thread (the pass's), and never re-entrantly: the state each
+/// record touches is marked `@exclusivity(unchecked)`, sparing the dynamic exclusivity
+/// check on every access (a few per record, a million records), as the scanner's and
+/// the intern tables' state behind their pointers is spared it.
 final class ExportMapper {
     let scanner: XMLScanner
     let file: String
     /// The content identity of the current top-level element and the export's
     /// occurrence counts.
-    var identity = RecordIdentity()
+    @exclusivity(unchecked) var identity = RecordIdentity()
     /// Start tags are added to `identity` while a Record, Correlation or Workout is read.
-    var identifying = false
+    @exclusivity(unchecked) var identifying = false
     /// Encode plain quantity and category Records straight from their parts
     /// (`directParts`) instead of building a `Sample`: the same bytes, less work. Off
     /// only in tests that compare the two ways.
-    var directEncoding = true
+    @exclusivity(unchecked) var directEncoding = true
     /// The last Record the direct encoding took (`ExportItem.directRecord`).
-    var direct: DirectRecord?
+    @exclusivity(unchecked) var direct: DirectRecord?
     /// `direct`'s type code, source, type intern id and logical fingerprint.
     var directFacts: (typeCode: UInt16, source: Int, typeId: Int, logical: UInt64) {
         let d = direct.unsafelyUnwrapped
@@ -31,8 +36,10 @@ final class ExportMapper {
     func appendDirect(to samples: inout EncodedSamples) {
         samples.append(direct.unsafelyUnwrapped.parts, from: partsTable)
     }
+    /// The day of the last date parsed (`ExportValues.DayCache`).
+    @exclusivity(unchecked) var dayCache = ExportValues.DayCache()
     /// Records the direct encoding took so far.
-    var directRecords = 0
+    @exclusivity(unchecked) var directRecords = 0
     /// Reads a route file named by a `FileReference` (nil when the export has none).
     let routeFile: (String) throws -> [RouteLocation]?
 
@@ -57,14 +64,14 @@ final class ExportMapper {
         }
     }
     /// Units interned so far (the next `UnitInfo.id`).
-    var unitCount = 0
+    @exclusivity(unchecked) var unitCount = 0
     /// The units, devices and versions the direct encoding's parts refer to.
     let partsTable = SamplePartsTable()
     /// Per (type code, unit id): the unit prepared for the direct encoding (its index
     /// in `partsTable`).
-    var preparedUnits: [Int: Int32] = [:]
+    @exclusivity(unchecked) var preparedUnits: [Int: Int32] = [:]
     /// The last of them used, with its key.
-    var lastPreparedUnit: (key: Int, unit: Int32)?
+    @exclusivity(unchecked) var lastPreparedUnit: (key: Int, unit: Int32)?
 
     /// A device attribute's value, parsed once (and encoded, `partsTable`).
     final class DeviceInfo {
@@ -83,7 +90,7 @@ final class ExportMapper {
     let versionIds = InternTable<Int>()
     var versions: [String] = []
     /// `versions`' indices in `partsTable` (the direct encoding copies them).
-    var versionParts: [Int32] = []
+    @exclusivity(unchecked) var versionParts: [Int32] = []
     /// Sample sources by (source index, version index + 1): one value per pair.
     var sourceValues: [Int: Source] = [:]
     /// Counts of elements with no model found inside a known element (a Record,
@@ -92,16 +99,16 @@ final class ExportMapper {
     /// Children with no model, each as an `ExportElement` whose root names the
     /// sample (`Workout uuid=…`) or day (`ActivitySummary dateComponents=…`) it was
     /// in; the importer takes them after every item (`takeKeptChildren`).
-    var keptChildren: [ExportElement] = []
+    @exclusivity(unchecked) var keptChildren: [ExportElement] = []
     /// Subtrees of children with no model read since their element began, waiting
     /// for that element's UUID (a path of element names, then the child's nodes).
-    var pendingChildren: [[ExportElement.Node]] = []
+    @exclusivity(unchecked) var pendingChildren: [[ExportElement.Node]] = []
     /// Attributes this version does not read, by element and name.
     var unknownAttributes: [String: Int] = [:]
     /// Routes whose file was missing from the export.
     var missingRouteFiles: [String] = []
     /// Category values by (type code, value text), resolved once.
-    var categoryCache: [String: [UInt16: Int]] = [:]
+    @exclusivity(unchecked) var categoryCache: [String: [UInt16: Int]] = [:]
 
     final class TypeInfo {
         let name: String
@@ -307,7 +314,7 @@ final class ExportMapper {
     func internedString(_ i: Int) -> String { scanner.withValue(i) { strings.value($0) { $0 } } }
 
     func date(_ i: Int, _ what: String) throws(ImportError) -> (Date, Int) {
-        guard let d = scanner.withValue(i, ExportValues.date) else {
+        guard let d = scanner.withValue(i, { $0.withUnsafeBufferPointer { ExportValues.date($0, cache: &dayCache) } }) else {
             throw invalid("\(what) '\(scanner.valueString(i))' is not a date")
         }
         return (Date(timeIntervalSinceReferenceDate: d.seconds), d.offset)
@@ -351,6 +358,21 @@ final class ExportMapper {
         versions.append(text)
         versionParts.append(partsTable.add(text))
         return versions.count - 1
+    }
+
+    /// Whether a quantity type code (an index) is of a type some correlation admits
+    /// as a member (blood pressure, food): such Records may repeat a correlation's
+    /// members, so the importer holds them back and compares exact fingerprints.
+    static let isMemberType: [Bool] = {
+        var table = [Bool](repeating: false, count: 1 << 16)
+        for type in ExportPass.memberTypes { table[Int(ObjectType.quantity(type).code)] = true }
+        return table
+    }()
+
+    /// Whether `type` is a quantity type some correlation admits as a member.
+    static func mayBeMember(_ type: ObjectType?) -> Bool {
+        guard case .quantity(let q)? = type else { return false }
+        return isMemberType[Int(ObjectType.quantity(q).code)]
     }
 
     /// The interned device of an attribute value.

@@ -148,8 +148,8 @@ final class ExportPass: @unchecked Sendable {
     func run(_ emit: (Message) -> Bool) throws {
         let hashing = HashingStream(try source.openXML())
         // Two chunks ahead: enough to keep inflating beside scanning (memory: 2 MiB).
-        let stream = ReadAheadStream(hashing, depth: 2)
-        let scanner = XMLScanner(stream: stream, predefinedNames: ExportName.all)
+        // Reading, hashing and tokenizing on a thread of their own, beside the mapping.
+        let scanner = XMLScanner(readingAhead: hashing, predefinedNames: ExportName.all)
         let mapper = ExportMapper(scanner: scanner, file: source.xmlName,
                                   routeFile: { [source] in try source.routeLocations($0) })
         var summary = ImportSummary()
@@ -218,7 +218,10 @@ final class ExportPass: @unchecked Sendable {
                 registered += 1
             }
         }
+        var lastGrant: (source: Int, code: UInt16) = (-1, 0)
         func grant(_ code: UInt16, to s: Int) {
+            if lastGrant == (s, code) { return }  // records come in runs of one source and type
+            lastGrant = (s, code)
             register(upTo: s)
             if granted[s].insert(code).inserted { pendingGrants[s, default: []].insert(code) }
         }
@@ -405,10 +408,9 @@ final class ExportPass: @unchecked Sendable {
         held = []
         flush()
         if stopped { return }
-        // Read to the end of the stream, so that a zip entry's CRC is checked.
-        let tail = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
-        defer { tail.deallocate() }
-        while try stream.read(into: tail) > 0 {}
+        // The document has ended: the reading scanner read the stream to its end (a zip
+        // entry's CRC checked) before it handed over its last batch.
+        while try scanner.next() != .endOfDocument {}
         for (id, n) in recordsByTypeId.enumerated() where n > 0 { summary.recordsByType[mapper.typeNames[id], default: 0] += n }
         summary.locale = prolog.locale
         summary.exportDate = prolog.exportDate
@@ -419,7 +421,7 @@ final class ExportPass: @unchecked Sendable {
         summary.missingRouteFiles = mapper.missingRouteFiles
         summary.xmlName = source.xmlName
         directRecords = mapper.directRecords
-        summary.xmlBytes = hashing.bytes  // complete: `stream` returned 0 (ReadAheadStream's invariant)
+        summary.xmlBytes = hashing.bytes  // complete: the scanner has ended (the stream returned 0)
         summary.contentSHA256 = hashing.digest()
         _ = emit(.end(summary, logical: logical))
     }

@@ -15,6 +15,23 @@ enum ExportValues {
 
     /// `date` of bytes at a pointer (read only during the call).
     static func date(_ v: UnsafeBufferPointer<UInt8>) -> (seconds: Double, offset: Int)? {
+        var cache = DayCache()
+        return date(v, cache: &cache)
+    }
+
+    /// The last calendar day a `date` parsed (its 10 bytes `yyyy-MM-dd` and days since
+    /// 1970): the dates of an export's records come day after day, three a record, so
+    /// most are on the day of the one before and their day is not parsed again.
+    struct DayCache {
+        var key: (UInt64, UInt16) = (0, 0)
+        var days = 0
+        var valid = false
+    }
+
+    /// `date`, with the day taken from `cache` when it is the same 10 bytes (then
+    /// checked already) and kept there otherwise.
+    @inline(__always)
+    static func date(_ v: UnsafeBufferPointer<UInt8>, cache: inout DayCache) -> (seconds: Double, offset: Int)? {
         guard let p = v.baseAddress, v.count >= 19 else { return nil }
         @inline(__always) func d(_ i: Int) -> Int? {
             let c = Int(p[i]) - 48
@@ -24,12 +41,21 @@ enum ExportValues {
             guard let a = d(i), let b = d(i + 1) else { return nil }
             return a * 10 + b
         }
-        guard let y1 = n2(0), let y2 = n2(2), p[4] == 0x2D, let month = n2(5), p[7] == 0x2D, let day = n2(8),
-              p[10] == 0x20 || p[10] == 0x54, let hour = n2(11), p[13] == 0x3A, let minute = n2(14), p[16] == 0x3A,
+        let raw = UnsafeRawPointer(p)
+        let key = (raw.loadUnaligned(as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt16.self))
+        let days: Int
+        if cache.valid && cache.key == key {
+            days = cache.days
+        } else {
+            guard let y1 = n2(0), let y2 = n2(2), p[4] == 0x2D, let month = n2(5), p[7] == 0x2D, let day = n2(8) else { return nil }
+            let year = y1 * 100 + y2
+            guard (1...12).contains(month), day >= 1, day <= CivilDate.daysInMonth(year: year, month: month) else { return nil }
+            days = CivilDate.daysSinceEpoch(year: year, month: month, day: day)
+            cache = DayCache(key: key, days: days, valid: true)
+        }
+        guard p[10] == 0x20 || p[10] == 0x54, let hour = n2(11), p[13] == 0x3A, let minute = n2(14), p[16] == 0x3A,
               let second = n2(17) else { return nil }
-        let year = y1 * 100 + y2
-        guard (1...12).contains(month), day >= 1, day <= CivilDate.daysInMonth(year: year, month: month),
-              hour < 24, minute < 60, second < 61 else { return nil }
+        guard hour < 24, minute < 60, second < 61 else { return nil }
         var i = 19
         var fraction = 0.0
         if i < v.count && p[i] == 0x2E {  // .fff
@@ -54,7 +80,6 @@ enum ExportValues {
             }
         }
         guard i == v.count else { return nil }
-        let days = CivilDate.daysSinceEpoch(year: year, month: month, day: day)
         let unix = Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset) + fraction
         return (unix - Date.timeIntervalBetween1970AndReferenceDate, offset)
     }

@@ -69,12 +69,22 @@ final class RecordIdentity {
             capacity = bigger
         }
 
-        /// Appends `bytes` (room reserved).
+        /// Appends `bytes` (room reserved). Names and most values are a few bytes: those
+        /// are copied by two overlapping words, not a call to memcpy.
         @inline(__always)
         mutating func put(_ bytes: UnsafeRawBufferPointer) {
             guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-            UnsafeMutableRawPointer(form + count).copyMemory(from: base, byteCount: bytes.count)
-            count += bytes.count
+            let to = UnsafeMutableRawPointer(form + count), n = bytes.count
+            if n >= 8 && n <= 16 {
+                let head = base.loadUnaligned(as: UInt64.self), tail = base.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+                to.storeBytes(of: head, as: UInt64.self)
+                to.storeBytes(of: tail, toByteOffset: n - 8, as: UInt64.self)
+            } else if n < 8 {
+                for i in 0..<n { to.storeBytes(of: base.load(fromByteOffset: i, as: UInt8.self), toByteOffset: i, as: UInt8.self) }
+            } else {
+                to.copyMemory(from: base, byteCount: n)
+            }
+            count += n
         }
 
         @inline(__always)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation  // Thread (the reading-ahead thread)
 
 /// A streaming pull parser for the XML that Apple Health exports are written in,
 /// written here for speed and tolerance:
@@ -39,6 +40,9 @@ public final class XMLScanner {
     /// pointer: the hot loops then read and write it without the dynamic exclusivity
     /// checks Swift puts on a class's stored `var`s.
     private let s: UnsafeMutablePointer<ScannerState>
+    /// A scanner made with `init(readingAhead:)`: the tags come from the reading
+    /// thread's batches, not from `stream` (nil: this scanner reads `stream` itself).
+    let ahead: XMLReadAhead?
 
     /// Comments before the root element (the export writes its version in one).
     public private(set) var prologComments: [String] = []
@@ -51,15 +55,40 @@ public final class XMLScanner {
     /// A scanner over `stream`; `predefinedNames` get ids 0, 1, … in order.
     public init(stream: ByteStream, predefinedNames: [String] = [], bufferSize: Int = 1 << 20) {
         self.stream = stream
+        ahead = nil
         s = .allocate(capacity: 1)
         s.initialize(to: ScannerState(capacity: max(bufferSize, 64)))
-        for name in predefinedNames {
-            var bytes = Array(name.utf8)
-            _ = bytes.withUnsafeMutableBufferPointer { s.pointee.names.id($0.baseAddress!, $0.count) }
-        }
+        for name in predefinedNames { addName(Array(name.utf8)) }
+    }
+
+    /// A scanner over `stream` that tokenizes it on a thread of its own, up to `depth`
+    /// batches of `tagsPerBatch` tags ahead, while its caller maps the tags before
+    /// (the import's pass: the tokenizing then runs on the other core). It hands out
+    /// the same tokens, names, values and errors as `init(stream:)` would, in the same
+    /// order; a malformed document's error comes after the tags before it. Memory: the
+    /// reading scanner's buffer plus at most `depth + 2` batches. Dropping the scanner
+    /// stops the thread. `textBeforeTag` is not kept (nil).
+    public init(readingAhead stream: ByteStream, predefinedNames: [String] = [], tagsPerBatch: Int = 4096, depth: Int = 2,
+                bufferSize: Int = 1 << 20) {
+        self.stream = stream
+        let ahead = XMLReadAhead(depth: depth)
+        self.ahead = ahead
+        s = .allocate(capacity: 1)
+        s.initialize(to: ScannerState(capacity: 64))
+        s.pointee.readsAhead = true
+        for name in predefinedNames { addName(Array(name.utf8)) }
+        let reader = XMLScanner(stream: stream, predefinedNames: predefinedNames, bufferSize: bufferSize)
+        reader.s.pointee.tracksLines = true
+        ahead.start(reader, tagsPerBatch: tagsPerBatch, arenaBytes: max(tagsPerBatch * 64, 1 << 16))
+    }
+
+    private func addName(_ bytes: [UInt8]) {
+        var bytes = bytes
+        _ = bytes.withUnsafeMutableBufferPointer { s.pointee.names.id($0.baseAddress!, $0.count) }
     }
 
     deinit {
+        ahead?.filled.cancel()
         s.pointee.release()
         s.deinitialize(count: 1)
         s.deallocate()
@@ -71,8 +100,11 @@ public final class XMLScanner {
     public var element: Int { Int(s.pointee.element) }
     /// Absolute byte offset of the current tag's '<'.
     public var tagOffset: UInt64 { s.pointee.tagOffset }
-    /// Bytes of the document consumed so far.
-    public var bytesConsumed: UInt64 { s.pointee.bufferBase + UInt64(s.pointee.pos) }
+    /// Bytes of the document consumed so far (read ahead: as of the batch being read).
+    public var bytesConsumed: UInt64 {
+        if let ahead { return ahead.current?.bytesConsumed ?? 0 }  // progress only: not per tag
+        return s.pointee.bufferBase + UInt64(s.pointee.pos)
+    }
     /// Open elements.
     public var depth: Int { s.pointee.stackCount }
     /// The interned name of the open element at `depth` (1 is the root; `depth`
@@ -97,7 +129,9 @@ public final class XMLScanner {
     public func withValue<Result, E: Error>(_ i: Int, _ body: (Span<UInt8>) throws(E) -> Result) throws(E) -> Result {
         // Field by field through the pointer: `let st = s.pointee` would copy the whole
         // state (its name table's arrays retained and released) per attribute read.
-        let base = s.pointee.valueDecoded[i] != 0 ? s.pointee.decoded : s.pointee.buffer
+        // A value is in the buffer (0), decoded apart (1) or in a read-ahead batch (2).
+        let where_ = s.pointee.valueDecoded[i]
+        let base = where_ == 0 ? s.pointee.buffer : where_ == 1 ? s.pointee.decoded : s.pointee.batchArena
         let value = UnsafeBufferPointer(start: base + Int(s.pointee.valueStarts[i]), count: Int(s.pointee.valueLengths[i]))
         return try body(unsafe value.span)
     }
@@ -129,6 +163,11 @@ public final class XMLScanner {
 
     /// The next start tag, end tag or the end of the document.
     public func next() throws(XMLError) -> Token {
+        if s.pointee.readsAhead {
+            // Within a batch: the state's pointers only (no reference is taken per tag).
+            if s.pointee.batchIndex < s.pointee.batchCount { return loadNextTag() }
+            return try nextReadAhead(ahead.unsafelyUnwrapped)
+        }
         if s.pointee.pendingEnd {
             s.pointee.pendingEnd = false
             s.pointee.element = s.pointee.pop()
@@ -188,6 +227,10 @@ public final class XMLScanner {
     /// Reads more of the stream, keeping `buffer[pos...]`; false at the end of the stream.
     private func more() throws(XMLError) -> Bool {
         if s.pointee.pos > 0 {
+            if s.pointee.tracksLines {
+                _ = s.pointee.line(at: s.pointee.pos)
+                s.pointee.lineCursor -= s.pointee.pos
+            }
             s.pointee.countLines(upTo: s.pointee.pos)
             let keep = s.pointee.end - s.pointee.pos
             if keep > 0 { s.pointee.buffer.update(from: s.pointee.buffer + s.pointee.pos, count: keep) }
@@ -224,6 +267,11 @@ public final class XMLScanner {
 
     /// An error located at the current tag's '<' (for content the caller rejects).
     public func errorAtCurrentTag(_ reason: String) -> XMLError {
+        if ahead != nil {
+            let offset = s.pointee.tagOffset
+            return XMLError(offset: offset, line: s.pointee.currentLine, column: Int(offset &- s.pointee.currentLineStart) + 1,
+                            reason: reason)
+        }
         let index = Int(s.pointee.tagOffset &- s.pointee.bufferBase)
         return s.pointee.error(at: max(0, min(index, s.pointee.end)), reason)
     }
@@ -231,9 +279,93 @@ public final class XMLScanner {
     /// Text capture for small documents read whole (GPX): the text between the
     /// previous tag and the current one, when it lies in the buffer.
     public var textBeforeTag: String? {
+        guard ahead == nil else { return nil }
         let start = s.pointee.textStart, end = s.pointee.textEnd
         guard end > start else { return nil }
         return String(decoding: UnsafeBufferPointer(start: s.pointee.buffer + start, count: end - start), as: UTF8.self)
+    }
+
+    // MARK: Reading ahead
+
+    /// The next token from the read-ahead batches (`init(readingAhead:)`): the current
+    /// tag is loaded into the scanner's state, so every accessor reads it as it reads a
+    /// tag this scanner parsed itself. Within a batch, all through the state's pointers.
+    private func nextReadAhead(_ ahead: XMLReadAhead) throws(XMLError) -> Token {
+        while true {
+            if let batch = ahead.current {
+                switch batch.end {
+                case .more: break
+                case .document: return .endOfDocument
+                case .failure(let error): throw error
+                }
+                ahead.spare.withLock { $0.append(batch) }
+                ahead.current = nil
+                s.pointee.batchCount = 0
+            }
+            let next: XMLTagBatch?
+            do { next = try ahead.filled.next() } catch {
+                throw XMLError(offset: s.pointee.tagOffset, line: 0, column: 0, reason: "reading the document failed: \(error)")
+            }
+            guard let next else {
+                throw XMLError(offset: s.pointee.tagOffset, line: 0, column: 0, reason: "the reading thread stopped early")
+            }
+            for name in next.newNames {
+                let expected = s.pointee.names.count
+                var bytes = name
+                let id = bytes.withUnsafeMutableBufferPointer { s.pointee.names.id($0.baseAddress!, $0.count) }
+                precondition(id == expected, "names are interned in the reading scanner's order")
+            }
+            prologComments += next.prologComments
+            if let doctype = next.doctype { self.doctype = doctype }
+            ahead.current = next
+            s.pointee.batchTags = UnsafePointer(next.tags)
+            s.pointee.batchAttributes = UnsafePointer(next.attributes)
+            s.pointee.batchArena = next.arena
+            s.pointee.batchIndex = 0
+            s.pointee.batchCount = next.tagCount
+            if next.tagCount > 0 { return loadNextTag() }
+        }
+    }
+
+    /// Makes the batch's next tag the current one.
+    @inline(__always)
+    private func loadNextTag() -> Token {
+        let tag = s.pointee.batchTags[s.pointee.batchIndex]
+        s.pointee.batchIndex += 1
+        s.pointee.element = tag.element
+        s.pointee.tagOffset = tag.offset
+        s.pointee.currentLine = tag.line
+        s.pointee.currentLineStart = tag.lineStart
+        guard tag.isStart else {
+            s.pointee.stackCount = Int(tag.depth)
+            s.pointee.attributeCount = 0
+            return .endElement
+        }
+        s.pointee.stackCount = Int(tag.depth) - 1
+        s.pointee.push(tag.element)
+        let attributes = s.pointee.batchAttributes + Int(tag.firstAttribute)
+        let n = Int(tag.attributeCount)
+        for k in 0..<n {
+            let a = attributes[k]
+            s.pointee.attributeNames[k] = a.name
+            s.pointee.valueStarts[k] = a.start
+            s.pointee.valueLengths[k] = a.length
+            s.pointee.valueDecoded[k] = 2
+        }
+        s.pointee.attributeCount = n
+        return .startElement
+    }
+
+    /// Names interned so far (the reading thread sends the new ones with each batch).
+    var nameCount: Int { s.pointee.names.count }
+
+    /// The bytes of interned name `id`.
+    func nameBytes(_ id: Int) -> [UInt8] { Array(name(id).utf8) }
+
+    /// The line of the current tag's '<' and the offset that line starts at (a scanner
+    /// reading ahead: `tracksLines`).
+    func lineOfCurrentTag() -> (line: Int, lineStart: UInt64) {
+        s.pointee.line(at: Int(s.pointee.tagOffset &- s.pointee.bufferBase))
     }
 
     fileprivate func noteComment(_ text: String) { prologComments.append(text) }
@@ -276,6 +408,39 @@ private struct ScannerState {
 
     var names = NameTable()
 
+    /// A scanner reading ahead counts the lines up to each tag as it goes (`line(at:)`):
+    /// everything before `lineCursor` (an index in the buffer) holds `cursorLines`
+    /// newlines, the last of them ending at `cursorLineStart` (absolute).
+    var tracksLines = false
+    var lineCursor = 0
+    var cursorLines = 0
+    var cursorLineStart: UInt64 = 0
+    /// A scanner handing out read-ahead tags: the batch being read (its tags,
+    /// attributes and arena), the next tag's index, and the current tag's line.
+    var batchArena: UnsafeMutablePointer<UInt8>
+    var batchTags = UnsafePointer<XMLTagBatch.Tag>(bitPattern: 8)!
+    var batchAttributes = UnsafePointer<XMLTagBatch.Attribute>(bitPattern: 8)!
+    var readsAhead = false
+    var batchIndex = 0
+    var batchCount = 0
+    var currentLine = 0
+    var currentLineStart: UInt64 = 0
+
+    /// The 1-based line of buffer index `index` (at or after the cursor) and the
+    /// absolute offset its line starts at; the cursor moves there.
+    mutating func line(at index: Int) -> (Int, UInt64) {
+        precondition(index >= lineCursor, "lines are counted forward")
+        var i = lineCursor
+        while i < index, let nl = memchr(buffer + i, 0x0A, index - i) {
+            let at = buffer.distance(to: nl.assumingMemoryBound(to: UInt8.self))
+            cursorLines += 1
+            cursorLineStart = bufferBase + UInt64(at) + 1
+            i = at + 1
+        }
+        lineCursor = index
+        return (cursorLines + 1, cursorLineStart)
+    }
+
     init(capacity: Int) {
         self.capacity = capacity
         buffer = .allocate(capacity: capacity)
@@ -286,6 +451,7 @@ private struct ScannerState {
         valueDecoded = .allocate(capacity: limit)
         decoded = .allocate(capacity: decodedCapacity)
         stack = .allocate(capacity: stackCapacity)
+        batchArena = buffer
     }
 
     func release() {

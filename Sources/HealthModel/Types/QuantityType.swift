@@ -61,21 +61,41 @@ public struct QuantityType: Hashable, Sendable, Comparable, CustomStringConverti
     /// log, accepted when it was written) its value in the canonical unit is in
     /// `validRange`.
     public func validate(_ quantity: Quantity, checkingRange: Bool = true) throws {
-        guard quantity.unit.dimension == dimension || quantity.unit.isCompatible(with: canonicalUnit) else {
-            throw HealthModelError.unitNotAllowed(type: identifier, unit: quantity.unit.canonicalString,
+        try validate(value: quantity.value, unit: quantity.unit, checkingRange: checkingRange)
+    }
+
+    /// `validate(_:checkingRange:)` of a quantity given as its value and unit (the value
+    /// finite, as a `Quantity`'s is): the one check, for callers that hold the two apart
+    /// (the importer's direct encoding) and need build no `Quantity` per sample.
+    public func validate(value: Double, unit: HealthUnit, checkingRange: Bool = true) throws {
+        try validateUnit(unit)
+        try validateValue(value, unit: unit, checkingRange: checkingRange)
+    }
+
+    /// The first half of `validate`: the unit converts to the canonical unit (the same
+    /// answer for every value: a caller may ask once per unit).
+    public func validateUnit(_ unit: HealthUnit) throws {
+        guard unit.dimension == dimension || unit.isCompatible(with: canonicalUnit) else {
+            throw HealthModelError.unitNotAllowed(type: identifier, unit: unit.canonicalString,
                                                   expectedDimension: dimension.description)
         }
-        if isPercentage, !(0...1).contains(quantity.value) {
-            throw HealthModelError.valueOutOfRange(field: "\(shortName) value", value: quantity.value,
+    }
+
+    /// The second half of `validate`: the value, in a unit `validateUnit` admits, is in
+    /// range (a percentage a fraction; unless `checkingRange` is false, `validRange`).
+    public func validateValue(_ value: Double, unit: HealthUnit, checkingRange: Bool = true) throws {
+        if isPercentage, !(0...1).contains(value) {
+            throw HealthModelError.valueOutOfRange(field: "\(shortName) value", value: value,
                                                    range: "0…1 (HealthKit stores percentages as fractions)")
         }
         guard checkingRange else { return }
         let range = validRange
-        let value = range == .aboveAbsoluteZero ? ((try? quantity.doubleValue(for: canonicalUnit)) ?? quantity.value) : quantity.value
+        let inCanonical = range == .aboveAbsoluteZero
+            ? ((try? Quantity(value, unit).doubleValue(for: canonicalUnit)) ?? value) : value
         // Every other range is about the sign, which a unit (a positive factor) keeps.
-        guard range.contains(value) else {
-            throw HealthModelError.valueOutOfRange(field: "\(shortName) value", value: quantity.value,
-                                                   range: range.text(unit: range == .aboveAbsoluteZero ? canonicalUnit.canonicalString : quantity.unit.canonicalString))
+        guard range.contains(inCanonical) else {
+            throw HealthModelError.valueOutOfRange(field: "\(shortName) value", value: value,
+                                                   range: range.text(unit: range == .aboveAbsoluteZero ? canonicalUnit.canonicalString : unit.canonicalString))
         }
     }
 

@@ -67,7 +67,8 @@ public struct EncodedSamples: Sendable {
         if p.sourceVersion >= 0 { flags.insert(.sourceVersion) }
         if p.offsets != nil { flags.insert(.writtenOffsets) }
         let creationOffset = p.creation != nil ? Int64(p.offsets?.creation ?? 0) : nil
-        table.withBytes(unit: p.unitIndex, device: p.device, string: p.sourceVersion) { unit, device, version in
+        do {
+            let unit = table.spelling(ofUnit: p.unitIndex), device = table.piece(p.device), version = table.piece(p.sourceVersion)
             var length = 36  // kind, uuid, type, start, end, flags
             switch p.body {
             case .quantity: length += 8 + unit.count
@@ -81,7 +82,8 @@ public struct EncodedSamples: Sendable {
                 if let c = creationOffset { length += Self.varintLength(Self.zigzag(c)) }
             }
             let total = Self.varintLength(UInt64(length)) + length
-            body.appendUninitialized(count: total) { out in
+            // Written on the stack, then appended in one copy (no zero-fill of the tail).
+            withUnsafeTemporaryAllocation(byteCount: total, alignment: 8) { out in
                 var w = RawWriter(out)
                 w.varint(UInt64(length))
                 w.u8(p.kind.rawValue)
@@ -106,6 +108,7 @@ public struct EncodedSamples: Sendable {
                     if let c = creationOffset { w.varint(Self.zigzag(c)) }
                 }
                 precondition(w.written == total, "a sample's parts encode to the length computed for them")
+                body.append(contentsOf: UnsafeRawBufferPointer(out))
             }
         }
         var h = SampleCodec.Header(kind: p.kind, uuid: p.uuid, typeCode: p.typeCode, start: p.start, end: p.end, replaces: nil,
@@ -276,15 +279,56 @@ public struct EncodedSamples: Sendable {
 /// as bytes, never retained — and `EncodedSamples.append(_:from:)` reads the pieces here.
 /// Append-only: an index, once given, names the same piece for the table's life.
 package final class SamplePartsTable {
-    private(set) var units: [PreparedUnit] = []
-    private var devices: [[UInt8]] = []
-    private var strings: [[UInt8]] = []
+    private var units: [PreparedUnit] = []
+    /// Every piece's bytes, one after another; piece `i` is `pieces[i]` of them. Raw
+    /// storage: lending a piece to the encoder takes no reference.
+    private var bytes: UnsafeMutablePointer<UInt8>
+    private var capacity = 4096
+    private var count = 0
+    private var pieces: UnsafeMutablePointer<(start: Int, length: Int)>
+    private var pieceCapacity = 256
+    private var pieceCount = 0
+    /// Per unit, its spelling's piece.
+    private var unitSpellings: [Int32] = []
 
-    package init() {}
+    package init() {
+        bytes = .allocate(capacity: capacity)
+        pieces = .allocate(capacity: pieceCapacity)
+    }
+
+    deinit {
+        bytes.deallocate()
+        pieces.deallocate()
+    }
+
+    private func addPiece(_ encoded: [UInt8]) -> Int32 {
+        if count + encoded.count > capacity {
+            var bigger = capacity * 2
+            while bigger < count + encoded.count { bigger *= 2 }
+            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: bigger)
+            grown.update(from: bytes, count: count)
+            bytes.deallocate()
+            bytes = grown
+            capacity = bigger
+        }
+        if pieceCount == pieceCapacity {
+            let grown = UnsafeMutablePointer<(start: Int, length: Int)>.allocate(capacity: pieceCapacity * 2)
+            grown.update(from: pieces, count: pieceCount)
+            pieces.deallocate()
+            pieces = grown
+            pieceCapacity *= 2
+        }
+        encoded.withUnsafeBufferPointer { (bytes + count).update(from: $0.baseAddress!, count: $0.count) }
+        pieces[pieceCount] = (count, encoded.count)
+        count += encoded.count
+        pieceCount += 1
+        return Int32(pieceCount - 1)
+    }
 
     /// Adds a prepared unit; its index.
     package func add(_ unit: PreparedUnit) -> Int32 {
         units.append(unit)
+        unitSpellings.append(addPiece(unit.spelling))
         return Int32(units.count - 1)
     }
 
@@ -292,34 +336,31 @@ package final class SamplePartsTable {
     package func add(_ device: Device) -> Int32 {
         var w = PayloadWriter(capacity: 64)
         SampleCodec.encodeDevice(device, into: &w)
-        devices.append(w.bytes)
-        return Int32(devices.count - 1)
+        return addPiece(w.bytes)
     }
 
     /// Adds a string, encoded (`varint length · UTF-8`); its index.
     package func add(_ string: String) -> Int32 {
         var w = PayloadWriter(capacity: string.utf8.count + 2)
         w.string(string)
-        strings.append(w.bytes)
-        return Int32(strings.count - 1)
+        return addPiece(w.bytes)
     }
 
     /// The prepared unit at `index`.
     package func unit(_ index: Int32) -> PreparedUnit { units[Int(index)] }
 
-    /// Lends the encoded unit spelling, device and string at the indices (empty for −1).
-    func withBytes<R>(unit: Int32, device: Int32, string: Int32,
-                      _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> R) -> R {
-        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
-        func lend<T>(_ table: [[UInt8]], _ i: Int32, _ then: (UnsafeRawBufferPointer) -> T) -> T {
-            i >= 0 ? table[Int(i)].withUnsafeBytes(then) : then(empty)
-        }
-        return lend(devices, device) { d in
-            lend(strings, string) { s in
-                if unit >= 0 { return units[Int(unit)].spelling.withUnsafeBytes { body($0, d, s) } }
-                return body(empty, d, s)
-            }
-        }
+    /// The encoded bytes of piece `index` (empty for −1), valid until the next `add`.
+    @inline(__always)
+    func piece(_ index: Int32) -> UnsafeRawBufferPointer {
+        guard index >= 0 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        let p = pieces[Int(index)]
+        return UnsafeRawBufferPointer(start: bytes + p.start, count: p.length)
+    }
+
+    /// The encoded spelling of unit `index` (empty for −1).
+    @inline(__always)
+    func spelling(ofUnit index: Int32) -> UnsafeRawBufferPointer {
+        index >= 0 ? piece(unitSpellings[Int(index)]) : piece(-1)
     }
 }
 
@@ -331,15 +372,12 @@ package final class PreparedUnit: Sendable {
     package let unit: HealthUnit
     /// The spelling as the encoding writes it (`varint length · UTF-8`).
     let spelling: [UInt8]
-    private let conversion: Conversion
-
-    private enum Conversion: Sendable {
-        /// The spelling is the canonical unit's, or the units are equal: the value as it is.
-        case same
-        case convert(HealthModel.UnitConverter)
-        /// The unit does not convert (the statistics projection keeps NaN).
-        case none
-    }
+    /// The spelling is the canonical unit's, or the units are equal: the value as it is.
+    private let same: Bool
+    /// Else the conversion to the canonical unit (nil: none; the statistics projection keeps NaN).
+    private let converter: HealthModel.UnitConverter?
+    /// Whether the type admits the unit (`QuantityType.validateUnit`: the same for every value).
+    private let unitAllowed: Bool
 
     package init(type: QuantityType, unit: HealthUnit) {
         self.type = type
@@ -349,22 +387,25 @@ package final class PreparedUnit: Sendable {
         spelling = w.bytes
         let canonical = type.canonicalUnit
         // The branches of `SampleCodec.canonicalValue(_:typeCode:)` and `Quantity.doubleValue(for:)`.
-        if unit.spelling == canonical.spelling || unit == canonical {
-            conversion = .same
-        } else if let converter = try? unit.converter(to: canonical) {
-            conversion = .convert(converter)
-        } else {
-            conversion = .none
-        }
+        same = unit.spelling == canonical.spelling || unit == canonical
+        converter = same ? nil : try? unit.converter(to: canonical)
+        unitAllowed = (try? type.validateUnit(unit)) != nil
     }
 
     /// `value` (in this unit) in the type's canonical unit.
+    @inline(__always)
     package func canonicalValue(_ value: Double) -> Double {
-        switch conversion {
-        case .same: value
-        case .convert(let c): c.convert(value)
-        case .none: .nan
-        }
+        if same { return value }
+        return converter?.convert(value) ?? .nan
+    }
+
+    /// Throws what `QuantitySample(type:quantity:common:)` throws for `value` in this
+    /// unit (its `Quantity` first: a value that is not finite), nothing else.
+    @inline(__always)
+    package func validate(_ value: Double) throws {
+        guard value.isFinite else { throw HealthModelError.nonFiniteValue(field: "quantity value") }
+        if !unitAllowed { try type.validateUnit(unit) }  // throws what validate(value:unit:) would
+        try type.validateValue(value, unit: unit)
     }
 }
 
@@ -400,7 +441,7 @@ package struct SampleParts: Sendable {
         try SampleCommon.check(startDate: start, endDate: end, metadata: Self.noMetadata, creationDate: creation,
                                writtenOffsets: offsets)
         let prepared = table.unit(unit)
-        try prepared.type.validate(try Quantity(value, prepared.unit))
+        try prepared.validate(value)
         kind = .quantity
         typeCode = ObjectType.quantity(prepared.type).code
         body = .quantity(value: value, canonical: prepared.canonicalValue(value))
