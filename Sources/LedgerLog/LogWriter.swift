@@ -186,8 +186,10 @@ package final class LogWriter: Sendable {
 
     /// Bytes of deferred appends that start a background write.
     static let writeBehindBytes = 4 << 20
-    /// Bytes of deferred appends beyond which appends wait for the writes (back-pressure).
-    static let pendingBytesMax = 32 << 20
+    /// Bytes of deferred appends beyond which appends wait for the writes (back-pressure):
+    /// twice the write-behind, so a busy flusher holds back at most this much memory
+    /// (an import's peak RSS counts it).
+    static let pendingBytesMax = 8 << 20
 
     private init(fs: any LogFileSystem, file: any LogFile, lock: any LogLock, header: LogFileHeader,
                  options: LogWriterOptions, length: UInt64, allocated: UInt64, checkpoint: LogCheckpoint,
