@@ -63,8 +63,9 @@ public struct ImportOptions: Sendable {
 /// than one imported, or of another person, is refused unless `force`, before
 /// anything is written (the prolog — ExportDate and `<Me>` — comes first in the XML).
 ///
-/// Three threads: inflating and hashing (`ReadAheadStream`), scanning and mapping
-/// (`ExportPass`), and the ledger's deciding, encoding, folding and appending.
+/// Three threads: reading, inflating, hashing and tokenizing the XML
+/// (`XMLScanner(readingAhead:)`), mapping and encoding (`ExportPass`), and the ledger's
+/// deciding, folding and appending.
 /// Memory stays bounded by the buffers, two batches in flight and the export's
 /// fingerprint tables (10–20 bytes per record), besides the ledger's projections.
 public enum AppleHealthImporter {

@@ -2,10 +2,11 @@ import Foundation
 import HealthModel
 import LedgerCore
 
-/// The import's one pass over an export, on a thread of its own: scanning and
-/// mapping the XML into batches of ledger commands while the ledger appends the
-/// previous batch, at most `depth` messages ahead (so memory stays bounded). The
-/// inflating and hashing of the XML run on a third thread (`ReadAheadStream`).
+/// The import's one pass over an export, on a thread of its own: mapping the XML's
+/// tags into batches of ledger commands (plain Records encoded straight from their
+/// parts, `.saveEncoded`) while the ledger appends the previous batch, at most `depth`
+/// messages ahead (so memory stays bounded). Reading, inflating, hashing and
+/// tokenizing the XML run on a third thread (`XMLScanner(readingAhead:)`).
 ///
 /// It yields, in order: the **prolog** (locale, ExportDate, `<Me>`, the export
 /// version: what the importer checks before it writes anything), the **batches**,
