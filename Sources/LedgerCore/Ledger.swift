@@ -378,7 +378,13 @@ public actor Ledger {
     private func appendGroup(_ commands: [LedgerCommand], durability: Durability, keepEvents: Bool) async throws
         -> (results: [Result<[StoredEvent], RuleViolation>], sequences: ClosedRange<UInt64>?) {
         if let failure { throw LedgerError.failed(cause: failure) }
-        var batch = RecordBatch()
+        // Room for encoded saves up front (an import's batch is hundreds of kilobytes:
+        // grown by doubling, it would be copied twice over).
+        let encodedBytes = commands.reduce(0) { total, command in
+            if case .saveEncoded(_, let samples) = command { return total + samples.byteCount + 64 }
+            return total
+        }
+        var batch = RecordBatch(capacity: 4096 + encodedBytes)
         var results: [Result<[StoredEvent], RuleViolation>] = []
         var pending: [(result: Int, event: Event?)] = []
         let firstSequence = writer.nextSequence

@@ -2,20 +2,22 @@ import Foundation
 import HealthModel
 import LedgerCore
 
-/// One top-level element of an export, mapped to the health model.
+/// One top-level element of an export, mapped to the health model. The large cases
+/// are boxed (`indirect`): the common one, `directRecord`, is then a word to return
+/// and pass on, not the size of a mapped sample copied at every step.
 enum ExportItem {
     case healthData(locale: String?)
     case exportDate(String)
     case me([MetadataEntry])
-    case record(MappedRecord)
+    indirect case record(MappedRecord)
     /// A Record for the direct encoding, in `ExportMapper.direct`.
     case directRecord
-    case correlation(MappedCorrelation)
-    case workout(MappedWorkout)
-    case activitySummary(ActivitySummary)
+    indirect case correlation(MappedCorrelation)
+    indirect case workout(MappedWorkout)
+    indirect case activitySummary(ActivitySummary)
     /// A top-level element this version has no model for (ClinicalRecord, Audiogram,
     /// VisionPrescription, …), kept whole as written.
-    case kept(ExportElement)
+    indirect case kept(ExportElement)
 }
 
 /// A top-level Record for the direct encoding: a quantity or category sample with no
@@ -28,7 +30,7 @@ struct DirectRecord {
     var typeCode: UInt16
     /// Index into `ExportMapper.sources`.
     var source: Int
-    /// The `type` attribute's intern id (`ExportMapper.typeNames`).
+    /// The `type` attribute's intern id (`ExportMapper.typeName(_:)`).
     var typeId: Int
     /// Over type, source, start, end, value and unit.
     var logicalFingerprint: UInt64
@@ -46,7 +48,7 @@ struct MappedRecord {
     var source: Int
     /// The `type` attribute as written.
     var typeName: String
-    /// `typeName`'s intern id (`ExportMapper.typeNames`).
+    /// `typeName`'s intern id (`ExportMapper.typeName(_:)`).
     var typeId: Int
     /// Why the record was kept raw (`UnrecognizedSample`), else nil.
     var rawReason: String?

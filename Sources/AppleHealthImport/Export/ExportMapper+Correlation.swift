@@ -31,8 +31,8 @@ extension ExportMapper {
         let uuid = identity.uuid(.correlation)
         try attachPendingChildren(from: mark, to: "Correlation", [MetadataEntry(key: "uuid", value: .string(uuid.uuidString))])
         let source = sourceValue(head.source, head.sourceVersion)
-        guard case .correlation(let type)? = head.type.type else {
-            throw invalid("a Correlation of unknown type '\(head.type.name)'")
+        guard case .correlation(let type)? = head.type else {
+            throw invalid("a Correlation of unknown type '\(typeName(head))'")
         }
         var linked: [QuantitySample] = []
         var fingerprints: [UInt64] = []
@@ -47,7 +47,7 @@ extension ExportMapper {
         }
         do {
             let common = try SampleCommon(uuid: uuid, startDate: head.start.0, endDate: head.end.0, metadata: metadata,
-                                          device: head.device, source: source, creationDate: head.creation?.0,
+                                          device: device(head), source: source, creationDate: head.creation?.0,
                                           writtenOffsets: WrittenOffsets(start: head.start.1, end: head.end.1, creation: head.creation?.1))
             let c = try Correlation(type: type, objects: linked, common: common)
             return MappedCorrelation(sample: .correlation(c), source: head.source, memberFingerprints: fingerprints,

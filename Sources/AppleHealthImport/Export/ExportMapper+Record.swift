@@ -5,40 +5,50 @@ import LedgerCore
 extension ExportMapper {
     // MARK: Record
 
-    /// What a Record's start tag says, read before its children.
+    /// What a Record's start tag says, read before its children. Plain values: the
+    /// type, unit and device are ids into the mapper's tables (`typeInfos`,
+    /// `unitInfos`, `deviceInfos`), so a head is copied and dropped without reference
+    /// counting.
     struct RecordHead {
-        var type: TypeInfo
+        /// `typeInfos[typeId]`, and its model type (nil: not one the model knows).
+        var typeId: Int
+        var type: ObjectType?
         var source: Int
         var sourceVersion: Int
-        /// The unit attribute as written and parsed (nil: no unit attribute).
-        var unitInfo: UnitInfo?
+        /// `unitInfos[unitId]`: the unit attribute as written and parsed (−1: none).
+        var unitId: Int
         var valueText: String?
         var value: Double?
         var start: (Date, Int)
         var end: (Date, Int)
         var creation: (Date, Int)?
-        var deviceInfo: DeviceInfo?
+        /// `deviceInfos[deviceId]` (−1: none).
+        var deviceId: Int
         var exact: UInt64
         var logical: UInt64
-
-        var unitText: String? { unitInfo?.text }
-        /// nil: no unit attribute; .some(nil): one that does not parse.
-        var unit: HealthUnit?? { unitInfo.map { $0.unit } }
-        var device: Device? { deviceInfo?.device }
     }
+
+    /// The `type` attribute of `head` as written.
+    func typeName(_ head: RecordHead) -> String { typeInfos[head.typeId].name }
+    /// The unit attribute as written (nil: none).
+    func unitText(_ head: RecordHead) -> String? { head.unitId >= 0 ? unitInfos[head.unitId].text : nil }
+    /// The unit parsed: nil when there is no unit attribute, .some(nil) when it does not parse.
+    func unit(_ head: RecordHead) -> HealthUnit?? { head.unitId >= 0 ? .some(unitInfos[head.unitId].unit) : nil }
+    /// The device parsed (nil: none).
+    func device(_ head: RecordHead) -> Device? { head.deviceId >= 0 ? deviceInfos[head.deviceId].device : nil }
 
     /// The current Record (or Correlation) start tag's attributes. `exact`: compute the
     /// exact fingerprint (a correlation's member, or a Record of a type one admits: the
     /// only ones it is compared for).
     func recordHead(exact needsExact: Bool = false) throws(ImportError) -> RecordHead {
-        var type: TypeInfo?
+        var typeId = -1
         var sourceId: Int?
         var sourceVersion = -1
-        var unitInfo: UnitInfo?
+        var unitId = -1
         var valueText: String?
         var value: Double?
         var start: (Date, Int)?, end: (Date, Int)?, creation: (Date, Int)?
-        var deviceInfo: DeviceInfo?
+        var deviceId = -1
         var exact: UInt64 = 0
         var logical: UInt64 = 0x5EED
         for i in 0..<scanner.attributeCount {
@@ -49,7 +59,7 @@ extension ExportMapper {
                 switch ExportName(rawValue: name) {
                 case .type?:
                     let h = Self.hash(bytes, seed: 0)
-                    type = types.value(bytes, hash: h) { newType($0) }
+                    typeId = types.value(bytes, hash: h) { newType($0) }
                     logical = Self.mix(logical ^ h &* 3)
                 case .sourceName?:
                     let h = Self.hash(bytes, seed: 0)
@@ -59,10 +69,7 @@ extension ExportMapper {
                     sourceVersion = versionIds.value(bytes) { newVersion($0) }
                 case .unit?:
                     let h = Self.hash(bytes, seed: 0)
-                    unitInfo = units.value(bytes, hash: h) { text in
-                        unitCount += 1
-                        return UnitInfo(text: text, unit: try? HealthUnit(text), id: unitCount - 1)
-                    }
+                    unitId = units.value(bytes, hash: h) { newUnit($0) }
                     logical = Self.mix(logical ^ h &* 7)
                 case .value?:
                     let h = Self.hash(bytes, seed: 0)
@@ -80,24 +87,25 @@ extension ExportMapper {
                     end = try date(i, "endDate")
                     logical = Self.mix(logical ^ Self.hash(bytes, seed: 0) &* 17)
                 case .device?:
-                    deviceInfo = devices.value(bytes) { makeDeviceInfo($0) }
+                    deviceId = devices.value(bytes) { newDevice($0) }
                 default:
                     unknownAttributes["\(scanner.name(scanner.element))@\(scanner.name(name))", default: 0] += 1
                 }
             }
         }
-        if needsExact || type.map({ Self.mayBeMember($0.type) }) == true {
+        let type = typeId >= 0 ? typeInfos[typeId].type : nil
+        if needsExact || Self.mayBeMember(type) {
             // Over every attribute, in any order: equal for exact repeats.
             for i in 0..<scanner.attributeCount {
                 let name = scanner.attributeName(i)
                 scanner.withValue(i) { bytes in exact &+= Self.mix(Self.hash(bytes, seed: 0) ^ UInt64(name) &* 0x9E37_79B9_7F4A_7C15) }
             }
         }
-        guard let type else { throw invalid("a <\(scanner.name(scanner.element))> without a type") }
+        guard typeId >= 0 else { throw invalid("a <\(scanner.name(scanner.element))> without a type") }
         guard let start else { throw invalid("a <\(scanner.name(scanner.element))> without a startDate") }
-        return RecordHead(type: type, source: sourceId ?? sourceFor(""), sourceVersion: sourceVersion, unitInfo: unitInfo,
-                          valueText: valueText, value: value, start: start,
-                          end: end ?? start, creation: creation, deviceInfo: deviceInfo, exact: exact, logical: logical)
+        return RecordHead(typeId: typeId, type: type, source: sourceId ?? sourceFor(""), sourceVersion: sourceVersion,
+                          unitId: unitId, valueText: valueText, value: value, start: start,
+                          end: end ?? start, creation: creation, deviceId: deviceId, exact: exact, logical: logical)
     }
 
     func metadataEntry() throws(ImportError) -> MetadataEntry {
@@ -156,7 +164,7 @@ extension ExportMapper {
             }
         }
         var typeCode: UInt16?
-        switch head.type.type {
+        switch head.type {
         case .quantity(let q)?: typeCode = ObjectType.quantity(q).code
         case .category(let c)?: typeCode = ObjectType.category(c).code
         default: typeCode = nil
@@ -169,7 +177,7 @@ extension ExportMapper {
             // loaded; a repeat (rare) takes its own.
             let uuid = identity.occurrence(of: digest)
             if identity.lastWasRepeat { parts = parts.with(uuid: uuid) }
-            self.direct = DirectRecord(parts: parts, typeCode: typeCode, source: head.source, typeId: head.type.id,
+            self.direct = DirectRecord(parts: parts, typeCode: typeCode, source: head.source, typeId: head.typeId,
                                        logicalFingerprint: head.logical)
             directRecords += 1
             return nil
@@ -178,7 +186,7 @@ extension ExportMapper {
         let (sample, reason) = try makeSample(head, metadata: metadata, beats: beats, uuid: uuid)
         try attachPendingChildren(from: mark, to: "Record", [MetadataEntry(key: "uuid", value: .string(uuid.uuidString))])
         return MappedRecord(sample: sample, typeCode: typeCode, syncIdentity: sync, source: head.source,
-                            typeName: head.type.name, typeId: head.type.id, rawReason: reason,
+                            typeName: typeName(head), typeId: head.typeId, rawReason: reason,
                             exactFingerprint: exact, logicalFingerprint: head.logical, metadataCount: metadata.count,
                             beatLists: beatLists, beats: beats.count)
     }
@@ -191,12 +199,12 @@ extension ExportMapper {
     func directParts(_ head: RecordHead, uuid: UUID) -> SampleParts? {
         let offsets = WrittenOffsets(start: head.start.1, end: head.end.1, creation: head.creation?.1)
         let version = head.sourceVersion >= 0 ? versionParts[head.sourceVersion] : -1
-        let device = head.deviceInfo?.part ?? -1
-        switch head.type.type {
+        let device = head.deviceId >= 0 ? deviceInfos[head.deviceId].part : -1
+        switch head.type {
         case .quantity(let type)?:
-            guard !Self.isMemberType[Int(ObjectType.quantity(type).code)], let value = head.value, let info = head.unitInfo,
-                  let unit = info.unit else { return nil }
-            let key = Int(ObjectType.quantity(type).code) << 32 | info.id
+            guard !Self.isMemberType[Int(ObjectType.quantity(type).code)], let value = head.value, head.unitId >= 0,
+                  let unit = unitInfos[head.unitId].unit else { return nil }
+            let key = Int(ObjectType.quantity(type).code) << 32 | head.unitId
             let prepared: Int32
             if let last = lastPreparedUnit, last.key == key {
                 prepared = last.unit  // records come in runs of one type and unit
@@ -237,10 +245,10 @@ extension ExportMapper {
         let end = head.end.0 >= head.start.0 ? head.end : head.start
         do {
             return try SampleCommon(uuid: uuid, startDate: head.start.0, endDate: end.0, metadata: metadata,
-                                    device: head.device, source: source, creationDate: head.creation?.0,
+                                    device: device(head), source: source, creationDate: head.creation?.0,
                                     writtenOffsets: WrittenOffsets(start: head.start.1, end: end.1, creation: head.creation?.1))
         } catch {
-            throw invalid("a Record of type '\(head.type.name)' that cannot be kept even raw: \(error)")
+            throw invalid("a Record of type '\(typeName(head))' that cannot be kept even raw: \(error)")
         }
     }
 
@@ -250,23 +258,23 @@ extension ExportMapper {
         let offsets = WrittenOffsets(start: head.start.1, end: head.end.1, creation: head.creation?.1)
         func raw(_ reason: String) throws(ImportError) -> (Sample, String?) {
             let common = try rawCommon(head, metadata: metadata, uuid: uuid, source: source)
-            return (.unrecognized(UnrecognizedSample(typeIdentifier: head.type.name,
-                                                     value: head.valueText ?? head.value.map { Quantity.format($0) }, unit: head.unitText,
+            return (.unrecognized(UnrecognizedSample(typeIdentifier: typeName(head),
+                                                     value: head.valueText ?? head.value.map { Quantity.format($0) }, unit: unitText(head),
                                                      reason: reason, common: common)), reason)
         }
         let common: SampleCommon
         do {
             common = try SampleCommon(uuid: uuid, startDate: head.start.0, endDate: head.end.0, metadata: metadata,
-                                      device: head.device, source: source, creationDate: head.creation?.0,
+                                      device: device(head), source: source, creationDate: head.creation?.0,
                                       writtenOffsets: offsets)
         } catch {
             return try raw("\(error)")
         }
-        switch head.type.type {
+        switch head.type {
         case .quantity(let type)?:
             guard let value = head.value else { return try raw(head.valueText == nil ? "no value" : "value is not a number") }
-            guard let unitText = head.unitText else { return try raw("no unit") }
-            guard let unit = head.unit ?? nil else { return try raw("unit '\(unitText)' does not parse") }
+            guard let unitText = unitText(head) else { return try raw("no unit") }
+            guard let unit = unit(head) ?? nil else { return try raw("unit '\(unitText)' does not parse") }
             do {
                 return (.quantity(try QuantitySample(type: type, quantity: try Quantity(value, unit), common: common, beats: beats)), nil)
             } catch {
@@ -290,7 +298,7 @@ extension ExportMapper {
         case nil:
             return try raw("unknown type")
         default:
-            return try raw("a Record cannot hold a \(head.type.name)")
+            return try raw("a Record cannot hold a \(typeName(head))")
         }
     }
 }

@@ -22,7 +22,7 @@ extension ExportMapper {
             case .totalEnergyBurnedUnit?: energyUnit = internedString(i)
             case .sourceName?: source = self.source(i)
             case .sourceVersion?: sourceVersion = version(i)
-            case .device?: device = scanner.withValue(i) { devices.value($0) { makeDeviceInfo($0) } }.device
+            case .device?: device = deviceInfos[scanner.withValue(i) { devices.value($0) { newDevice($0) } }].device
             case .startDate?: start = try date(i, "startDate")
             case .endDate?: end = try date(i, "endDate")
             case .creationDate?: creation = try date(i, "creationDate")

@@ -47,8 +47,8 @@ final class ExportMapper {
     private(set) var sources: [String] = []
     var sourceIndex: [String: Int] = [:]
     /// Distinct attribute values, parsed once.
-    let types = InternTable<TypeInfo>()
-    let units = InternTable<UnitInfo>()
+    let types = InternTable<Int>()
+    let units = InternTable<Int>()
 
     /// A unit attribute's value, parsed once (a class: a record's lookup of it is one
     /// retain, not one per field).
@@ -63,8 +63,11 @@ final class ExportMapper {
             self.id = id
         }
     }
-    /// Units interned so far (the next `UnitInfo.id`).
-    @exclusivity(unchecked) var unitCount = 0
+    /// The interned type, unit and device values, by id (what `types`, `units` and
+    /// `devices` give).
+    private(set) var typeInfos: [TypeInfo] = []
+    private(set) var unitInfos: [UnitInfo] = []
+    private(set) var deviceInfos: [DeviceInfo] = []
     /// The units, devices and versions the direct encoding's parts refer to.
     let partsTable = SamplePartsTable()
     /// Per (type code, unit id): the unit prepared for the direct encoding (its index
@@ -85,7 +88,7 @@ final class ExportMapper {
     }
     let sourceNames = InternTable<Int>()
     let strings = InternTable<String>()
-    let devices = InternTable<DeviceInfo>()
+    let devices = InternTable<Int>()
     let categoryValues = InternTable<String>()
     let versionIds = InternTable<Int>()
     var versions: [String] = []
@@ -113,7 +116,7 @@ final class ExportMapper {
     final class TypeInfo {
         let name: String
         let type: ObjectType?
-        /// Dense, in order of first appearance (`typeNames[id] == name`).
+        /// Dense, in order of first appearance (its index in `typeInfos`).
         let id: Int
         init(name: String, type: ObjectType?, id: Int) {
             self.name = name
@@ -121,13 +124,27 @@ final class ExportMapper {
             self.id = id
         }
     }
-    /// The `type` attributes interned so far, by `TypeInfo.id`.
-    private(set) var typeNames: [String] = []
+    /// The `type` attribute interned as `id`, as written.
+    func typeName(_ id: Int) -> String { typeInfos[id].name }
 
-    /// Interns a `type` attribute's value not seen before.
-    func newType(_ name: String) -> TypeInfo {
-        typeNames.append(name)
-        return TypeInfo(name: name, type: try? ObjectType(identifier: name), id: typeNames.count - 1)
+    /// Interns a `type` attribute's value not seen before; its id.
+    func newType(_ name: String) -> Int {
+        typeInfos.append(TypeInfo(name: name, type: try? ObjectType(identifier: name), id: typeInfos.count))
+        return typeInfos.count - 1
+    }
+
+    /// Interns a unit attribute's value not seen before; its id.
+    func newUnit(_ text: String) -> Int {
+        unitInfos.append(UnitInfo(text: text, unit: try? HealthUnit(text), id: unitInfos.count))
+        return unitInfos.count - 1
+    }
+
+    /// Interns a device attribute's value not seen before (parsed, and encoded in
+    /// `partsTable`); its id.
+    func newDevice(_ text: String) -> Int {
+        let device = ExportValues.device(text)
+        deviceInfos.append(DeviceInfo(device: device, part: partsTable.add(device)))
+        return deviceInfos.count - 1
     }
 
     init(scanner: XMLScanner, file: String, routeFile: @escaping (String) throws -> [RouteLocation]?) {
@@ -375,11 +392,6 @@ final class ExportMapper {
         return isMemberType[Int(ObjectType.quantity(q).code)]
     }
 
-    /// The interned device of an attribute value.
-    func makeDeviceInfo(_ text: String) -> DeviceInfo {
-        let device = ExportValues.device(text)
-        return DeviceInfo(device: device, part: partsTable.add(device))
-    }
 
     func sourceFor(_ name: String) -> Int {
         if let k = sourceIndex[name] { return k }

@@ -181,7 +181,7 @@ final class ExportPass: @unchecked Sendable {
         var held: [Held] = []
         var memberFingerprints: [UInt64: Int] = [:]
         var lastProgress: UInt64 = 0
-        // Records by the intern id of their type (`mapper.typeNames`): the summary's
+        // Records by the intern id of their type (`mapper.typeName(_:)`): the summary's
         // counts by name, made at the end.
         var recordsByTypeId: [Int] = []
 
@@ -412,7 +412,7 @@ final class ExportPass: @unchecked Sendable {
         // The document has ended: the reading scanner read the stream to its end (a zip
         // entry's CRC checked) before it handed over its last batch.
         while try scanner.next() != .endOfDocument {}
-        for (id, n) in recordsByTypeId.enumerated() where n > 0 { summary.recordsByType[mapper.typeNames[id], default: 0] += n }
+        for (id, n) in recordsByTypeId.enumerated() where n > 0 { summary.recordsByType[mapper.typeName(id), default: 0] += n }
         summary.locale = prolog.locale
         summary.exportDate = prolog.exportDate
         summary.exportVersion = prolog.exportVersion

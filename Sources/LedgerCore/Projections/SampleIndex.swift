@@ -395,16 +395,25 @@ package struct SampleIndex: Sendable, Equatable {
     /// Feeds the projection into a digest in slot order (deterministic).
     func feed(_ d: inout DigestWriter) {
         d.section("samples", count: slots.count)
+        // In slot order: a slot's position counted on from the record's first (not
+        // searched back for per slot), its sync identity by a cursor over the sorted
+        // keys (not a table lookup per slot) — the same bytes, a pass over the slots.
+        let syncSlots = syncOfSlot.keys.sorted()
+        var nextSync = 0
+        var position: UInt32 = 0
         for (i, s) in slots.enumerated() {
+            position = recordStarts[i >> 6] & (1 << (UInt64(i) & 63)) != 0 ? 0 : position + 1
+            assert(position == self.position(UInt32(i)), "a slot's position counts from its record's first")
             d.uuid(s.uuid)
             d.u64(s.recordOffset)
-            d.u32(position(UInt32(i)))
+            d.u32(position)
             d.f64(s.start)
             d.f64(s.end)
             d.u16(s.typeCode)
             d.u32(app(UInt32(i)))
             d.u8(s.state)
-            if let sync = syncOfSlot[UInt32(i)] {
+            if nextSync < syncSlots.count, syncSlots[nextSync] == UInt32(i), let sync = syncOfSlot[UInt32(i)] {
+                nextSync += 1
                 d.u8(1)
                 d.string(sync.identifier)
                 d.i64(sync.version)

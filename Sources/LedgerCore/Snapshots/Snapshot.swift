@@ -133,28 +133,23 @@ public enum SnapshotFile {
             (.statisticsValues, statistics.values), (.statisticsUserEntered, statistics.flags),
         ]
 
-        var header = [UInt8](repeating: 0, count: headerLength)
-        header.withUnsafeMutableBytes { b in
-            for (i, m) in magic.enumerated() { b[i] = m }
-            b.storeBytes(of: version.littleEndian, toByteOffset: 8, as: UInt32.self)
-            b.storeBytes(of: UInt32(headerLength).littleEndian, toByteOffset: 12, as: UInt32.self)
-            withUnsafeBytes(of: ledgerId.uuid) { (b.baseAddress! + 16).copyMemory(from: $0.baseAddress!, byteCount: 16) }
-            b.storeBytes(of: state.lastSequence.littleEndian, toByteOffset: 32, as: UInt64.self)
-            b.storeBytes(of: position.offset.littleEndian, toByteOffset: 40, as: UInt64.self)
-            withUnsafeBytes(of: position.link.bytes) { (b.baseAddress! + 48).copyMemory(from: $0.baseAddress!, byteCount: 32) }
-            withUnsafeBytes(of: state.digest().bytes) { (b.baseAddress! + 80).copyMemory(from: $0.baseAddress!, byteCount: 32) }
-            b.storeBytes(of: state.lastRecordedAt.littleEndian, toByteOffset: 112, as: Int64.self)
-            b.storeBytes(of: UInt32(sections.count + columnSections.count).littleEndian, toByteOffset: 120, as: UInt32.self)
-            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: b[0..<124]))
-            b.storeBytes(of: crc.littleEndian, toByteOffset: 124, as: UInt32.self)
-        }
+        // The digest (a pass over every slot) is computed on another thread while the
+        // sections are written after the header's place; the header goes in last.
+        let digest = Locked<SHA256Digest?>(nil)
+        let digested = DispatchSemaphore(value: 0)
+        // A thread of its own: the caller may be one of the concurrency pool's, blocked here.
+        Thread { [state] in
+            digest.withLock { $0 = state.digest() }
+            digested.signal()
+        }.start()
+        var sectionsWritten = false
+        defer { if !sectionsWritten { digested.wait() } }  // never return (or throw) with it running
+
         try fs.createSubfolder(folder)
         let name = Self.name(for: state.lastSequence)
         let temporary = name + ".tmp"
         let file = try fs.open(temporary, .replace)
-        var offset: UInt64 = 0
-        try header.withUnsafeBytes { try file.write($0, at: offset) }
-        offset += UInt64(header.count)
+        var offset = UInt64(headerLength)
         for (id, bytes) in sections {
             var sectionHeader = [UInt8](repeating: 0, count: 24)
             sectionHeader.withUnsafeMutableBytes { b in
@@ -175,6 +170,26 @@ public enum SnapshotFile {
         for (id, column) in columnSections {
             offset = try column.write(id: id.rawValue, to: file, at: offset)
         }
+        digested.wait()
+        sectionsWritten = true
+        guard let stateDigest = digest.withLock({ $0 }) else { preconditionFailure("the digest was computed") }
+
+        var header = [UInt8](repeating: 0, count: headerLength)
+        header.withUnsafeMutableBytes { b in
+            for (i, m) in magic.enumerated() { b[i] = m }
+            b.storeBytes(of: version.littleEndian, toByteOffset: 8, as: UInt32.self)
+            b.storeBytes(of: UInt32(headerLength).littleEndian, toByteOffset: 12, as: UInt32.self)
+            withUnsafeBytes(of: ledgerId.uuid) { (b.baseAddress! + 16).copyMemory(from: $0.baseAddress!, byteCount: 16) }
+            b.storeBytes(of: state.lastSequence.littleEndian, toByteOffset: 32, as: UInt64.self)
+            b.storeBytes(of: position.offset.littleEndian, toByteOffset: 40, as: UInt64.self)
+            withUnsafeBytes(of: position.link.bytes) { (b.baseAddress! + 48).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+            withUnsafeBytes(of: stateDigest.bytes) { (b.baseAddress! + 80).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+            b.storeBytes(of: state.lastRecordedAt.littleEndian, toByteOffset: 112, as: Int64.self)
+            b.storeBytes(of: UInt32(sections.count + columnSections.count).littleEndian, toByteOffset: 120, as: UInt32.self)
+            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: b[0..<124]))
+            b.storeBytes(of: crc.littleEndian, toByteOffset: 124, as: UInt32.self)
+        }
+        try header.withUnsafeBytes { try file.write($0, at: 0) }
         try file.sync()
         file.close()
         try fs.rename(temporary, to: name)
