@@ -463,6 +463,9 @@ public actor Ledger {
     /// knows how many are coming), so it does not grow step by step.
     public func reserveSamples(_ count: Int) {
         state.samples.reserve(estimatedSamples: state.samples.count + count)
+        // The statistics columns too (one value and one flag per slot): grown by
+        // doubling, the last copy would hold both in memory at once.
+        state.statistics.reserve(state.samples.count + count + count / 4)
     }
 
     /// Waits until every event appended so far is durable (after `.deferred` appends).

@@ -185,11 +185,11 @@ package final class LogWriter: Sendable {
     }
 
     /// Bytes of deferred appends that start a background write.
-    static let writeBehindBytes = 4 << 20
+    static let writeBehindBytes = 2 << 20
     /// Bytes of deferred appends beyond which appends wait for the writes (back-pressure):
     /// twice the write-behind, so a busy flusher holds back at most this much memory
     /// (an import's peak RSS counts it).
-    static let pendingBytesMax = 8 << 20
+    static let pendingBytesMax = 4 << 20
 
     private init(fs: any LogFileSystem, file: any LogFile, lock: any LogLock, header: LogFileHeader,
                  options: LogWriterOptions, length: UInt64, allocated: UInt64, checkpoint: LogCheckpoint,

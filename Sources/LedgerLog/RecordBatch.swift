@@ -210,6 +210,12 @@ public struct PayloadWriter: Sendable {
         buffer.withUnsafeMutableBytes { write(UnsafeMutableRawBufferPointer(rebasing: $0[from..<from + n])) }
     }
 
+    /// Empties a writer of its own buffer, keeping the buffer's storage.
+    package mutating func removeAll() {
+        precondition(start == 0, "only a writer of its own buffer is emptied")
+        buffer.removeAll(keepingCapacity: true)
+    }
+
     /// Lends this payload's bytes (only this writer's) to `body`.
     @inlinable package func withWrittenBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start...])) }

@@ -22,7 +22,7 @@ public struct ImportOptions: Sendable {
     public var samplesPerEvent = 2048
     /// Samples per log batch (one append, one checksum chain link). With two batches
     /// queued and one being appended, this bounds the import's working memory.
-    public var samplesPerBatch = 4096
+    public var samplesPerBatch = 2048
     /// Encode plain quantity and category Records straight from their parts (no
     /// `Sample` built; the same bytes). Off only in tests that compare the two ways.
     var directEncoding = true
@@ -211,7 +211,9 @@ public enum AppleHealthImporter {
         // mapping thread (the busier of the two).
         var repeats = ExportPass.SameRecordCounter(expected: Int(min(pass.sourceSize / 300, 1 << 28)))
         while let message = try await messages.next() {
-            switch message {
+            // Consumed: a batch's commands are then held only here, and their encoded
+            // samples' buffers can go back to the pass unshared (`recycle`).
+            switch consume message {
             case .prolog:
                 preconditionFailure("one prolog per export")
             case .end(let end, let logical):
@@ -220,10 +222,16 @@ public enum AppleHealthImporter {
                 pass.consumed()
             case .batch(let commands, let logical):
                 repeats.add(logical)
-                let fresh = try await read { state in merge.filter(commands, in: state) }
+                var fresh = try await read { state in merge.filter(commands, in: state) }
                 pass.consumed()
-                guard transaction != nil, !fresh.isEmpty else { continue }
+                guard transaction != nil, !fresh.isEmpty else {
+                    fresh = []
+                    pass.recycle(commands)
+                    continue
+                }
                 try await append(fresh)
+                fresh = []  // the ledger has copied the samples' bytes: their buffers go back to the pass
+                pass.recycle(commands)
                 batchesAppended += 1
                 if let limit = options.crashAfterBatches, batchesAppended >= limit {
                     try await ledger.sync()

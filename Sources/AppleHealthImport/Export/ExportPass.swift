@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import LedgerCore
+import LedgerLog  // Locked
 
 /// The import's one pass over an export, on a thread of its own: mapping the XML's
 /// tags into batches of ledger commands (plain Records encoded straight from their
@@ -58,6 +59,27 @@ final class ExportPass: @unchecked Sendable {
         self.source = source
         self.options = options
         self.credit = depth
+    }
+
+    /// Encoded samples the consumer is done with, emptied, for the pass to fill again:
+    /// the same few buffers go round (no allocation per save, and no heap left
+    /// fragmented by hundreds of short-lived buffers between the projections' blocks).
+    private let spareRuns = Locked<[EncodedSamples]>([])
+
+    /// An empty run of encoded samples, with room for a few.
+    private static func newRun() -> EncodedSamples { EncodedSamples(reservingSamples: 64, bytes: 64 * 96) }
+
+    /// Hands the encoded samples of a batch the consumer is done with back to the pass.
+    func recycle(_ commands: consuming [LedgerCommand]) {
+        var commands = commands
+        var spares: [EncodedSamples] = []
+        while let command = commands.popLast() {
+            guard case .saveEncoded(_, var samples) = consume command else { continue }
+            samples.removeAll()  // in place when the consumer kept no reference
+            spares.append(samples)
+        }
+        guard !spares.isEmpty else { return }
+        spareRuns.withLock { $0 += spares.prefix(max(0, 4 - $0.count)) }
     }
 
     /// Records the last `run` encoded directly, from their parts (tests).
@@ -165,7 +187,7 @@ final class ExportPass: @unchecked Sendable {
         var pendingRegistrations: [LedgerCommand] = []
         // Batches.
         var commands: [LedgerCommand] = []
-        var run = EncodedSamples(reservingSamples: options.samplesPerEvent, bytes: options.samplesPerEvent * 96)
+        var run = Self.newRun()
         var runSource = -1
         var batchSamples = 0
         var summaries: [ActivitySummary] = []
@@ -230,10 +252,10 @@ final class ExportPass: @unchecked Sendable {
             flushAuthorization()
             if !run.isEmpty {
                 commands.append(.saveEncoded(bundleIdentifier: bundle(runSource), samples: run))
-                // Reserved: no regrowth copies while the run fills; 96 bytes a sample (the
-                // average is ~80) keeps it under the CLI's 256 KiB mmap threshold, so the
-                // buffers come from the heap and are reused, not mapped and zeroed afresh.
-                run = EncodedSamples(reservingSamples: options.samplesPerEvent, bytes: options.samplesPerEvent * 96)
+                // A run ends where its source does, so a batch may hold hundreds of short
+                // ones: each starts small and grows as it fills (the buffers the consumer
+                // hands back keep what they grew to), never reserved whole.
+                run = spareRuns.withLock { $0.popLast() } ?? Self.newRun()
             }
         }
         func flush() {

@@ -68,7 +68,7 @@ public final class XMLScanner {
     /// order; a malformed document's error comes after the tags before it. Memory: the
     /// reading scanner's buffer plus at most `depth + 2` batches. Dropping the scanner
     /// stops the thread. `textBeforeTag` is not kept (nil).
-    public init(readingAhead stream: ByteStream, predefinedNames: [String] = [], tagsPerBatch: Int = 2048, depth: Int = 2,
+    public init(readingAhead stream: ByteStream, predefinedNames: [String] = [], tagsPerBatch: Int = 1024, depth: Int = 2,
                 bufferSize: Int = 1 << 20) {
         self.stream = stream
         let ahead = XMLReadAhead(depth: depth)

@@ -119,6 +119,15 @@ public struct EncodedSamples: Sendable {
         headerEnds.append(headers.count)
     }
 
+    /// Empties it, keeping its storage (when not shared) for the next samples.
+    package mutating func removeAll() {
+        body.removeAll()
+        frameEnds.removeAll(keepingCapacity: true)
+        headers.removeAll(keepingCapacity: true)
+        headerEnds.removeAll(keepingCapacity: true)
+        syncIdentifiers.removeAll(keepingCapacity: true)
+    }
+
     // MARK: Reading
 
     private func headerIndex(ofSample i: Int) -> Int { i == 0 ? 0 : headerEnds[i - 1] }
