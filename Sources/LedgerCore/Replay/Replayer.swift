@@ -72,8 +72,8 @@ public struct ReplayProgress: Sendable {
 /// the way so that no log, however written, can put the state out of its invariants.
 ///
 /// Two stages on two threads: a reader thread scans batches (checksums), decodes
-/// each event's facts (and, for `verify`, the whole event) into chunks; the calling
-/// thread checks the rules and folds. The stages hand over chunks of about 4,096
+/// each event's facts into chunks and has each chunk's saves decoded in full on all
+/// cores; the calling thread checks the rules and folds. The stages hand over chunks of about 4,096
 /// events or 65,536 sample headers, whichever comes first (an import writes 2,048
 /// samples per event), through a bounded queue, so memory stays bounded and order
 /// is kept.
@@ -93,11 +93,12 @@ package enum Replayer {
 
     /// Folds events after `position` into `state`, up to `limit`.
     /// - Parameters:
-    ///   - decodeFully: decode each event completely on the reader thread (with the
-    ///     samples' sources), as `verify` does. Without it, saves are folded from their
-    ///     headers and decoded completely in parallel before each chunk is handed over:
-    ///     either way every event passes the same full decoder, so replay, open and
-    ///     verify accept exactly the same logs.
+    ///   - decodeFully: decode each save with its samples' sources (the app as the
+    ///     reader thread's registry knows it at that point of the log), as `verify`
+    ///     does. Either way saves are folded from their headers and decoded completely
+    ///     on all cores before each chunk is handed over, and every other event is
+    ///     decoded completely on the reader thread: every event passes the same full
+    ///     decoder, so replay, open and verify accept exactly the same logs.
     ///   - onBatch: called on the folding thread after each batch is folded, with the
     ///     position after it (`verify` compares snapshots there).
     package static func replay(_ reader: LogReader, into state: inout LedgerState, from position: LogReader.Position,
@@ -296,6 +297,8 @@ package enum Replayer {
             let item: Int
             let bytes: Range<Int>
             let version: UInt16
+            /// The source to stamp the samples with (`decodeFully`: verify's), or nil.
+            let source: Source?
         }
 
         /// Decodes every pending save in full (the same decoder `verify` runs), on all
@@ -305,7 +308,9 @@ package enum Replayer {
             guard !saves.isEmpty else { return }
             let saves = self.saves
             self.saves = []
-            let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, (saves.count + 63) / 64))
+            // Work shared by bytes, not by saves: an import's saves hold 2,048 samples
+            // each, and a chunk of them is a few dozen saves.
+            let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, saves.count, savePayloads.count / (32 << 10)))
             let failures = Failures()
             savePayloads.withUnsafeBytes { raw in
                 let all = SharedBytes(raw)
@@ -314,8 +319,10 @@ package enum Replayer {
                     while i < saves.count {
                         let save = saves[i]
                         do throws(EventDecodingError) {
+                            let source = save.source
                             _ = try EventCodec.decode(kind: EventKind.samplesSaved.rawValue, version: save.version,
-                                                      payload: UnsafeRawBufferPointer(rebasing: all.bytes[save.bytes]))
+                                                      payload: UnsafeRawBufferPointer(rebasing: all.bytes[save.bytes]),
+                                                      source: { _ in source })
                         } catch {
                             failures.add(save.item, error)
                         }
@@ -396,18 +403,15 @@ package enum Replayer {
                                    chunk: Chunk) -> Chunk.Facts {
             do throws(EventDecodingError) {
                 // One definition of a valid event: every event, saves included, goes
-                // through the full decoder (the model's constructors), as `verify`'s do.
-                // Saves are decoded here for verify; for replay the fold reads their
-                // headers and `validateSaves` decodes them in full, in parallel, before
-                // the chunk is handed over.
-                if decodeFully || record.kind != EventKind.samplesSaved.rawValue {
+                // through the full decoder (the model's constructors). Saves are folded
+                // from their headers; `validateSaves` decodes them in full, on all cores,
+                // before the chunk is handed over.
+                if record.kind != EventKind.samplesSaved.rawValue {
                     let known = registry
                     let event = try EventCodec.decode(record, source: decodeFully ? { known.source($0) } : nil)
                     if case .appRegistered(let ordinal, let r) = event { registry.register(ordinal, r) }
-                    if record.kind != EventKind.samplesSaved.rawValue {
-                        chunk.events.append(event)
-                        return .other(chunk.events.count - 1)
-                    }
+                    chunk.events.append(event)
+                    return .other(chunk.events.count - 1)
                 }
                 // A save's headers go straight into the chunk (no intermediate arrays).
                 let h = chunk.headers.count, s = chunk.strings.count
@@ -415,21 +419,22 @@ package enum Replayer {
                 let app = try record.withPayload { (payload) throws(EventDecodingError) -> AppOrdinal in
                     try EventFacts.readSave(version: version, payload: payload, into: &chunk.headers, strings: &chunk.strings)
                 }
-                if !decodeFully {
-                    // Copied out: the batch's buffer does not outlive this callback.
-                    let start = chunk.savePayloads.count
-                    record.appendPayload(to: &chunk.savePayloads)
-                    chunk.saves.append(Chunk.PendingSave(item: chunk.items.count, bytes: start..<chunk.savePayloads.count,
-                                                         version: record.kindVersion))
-                }
+                // Copied out: the batch's buffer does not outlive this callback. The
+                // source is the app as registered at this point of the log (the header
+                // reader's app is the ordinal the full decoder reads).
+                let start = chunk.savePayloads.count
+                record.appendPayload(to: &chunk.savePayloads)
+                chunk.saves.append(Chunk.PendingSave(item: chunk.items.count, bytes: start..<chunk.savePayloads.count,
+                                                     version: version, source: decodeFully ? registry.source(app) : nil))
                 return .save(app: app, headers: h..<chunk.headers.count, strings: s..<chunk.strings.count)
             } catch {
-                // A save the header reader refuses is named by the full decoder's error,
-                // exactly as verify names it (rare: the cost does not matter).
+                // A save the header reader refuses is named by the full decoder's error
+                // when that fails too (rare: the cost does not matter).
                 var named = error
-                if !decodeFully, record.kind == EventKind.samplesSaved.rawValue {
+                if record.kind == EventKind.samplesSaved.rawValue {
+                    let known = registry
                     do throws(EventDecodingError) {
-                        _ = try EventCodec.decode(record)
+                        _ = try EventCodec.decode(record, source: decodeFully ? { known.source($0) } : nil)
                     } catch {
                         named = error
                     }
