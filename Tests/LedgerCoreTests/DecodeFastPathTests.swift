@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import HealthModel
 @testable import LedgerCore
 import TestSupport
 
@@ -53,5 +54,133 @@ struct DecodeFastPathTests {
         }
         #expect(first == "A")
         #expect(second == .malformed(offset: 3, reason: "string is not UTF-8"))
+    }
+}
+
+/// A save decoded with the units its earlier samples spelled remembered
+/// (`SampleCodec.UnitMemo`) equals one whose samples are each decoded on their own,
+/// value for value and error for error; the header reader's remembered conversions
+/// (`canonicalValue`) equal working each one out.
+struct UnitMemoTests {
+    static let t = date("2026-03-01T10:00:00Z")
+
+    /// A quantity sample's bytes (version 2, no optional parts) with its unit's bytes as given.
+    static func quantity(_ n: Int, code: UInt16, value: Double, unit: [UInt8]) -> [UInt8] {
+        var w = ByteWriter(capacity: 64)
+        w.u8(SampleCodec.Kind.quantity.rawValue)
+        w.uuid(fixedUUID(n))
+        w.u16(code)
+        w.date(t)
+        w.date(t)
+        w.u8(0)
+        w.f64(value)
+        w.varint(unit.count)
+        for b in unit { w.u8(b) }
+        return w.bytes
+    }
+
+    static func save(_ samples: [[UInt8]]) -> [UInt8] {
+        var w = ByteWriter(capacity: 256)
+        w.varint(1)  // app 1
+        w.varint(samples.count)
+        for s in samples {
+            w.varint(s.count)
+            for b in s { w.u8(b) }
+        }
+        return w.bytes
+    }
+
+    /// The save's samples, each decoded with nothing remembered (as before the memo).
+    static func oneByOne(_ payload: [UInt8], source: Source?) -> Result<[SavedSample], EventDecodingError> {
+        payload.withUnsafeBytes { raw in
+            Result { () throws(EventDecodingError) -> [SavedSample] in
+                var r = ByteReader(raw)
+                _ = try r.varint()
+                let n = try r.count(limit: r.remaining)
+                var out: [SavedSample] = []
+                for _ in 0..<n {
+                    var sub = try r.lengthPrefixed()
+                    out.append(try SampleCodec.decode(&sub, source: source, version: 2))
+                    try sub.finish()
+                }
+                try r.finish()
+                return out
+            }
+        }
+    }
+
+    static func whole(_ payload: [UInt8], source: Source?) -> Result<[SavedSample], EventDecodingError> {
+        payload.withUnsafeBytes { raw in
+            Result { () throws(EventDecodingError) -> [SavedSample] in
+                guard case .samplesSaved(_, let samples) = try EventCodec.decode(kind: EventKind.samplesSaved.rawValue, version: 2,
+                                                                                 payload: raw, source: { _ in source }) else { return [] }
+                return samples
+            }
+        }
+    }
+
+    @Test func aSaveDecodesAsItsSamplesDoOneByOne() throws {
+        let heartRate = ObjectType.quantity(.heartRate).code
+        let bodyMass = ObjectType.quantity(.bodyMass).code
+        let source = Source(bundleIdentifier: "com.example.app", name: "Example")
+        let u = { (s: String) in Array(s.utf8) }
+        let cases: [[(UInt16, Double, [UInt8])]] = [
+            // Repeats, other spellings of one meaning, other units.
+            [(heartRate, 72, u("count/min")), (heartRate, 73, u("count/min")), (bodyMass, 70, u("kg")), (bodyMass, 150, u("lb")),
+             (heartRate, 1.2, u("count/s")), (heartRate, 74, u("count/min")), (bodyMass, 71, u("kg"))],
+            // More distinct units than the memo keeps.
+            (0..<12).map { (bodyMass, Double($0), u(["kg", "g", "lb", "oz", "mg", "mcg", "st", "t", "ng", "dag", "cg", "kg"][$0])) },
+            // A unit that does not parse after one that does: the model's refusal, V3/K3.
+            [(heartRate, 72, u("count/min")), (heartRate, 72, u("count/min")), (heartRate, 72, u("count//min"))],
+            [(heartRate, 72, u("count/min")), (heartRate, 72, u("furlongs"))],
+            // A unit the type does not allow, after the same unit for a type that does.
+            [(bodyMass, 70, u("kg")), (heartRate, 70, u("kg"))],
+            // Bytes that are not UTF-8, of a remembered unit's length.
+            [(heartRate, 72, u("count/min")), (heartRate, 72, u("count/mi") + [0xFF])],
+            [(heartRate, 72, [0xC3, 0x28])],
+        ]
+        for (i, c) in cases.enumerated() {
+            let payload = Self.save(c.enumerated().map { Self.quantity(1000 * i + $0.offset, code: $0.element.0, value: $0.element.1, unit: $0.element.2) })
+            let expected = Self.oneByOne(payload, source: source)
+            let found = Self.whole(payload, source: source)
+            switch (expected, found) {
+            case (.success(let a), .success(let b)): #expect(a == b, "case \(i)")
+            case (.failure(let a), .failure(let b)): #expect(a == b, "case \(i)")
+            default: Issue.record("case \(i): \(expected) vs \(found)")
+            }
+        }
+        // The cases that must fail do, with the model's or the string's error.
+        guard case .failure(let e) = Self.whole(Self.save([Self.quantity(1, code: heartRate, value: 1, unit: [0xC3, 0x28])]), source: nil) else {
+            Issue.record("bytes that are not UTF-8 decoded")
+            return
+        }
+        #expect(e == .malformed(offset: 45, reason: "string is not UTF-8"))  // in the sample, after its 44-byte frame and value and the length byte
+    }
+
+    /// The reference: what `canonicalValue(_:unit:typeCode:)` computed before it remembered.
+    static func workedOut(_ value: Double, unit: String, typeCode: UInt16) -> Double {
+        guard case .quantity(let type)? = ObjectType(code: typeCode) else { return .nan }
+        if unit == type.canonicalUnit.spelling { return value }
+        guard let u = try? HealthUnit(unit), let v = try? Quantity(value, u).doubleValue(for: type.canonicalUnit) else { return .nan }
+        return v
+    }
+
+    @Test func rememberedConversionsGiveTheWorkedOutValue() {
+        let units = ["count/min", "count/s", "kg", "lb", "g", "%", "degF", "degC", "K", "m", "km", "mi", "kcal", "kJ", "Cal",
+                     "mg/dL", "mmol<180.1558800000541>/L", "mmol/L", "dBASPL", "Pa", "count", "s", "min", "hr",
+                     "mL/(kg*min)", "mL/min·kg", "bogus", "", "count/min ", "ms"]
+        let values: [Double] = [0, -0.0, 1, 72.5, -40, 1e300, .nan, .infinity, -.infinity]
+        let codes = QuantityType.allTypes.map { ObjectType.quantity($0).code } + [0, ObjectType.workout.code, 0x6FF]
+        for round in 0..<2 {  // the second round answers from what the first remembered
+            for code in codes {
+                for unit in units {
+                    for value in values {
+                        let a = Self.workedOut(value, unit: unit, typeCode: code)
+                        let b = SampleCodec.canonicalValue(value, unit: unit, typeCode: code)
+                        #expect(a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN), "round \(round) \(code) \(unit) \(value): \(a) vs \(b)")
+                    }
+                }
+            }
+        }
     }
 }

@@ -129,13 +129,18 @@ struct ByteReader {
     }
 
     mutating func string() throws(EventDecodingError) -> String {
+        let (raw, at) = try stringBytes()
+        guard let s = Self.utf8String(raw) else { throw .malformed(offset: at, reason: "string is not UTF-8") }
+        return s
+    }
+
+    /// A string field's bytes, not yet checked to be UTF-8, and where they start (in
+    /// this reader: the offset `string()` names when they are not UTF-8).
+    mutating func stringBytes() throws(EventDecodingError) -> (bytes: UnsafeRawBufferPointer, at: Int) {
         let length = try count(limit: bytes.count)
         try need(length)
         defer { position += length }
-        guard let s = Self.utf8String(UnsafeRawBufferPointer(rebasing: bytes[position..<position + length])) else {
-            throw .malformed(offset: position, reason: "string is not UTF-8")
-        }
-        return s
+        return (UnsafeRawBufferPointer(rebasing: bytes[position..<position + length]), position)
     }
 
     /// `bytes` as a string when they are valid UTF-8, else nil: exactly what

@@ -237,9 +237,10 @@ package enum EventCodec {
             let n = try r.count(limit: r.remaining)
             var samples: [SavedSample] = []
             samples.reserveCapacity(n)
+            var units = SampleCodec.UnitMemo()
             for _ in 0..<n {
                 var sub = try r.lengthPrefixed()
-                samples.append(try SampleCodec.decode(&sub, source: src, version: version))
+                samples.append(try SampleCodec.decode(&sub, source: src, version: version, asMember: false, units: &units))
                 try sub.finish()
             }
             event = .samplesSaved(app: ordinal, samples: samples)

@@ -200,6 +200,13 @@ enum SampleCodec {
     /// members never nest: the decoder recurses at most one level).
     static func decode(_ r: inout ByteReader, source: Source?, version: UInt16 = EventKind.samplesSaved.currentVersion,
                        asMember: Bool = false) throws(EventDecodingError) -> SavedSample {
+        var units = UnitMemo()
+        return try decode(&r, source: source, version: version, asMember: asMember, units: &units)
+    }
+
+    /// `decode`, with the units the samples before it (of the same save) spelled.
+    static func decode(_ r: inout ByteReader, source: Source?, version: UInt16, asMember: Bool,
+                       units: inout UnitMemo) throws(EventDecodingError) -> SavedSample {
         let start = r.absolutePosition
         let (kind, uuid, typeCode, startDate, endDate, flags) = try readFrame(&r, version: version, asMember: asMember)
         let replaces = flags.contains(.replaces) ? try r.uuid() : nil
@@ -207,7 +214,7 @@ enum SampleCodec {
         if flags.contains(.sync) { sync = (try r.string(), try r.zigzag()) }
 
         enum Body {
-            case quantity(Double, String)
+            case quantity(Double, UnitMemo.Read)
             case category(Int64)
             case correlation([QuantitySample])
             case workout(WorkoutBody)
@@ -215,14 +222,14 @@ enum SampleCodec {
         }
         let body: Body
         switch kind {
-        case .quantity: body = .quantity(try r.finite(), try r.string())
+        case .quantity: body = .quantity(try r.finite(), try units.read(&r))
         case .category: body = .category(try r.zigzag())
         case .correlation:
             let n = try r.count(limit: r.remaining)
             var members: [QuantitySample] = []
             for _ in 0..<n {
                 var sub = try r.lengthPrefixed()
-                let saved = try decode(&sub, source: source, version: version, asMember: true)
+                let saved = try decode(&sub, source: source, version: version, asMember: true, units: &units)
                 guard case .quantity(let member) = saved.sample else { throw sub.malformed(memberRule, rule: "V2") }
                 try sub.finish()
                 members.append(member)
@@ -276,7 +283,8 @@ enum SampleCodec {
                 guard case .quantity(let type)? = ObjectType(code: typeCode) else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) is not a quantity type", rule: "V1") }
                 // A stored value is read back as written: a range this version added
                 // does not make an accepted log unreadable.
-                sample = .quantity(try QuantitySample(type: type, quantity: try Quantity(value, unit: unit), common: common,
+                // `Quantity(value, unit: text)` is `Quantity(value, try HealthUnit(text))`.
+                sample = .quantity(try QuantitySample(type: type, quantity: try Quantity(value, try units.unit(unit)), common: common,
                                                       beats: beats, checkingRange: false))
             case .category(let value):
                 guard case .category(let type)? = ObjectType(code: typeCode) else { throw EventDecodingError.malformed(offset: start, reason: "type code \(typeCode) is not a category type", rule: "V1") }
@@ -304,6 +312,48 @@ enum SampleCodec {
     }
 
     static let memberRule = "a correlation member must be a quantity sample and replaces nothing"
+
+    /// The units a save's samples spell, parsed once per save (most of an event's
+    /// samples share a handful): each entry is a unit's bytes as written and
+    /// `HealthUnit(text)` of them, what `Quantity(_:unit:)` parses. A sample whose
+    /// unit bytes equal an entry's gets that unit without reading a string or asking
+    /// the global cache (a lock and a hash per sample); any other is read as
+    /// `string()` reads it and parsed where the model builds the quantity, as before.
+    struct UnitMemo {
+        /// A unit field as read: bytes seen before (so valid UTF-8 and parsed), or the
+        /// text to parse.
+        enum Read {
+            case parsed(HealthUnit)
+            case text(String)
+        }
+
+        private var entries: [(bytes: [UInt8], unit: HealthUnit)] = []
+        /// Units beyond this many in one save are parsed as they come.
+        static let limit = 8
+
+        /// Reads a unit field (what `ByteReader.string()` reads, with its errors).
+        mutating func read(_ r: inout ByteReader) throws(EventDecodingError) -> Read {
+            let (raw, at) = try r.stringBytes()
+            for entry in entries where entry.bytes.count == raw.count {
+                let same = entry.bytes.withUnsafeBytes { e in raw.count == 0 || memcmp(e.baseAddress!, raw.baseAddress!, raw.count) == 0 }
+                if same { return .parsed(entry.unit) }
+            }
+            guard let text = ByteReader.utf8String(raw) else { throw .malformed(offset: at, reason: "string is not UTF-8") }
+            return .text(text)
+        }
+
+        /// The unit: `HealthUnit(text)`, remembered; throws its parse error.
+        mutating func unit(_ read: Read) throws -> HealthUnit {
+            switch read {
+            case .parsed(let unit):
+                return unit
+            case .text(let text):
+                let unit = try HealthUnit(text)
+                if entries.count < Self.limit { entries.append((Array(text.utf8), unit)) }
+                return unit
+            }
+        }
+    }
 
     /// V3 for a unit string the bounded grammar refuses (`unitSyntax`); K3 for any
     /// other refusal of the model.
@@ -532,10 +582,69 @@ enum SampleCodec {
     }
 
     static func canonicalValue(_ value: Double, unit: String, typeCode: UInt16) -> Double {
-        guard case .quantity(let type)? = ObjectType(code: typeCode) else { return .nan }
-        if unit == type.canonicalUnit.spelling { return value }
-        guard let u = try? HealthUnit(unit), let v = try? Quantity(value, u).doubleValue(for: type.canonicalUnit) else { return .nan }
-        return v
+        CanonicalConversions.shared.conversion(unit: unit, typeCode: typeCode).apply(value)
+    }
+
+    /// How `canonicalValue(_:unit:typeCode:)` converts a value, remembered per (type
+    /// code, unit spelling): replay's header reader asks for every quantity sample,
+    /// and working it out parses the unit and finds its converter through two locked,
+    /// hashed caches. A converter is a function of its two units' meanings, so a
+    /// remembered one gives the same number.
+    final class CanonicalConversions: @unchecked Sendable {
+        // @unchecked: `entries` is only touched under `lock` (NSLock, as the unit caches:
+        // ThreadSanitizer sees it).
+        enum Conversion {
+            /// Not a quantity type, a unit that does not parse or does not convert.
+            case nan
+            /// Spelled as the type's canonical unit: the value as it is.
+            case identity
+            /// Another spelling of the canonical unit: the value, if finite.
+            case identityIfFinite
+            /// The value converted, if finite.
+            case convert(HealthModel.UnitConverter)
+
+            func apply(_ value: Double) -> Double {
+                switch self {
+                case .nan: .nan
+                case .identity: value
+                case .identityIfFinite: value.isFinite ? value : .nan
+                case .convert(let converter): value.isFinite ? converter.convert(value) : .nan
+                }
+            }
+        }
+
+        static let shared = CanonicalConversions()
+        /// Spellings beyond this many are worked out on every call (hostile logs may
+        /// spell millions).
+        static let limit = 256
+        private let lock = NSLock()
+        private var entries: [(code: UInt16, unit: String, conversion: Conversion)] = []
+
+        func conversion(unit: String, typeCode: UInt16) -> Conversion {
+            if let known = lock.withLock({ entries.first { $0.code == typeCode && $0.unit == unit }?.conversion }) {
+                return known
+            }
+            let found = Self.workOut(unit: unit, typeCode: typeCode)
+            lock.withLock {
+                if entries.count < Self.limit, !entries.contains(where: { $0.code == typeCode && $0.unit == unit }) {
+                    entries.append((typeCode, unit, found))
+                }
+            }
+            return found
+        }
+
+        /// What the general path does: `unit == canonical spelling ? value :
+        /// Quantity(value, HealthUnit(unit)).doubleValue(for: canonical)`, NaN where
+        /// that throws (a value that is not finite, a unit that does not parse or convert).
+        static func workOut(unit: String, typeCode: UInt16) -> Conversion {
+            guard case .quantity(let type)? = ObjectType(code: typeCode) else { return .nan }
+            let canonical = type.canonicalUnit
+            if unit == canonical.spelling { return .identity }
+            guard let u = try? HealthUnit(unit) else { return .nan }
+            if canonical == u { return .identityIfFinite }
+            guard let converter = try? u.converter(to: canonical) else { return .nan }
+            return .convert(converter)
+        }
     }
 
     /// Reads a quantity's value and unit and, when present, finds `HKWasUserEntered`
