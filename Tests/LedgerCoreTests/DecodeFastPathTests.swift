@@ -157,6 +157,24 @@ struct UnitMemoTests {
         #expect(e == .malformed(offset: 45, reason: "string is not UTF-8"))  // in the sample, after its 44-byte frame and value and the length byte
     }
 
+    /// The header reader reads a unit as `string()` does: bytes that are not UTF-8 are
+    /// refused at the same offset, remembered spelling or not.
+    @Test func theHeaderReaderRefusesAUnitThatIsNotUTF8() {
+        let heartRate = ObjectType.quantity(.heartRate).code
+        for units in [[Array("count/min".utf8), Array("count/mi".utf8) + [0xFF]], [[0xC3, 0x28]]] {
+            let payload = Self.save(units.enumerated().map { Self.quantity($0.offset, code: heartRate, value: 1, unit: $0.element) })
+            let result = payload.withUnsafeBytes { raw in
+                Result { () throws(EventDecodingError) -> Int in
+                    var headers: [SampleCodec.Header] = []
+                    var strings: [String] = []
+                    _ = try EventFacts.readSave(version: 2, payload: raw, into: &headers, strings: &strings)
+                    return headers.count
+                }
+            }
+            #expect(result == .failure(.malformed(offset: 45, reason: "string is not UTF-8")))
+        }
+    }
+
     /// The reference: what `canonicalValue(_:unit:typeCode:)` computed before it remembered.
     static func workedOut(_ value: Double, unit: String, typeCode: UInt16) -> Double {
         guard case .quantity(let type)? = ObjectType(code: typeCode) else { return .nan }

@@ -582,14 +582,15 @@ enum SampleCodec {
     }
 
     static func canonicalValue(_ value: Double, unit: String, typeCode: UInt16) -> Double {
-        CanonicalConversions.shared.conversion(unit: unit, typeCode: typeCode).apply(value)
+        var unit = unit
+        return unit.withUTF8 { CanonicalConversions.shared.value(value, unit: UnsafeRawBufferPointer($0), typeCode: typeCode) ?? .nan }
     }
 
     /// How `canonicalValue(_:unit:typeCode:)` converts a value, remembered per (type
-    /// code, unit spelling): replay's header reader asks for every quantity sample,
-    /// and working it out parses the unit and finds its converter through two locked,
-    /// hashed caches. A converter is a function of its two units' meanings, so a
-    /// remembered one gives the same number.
+    /// code, unit spelling, as its UTF-8 bytes): replay's header reader asks for every
+    /// quantity sample, and working it out parses the unit and finds its converter
+    /// through two locked, hashed caches. A converter is a function of its two units'
+    /// meanings, so a remembered one gives the same number.
     final class CanonicalConversions: @unchecked Sendable {
         // @unchecked: `entries` is only touched under `lock` (NSLock, as the unit caches:
         // ThreadSanitizer sees it).
@@ -618,19 +619,39 @@ enum SampleCodec {
         /// spell millions).
         static let limit = 256
         private let lock = NSLock()
-        private var entries: [(code: UInt16, unit: String, conversion: Conversion)] = []
+        private var entries: [Entry] = []
 
-        func conversion(unit: String, typeCode: UInt16) -> Conversion {
-            if let known = lock.withLock({ entries.first { $0.code == typeCode && $0.unit == unit }?.conversion }) {
-                return known
+        private struct Entry {
+            let code: UInt16
+            /// The spelling's UTF-8 bytes (valid UTF-8: it was a string).
+            let unit: [UInt8]
+            let conversion: Conversion
+
+            func matches(_ code: UInt16, _ unit: UnsafeRawBufferPointer) -> Bool {
+                self.code == code && self.unit.count == unit.count
+                    && self.unit.withUnsafeBytes { $0.count == 0 || memcmp($0.baseAddress!, unit.baseAddress!, $0.count) == 0 }
             }
-            let found = Self.workOut(unit: unit, typeCode: typeCode)
-            lock.withLock {
-                if entries.count < Self.limit, !entries.contains(where: { $0.code == typeCode && $0.unit == unit }) {
-                    entries.append((typeCode, unit, found))
+        }
+
+        /// `value` in the type's canonical unit, the unit given as the bytes of its
+        /// spelling; nil when those bytes are not UTF-8 (not a string: the caller's
+        /// error). Remembered spellings are compared as bytes: no string is made.
+        func value(_ value: Double, unit: UnsafeRawBufferPointer, typeCode: UInt16) -> Double? {
+            let known: Double? = lock.withLock {
+                entries.withUnsafeBufferPointer { all in
+                    for entry in all where entry.matches(typeCode, unit) { return entry.conversion.apply(value) }
+                    return nil
                 }
             }
-            return found
+            if let known { return known }
+            guard let text = ByteReader.utf8String(unit) else { return nil }
+            let found = Self.workOut(unit: text, typeCode: typeCode)
+            lock.withLock {
+                if entries.count < Self.limit, !entries.contains(where: { $0.matches(typeCode, unit) }) {
+                    entries.append(Entry(code: typeCode, unit: Array(unit), conversion: found))
+                }
+            }
+            return found.apply(value)
         }
 
         /// What the general path does: `unit == canonical spelling ? value :
@@ -651,8 +672,13 @@ enum SampleCodec {
     /// in its metadata, into the header (the reader stands after the sync fields).
     static func readStatisticsFacts(_ r: inout ByteReader, flags: Flags, into h: inout Header) throws(EventDecodingError) {
         let value = try r.finite()
-        let unit = try r.string()
-        h.value = canonicalValue(value, unit: unit, typeCode: h.typeCode)
+        // The unit as `string()` reads it (a remembered spelling's bytes are UTF-8), then
+        // `canonicalValue(value, unit:, typeCode:)`, without making the string.
+        let (unit, at) = try r.stringBytes()
+        guard let canonical = CanonicalConversions.shared.value(value, unit: unit, typeCode: h.typeCode) else {
+            throw .malformed(offset: at, reason: "string is not UTF-8")
+        }
+        h.value = canonical
         guard flags.contains(.metadata) else { return }
         let n = try r.count(limit: r.remaining)
         for _ in 0..<n {
