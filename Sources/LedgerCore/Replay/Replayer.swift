@@ -149,9 +149,9 @@ package enum Replayer {
         var openImport: OpenImport?
         consume: while let chunk = try queue.next() {
             // Local copies: a class's arrays are checked for exclusive access on every
-            // use; locals are not.
-            let items = chunk.items, headers = chunk.headers, strings = chunk.strings, batches = chunk.batches
-            let events = chunk.events, errors = chunk.errors
+            // use; locals are not. Dropped before the chunk goes back to the reader.
+            var items = chunk.items, headers = chunk.headers, strings = chunk.strings, batches = chunk.batches
+            var events = chunk.events, errors = chunk.errors
             var boundary = 0
             var i = 0
             while i <= items.count {
@@ -212,6 +212,10 @@ package enum Replayer {
                 i += 1
             }
             if let scanEnd = chunk.scanEnd { end = scanEnd }
+            // The chunk's arrays keep their memory for the reader's next chunk (large
+            // arrays are fresh pages each time otherwise: the kernel zeroes them).
+            (items, headers, strings, batches, events, errors) = ([], [], [], [], [], [])
+            queue.recycle(chunk)
         }
         if let failure { throw failure }
         // Stopped by the limit inside a batch: no position to resume from.
@@ -289,9 +293,8 @@ package enum Replayer {
         var errors: [EventDecodingError] = []
         var batches: [Boundary] = []
         var scanEnd: LogReader.ScanEnd?
-        /// Saves still to decode in full (replay), their payloads copied into `savePayloads`.
+        /// Saves still to decode in full, their payloads copied into the reader's buffer.
         var saves: [PendingSave] = []
-        var savePayloads: [UInt8] = []
 
         struct PendingSave: Sendable {
             let item: Int
@@ -302,12 +305,13 @@ package enum Replayer {
         }
 
         /// Decodes every pending save in full (the same decoder `verify` runs), on all
-        /// cores; a save that does not decode becomes its item's facts, so the fold stops
-        /// there exactly as `verify` does.
-        func validateSaves() {
+        /// cores, from `savePayloads` (where the reader copied them); a save that does
+        /// not decode becomes its item's facts, so the fold stops there exactly as
+        /// `verify` does.
+        func validateSaves(_ savePayloads: [UInt8]) {
             guard !saves.isEmpty else { return }
             let saves = self.saves
-            self.saves = []
+            self.saves.removeAll(keepingCapacity: true)
             // Work shared by bytes, not by saves: an import's saves hold 2,048 samples
             // each, and a chunk of them is a few dozen saves.
             let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, saves.count, savePayloads.count / (32 << 10)))
@@ -330,7 +334,6 @@ package enum Replayer {
                     }
                 }
             }
-            savePayloads = []
             for (item, error) in failures.sorted() {
                 errors.append(error)
                 items[item].facts = .undecodable(errors.count - 1)
@@ -344,9 +347,46 @@ package enum Replayer {
             func sorted() -> [(Int, EventDecodingError)] { list.withLock { $0.sorted { $0.0 < $1.0 } } }
         }
 
-        init() {
+        init(reserving: Bool = true) {
+            guard reserving else { return }
             items.reserveCapacity(ChunkQueue.chunkEvents)
             headers.reserveCapacity(ChunkQueue.chunkEvents)
+        }
+
+        /// A copy holding only what it needs: the last chunk is folded while a snapshot at
+        /// the end of the log is compared, and a reused chunk keeps the memory of its
+        /// fullest use.
+        func compacted() -> Chunk {
+            /// A copy of `array` in storage of its own, just large enough (`Array(array)`
+            /// would share the reused storage).
+            func exact<T>(_ array: [T]) -> [T] {
+                var copy: [T] = []
+                copy.reserveCapacity(array.count)
+                copy.append(contentsOf: array)
+                return copy
+            }
+            let copy = Chunk(reserving: false)
+            copy.items = exact(items)
+            copy.headers = exact(headers)
+            copy.strings = exact(strings)
+            copy.events = exact(events)
+            copy.errors = exact(errors)
+            copy.batches = exact(batches)
+            copy.scanEnd = scanEnd
+            copy.saves = exact(saves)
+            return copy
+        }
+
+        /// Empties the chunk for reuse, its arrays keeping their capacity.
+        func reset() {
+            items.removeAll(keepingCapacity: true)
+            headers.removeAll(keepingCapacity: true)
+            strings.removeAll(keepingCapacity: true)
+            events.removeAll(keepingCapacity: true)
+            errors.removeAll(keepingCapacity: true)
+            batches.removeAll(keepingCapacity: true)
+            scanEnd = nil
+            saves.removeAll(keepingCapacity: true)
         }
     }
 
@@ -358,12 +398,18 @@ package enum Replayer {
         /// A chunk also ends at this many sample headers (~64 bytes each).
         static let chunkSamples = 65_536
         private let handOff: BoundedHandOff<Chunk>
+        /// Chunks the folding thread is done with, for the reader to fill again; none
+        /// are kept once the reader is done (`closed`).
+        private let spares = Locked<(chunks: [Chunk], closed: Bool)>(([], false))
 
         init(capacity: Int) { handOff = BoundedHandOff(capacity: capacity) }
 
         /// The reader thread: scan, decode, hand over.
         func produce(reader: LogReader, position: LogReader.Position, decodeFully: Bool) {
+            defer { spares.withLock { $0 = ([], true) } }
             var chunk = Chunk()
+            // The saves' payloads, copied for their full decode (reused from chunk to chunk).
+            var payloads: [UInt8] = []
             var registry = AppRegistry()
             var batchStart = position
             do {
@@ -372,7 +418,8 @@ package enum Replayer {
                     batch.forEachRecord { record in
                         var item = Chunk.Item(sequence: record.sequence, recordedAt: record.recordedAt, offset: record.offset,
                                               kind: record.kind, facts: nil)
-                        item.facts = Self.decode(record, decodeFully: decodeFully, registry: &registry, chunk: chunk)
+                        item.facts = Self.decode(record, decodeFully: decodeFully, registry: &registry, chunk: chunk,
+                                                 payloads: &payloads)
                         if record.kind == EventKind.importStarted.rawValue, case .other(let e)? = item.facts,
                            case .importStarted(let start) = chunk.events[e], start.isTransaction {
                             // Look ahead for its end before anything of it is folded.
@@ -385,22 +432,28 @@ package enum Replayer {
                     batchStart = batch.endPosition
                     chunk.batches.append(Chunk.Boundary(lastItem: chunk.items.count - 1, end: batch.endPosition))
                     if chunk.items.count >= Self.chunkEvents || chunk.headers.count >= Self.chunkSamples {
-                        guard self.put(chunk) else { return false }
-                        chunk = Chunk()
+                        guard self.put(chunk, payloads: &payloads) else { return false }
+                        chunk = self.spares.withLock { $0.chunks.popLast() } ?? Chunk()
                     }
                     return true
                 }
                 chunk.scanEnd = end
-                _ = put(chunk)
+                putLast(&chunk, payloads: &payloads)
                 handOff.finish()
             } catch {
-                _ = put(chunk)
+                putLast(&chunk, payloads: &payloads)
                 handOff.finish(throwing: error)
             }
         }
 
+        /// The folding thread is done with `chunk`: the reader may fill it again.
+        func recycle(_ chunk: Chunk) {
+            chunk.reset()
+            spares.withLock { if !$0.closed { $0.chunks.append(chunk) } }
+        }
+
         private static func decode(_ record: borrowing RecordView, decodeFully: Bool, registry: inout AppRegistry,
-                                   chunk: Chunk) -> Chunk.Facts {
+                                   chunk: Chunk, payloads: inout [UInt8]) -> Chunk.Facts {
             do throws(EventDecodingError) {
                 // One definition of a valid event: every event, saves included, goes
                 // through the full decoder (the model's constructors). Saves are folded
@@ -422,9 +475,9 @@ package enum Replayer {
                 // Copied out: the batch's buffer does not outlive this callback. The
                 // source is the app as registered at this point of the log (the header
                 // reader's app is the ordinal the full decoder reads).
-                let start = chunk.savePayloads.count
-                record.appendPayload(to: &chunk.savePayloads)
-                chunk.saves.append(Chunk.PendingSave(item: chunk.items.count, bytes: start..<chunk.savePayloads.count,
+                let start = payloads.count
+                record.appendPayload(to: &payloads)
+                chunk.saves.append(Chunk.PendingSave(item: chunk.items.count, bytes: start..<payloads.count,
                                                      version: version, source: decodeFully ? registry.source(app) : nil))
                 return .save(app: app, headers: h..<chunk.headers.count, strings: s..<chunk.strings.count)
             } catch {
@@ -444,9 +497,22 @@ package enum Replayer {
             }
         }
 
+        /// Hands over the last chunk, compacted, after letting go of every reused chunk
+        /// and buffer: the last chunk is folded while a snapshot at the end of the log
+        /// is compared, the moment memory peaks.
+        private func putLast(_ chunk: inout Chunk, payloads: inout [UInt8]) {
+            let last = chunk.compacted()
+            chunk = Chunk(reserving: false)
+            spares.withLock { $0 = ([], true) }
+            last.validateSaves(payloads)
+            payloads = []
+            _ = handOff.put(last)
+        }
+
         /// Blocks while the queue is full; false when the consumer went away.
-        private func put(_ chunk: Chunk) -> Bool {
-            chunk.validateSaves()
+        private func put(_ chunk: Chunk, payloads: inout [UInt8]) -> Bool {
+            chunk.validateSaves(payloads)
+            payloads.removeAll(keepingCapacity: true)
             return handOff.put(chunk)
         }
 
