@@ -186,7 +186,9 @@ struct UnitMemoTests {
     @Test func rememberedConversionsGiveTheWorkedOutValue() {
         let units = ["count/min", "count/s", "kg", "lb", "g", "%", "degF", "degC", "K", "m", "km", "mi", "kcal", "kJ", "Cal",
                      "mg/dL", "mmol<180.1558800000541>/L", "mmol/L", "dBASPL", "Pa", "count", "s", "min", "hr",
-                     "mL/(kg*min)", "mL/min·kg", "bogus", "", "count/min ", "ms"]
+                     "mL/(kg*min)", "mL/min·kg", "bogus", "", "count/min ", "ms",
+                     // Longer than a remembered spelling's 32 bytes: worked out every time.
+                     "mmol<180.1558800000541>/(dL*min*kg)", "mg/(dL*min*kg*mL*L*g*count*s*hr)"]
         let values: [Double] = [0, -0.0, 1, 72.5, -40, 1e300, .nan, .infinity, -.infinity]
         let codes = QuantityType.allTypes.map { ObjectType.quantity($0).code } + [0, ObjectType.workout.code, 0x6FF]
         for round in 0..<2 {  // the second round answers from what the first remembered

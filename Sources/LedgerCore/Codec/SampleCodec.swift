@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import Synchronization
 
 /// Encoding of one sample (events/FORMAT.md, Part 2, "sample"), version 1.
 ///
@@ -591,9 +592,13 @@ enum SampleCodec {
     /// quantity sample, and working it out parses the unit and finds its converter
     /// through two locked, hashed caches. A converter is a function of its two units'
     /// meanings, so a remembered one gives the same number.
+    ///
+    /// The entries are plain data in a fixed array, appended under a lock and published
+    /// by an atomic count: a lookup takes no lock, retains nothing and makes no string.
     final class CanonicalConversions: @unchecked Sendable {
-        // @unchecked: `entries` is only touched under `lock` (NSLock, as the unit caches:
-        // ThreadSanitizer sees it).
+        // @unchecked: an entry is written once, under `lock`, before `published` is
+        // raised past it (releasing); readers read only entries below the `published`
+        // they loaded (acquiring), which are never written again.
         enum Conversion {
             /// Not a quantity type, a unit that does not parse or does not convert.
             case nan
@@ -615,43 +620,97 @@ enum SampleCodec {
         }
 
         static let shared = CanonicalConversions()
-        /// Spellings beyond this many are worked out on every call (hostile logs may
-        /// spell millions).
+        /// Spellings beyond this many (or longer than `Key.capacity` bytes) are worked
+        /// out on every call (hostile logs may spell millions).
         static let limit = 256
         private let lock = NSLock()
-        private var entries: [Entry] = []
+        private let published = Atomic<Int>(0)
+        private let entries = UnsafeMutablePointer<Entry>.allocate(capacity: CanonicalConversions.limit)
+        /// The few conversions that are not a multiply-add (sound pressure levels), by entry.
+        private let levels = UnsafeMutablePointer<HealthModel.UnitConverter?>.allocate(capacity: CanonicalConversions.limit)
 
-        private struct Entry {
+        deinit {
+            let n = published.load(ordering: .acquiring)
+            entries.deinitialize(count: n)
+            entries.deallocate()
+            levels.deinitialize(count: n)
+            levels.deallocate()
+        }
+
+        /// A remembered spelling: the type code and the unit's UTF-8 bytes, inline.
+        private struct Key: Equatable {
+            static let capacity = 32
             let code: UInt16
-            /// The spelling's UTF-8 bytes (valid UTF-8: it was a string).
-            let unit: [UInt8]
-            let conversion: Conversion
+            let count: Int
+            private var bytes: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 
-            func matches(_ code: UInt16, _ unit: UnsafeRawBufferPointer) -> Bool {
-                self.code == code && self.unit.count == unit.count
-                    && self.unit.withUnsafeBytes { $0.count == 0 || memcmp($0.baseAddress!, unit.baseAddress!, $0.count) == 0 }
+            init?(_ code: UInt16, _ unit: UnsafeRawBufferPointer) {
+                guard unit.count <= Self.capacity else { return nil }
+                self.code = code
+                count = unit.count
+                withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: unit) }
             }
+
+            static func == (a: Key, b: Key) -> Bool {
+                a.code == b.code && a.count == b.count && a.bytes.0 == b.bytes.0 && a.bytes.1 == b.bytes.1
+                    && a.bytes.2 == b.bytes.2 && a.bytes.3 == b.bytes.3
+            }
+        }
+
+        /// A conversion as plain data: `Conversion` with a linear converter as its scale
+        /// and offset (`convert` is then `value * scale + offset`, the same expression).
+        private struct Entry {
+            enum Kind: UInt8 { case nan, identity, identityIfFinite, linear, level }
+            let key: Key
+            let kind: Kind
+            let scale: Double
+            let offset: Double
         }
 
         /// `value` in the type's canonical unit, the unit given as the bytes of its
         /// spelling; nil when those bytes are not UTF-8 (not a string: the caller's
         /// error). Remembered spellings are compared as bytes: no string is made.
         func value(_ value: Double, unit: UnsafeRawBufferPointer, typeCode: UInt16) -> Double? {
-            let known: Double? = lock.withLock {
-                entries.withUnsafeBufferPointer { all in
-                    for entry in all where entry.matches(typeCode, unit) { return entry.conversion.apply(value) }
-                    return nil
+            let key = Key(typeCode, unit)
+            if let key {
+                let n = published.load(ordering: .acquiring)
+                for i in 0..<n where entries[i].key == key {
+                    let e = entries[i]
+                    switch e.kind {
+                    case .nan: return .nan
+                    case .identity: return value
+                    case .identityIfFinite: return value.isFinite ? value : .nan
+                    case .linear: return value.isFinite ? value * e.scale + e.offset : .nan
+                    case .level: return Conversion.convert(levels[i]!).apply(value)
+                    }
                 }
             }
-            if let known { return known }
             guard let text = ByteReader.utf8String(unit) else { return nil }
             let found = Self.workOut(unit: text, typeCode: typeCode)
-            lock.withLock {
-                if entries.count < Self.limit, !entries.contains(where: { $0.matches(typeCode, unit) }) {
-                    entries.append(Entry(code: typeCode, unit: Array(unit), conversion: found))
-                }
-            }
+            if let key { remember(key, found) }
             return found.apply(value)
+        }
+
+        private func remember(_ key: Key, _ conversion: Conversion) {
+            lock.withLock {
+                let n = published.load(ordering: .relaxed)
+                guard n < Self.limit, !(0..<n).contains(where: { entries[$0].key == key }) else { return }
+                let entry: Entry
+                var level: HealthModel.UnitConverter?
+                switch conversion {
+                case .nan: entry = Entry(key: key, kind: .nan, scale: 0, offset: 0)
+                case .identity: entry = Entry(key: key, kind: .identity, scale: 0, offset: 0)
+                case .identityIfFinite: entry = Entry(key: key, kind: .identityIfFinite, scale: 0, offset: 0)
+                case .convert(let converter) where converter.isLinear:
+                    entry = Entry(key: key, kind: .linear, scale: converter.scale, offset: converter.offset)
+                case .convert(let converter):
+                    entry = Entry(key: key, kind: .level, scale: 0, offset: 0)
+                    level = converter
+                }
+                (entries + n).initialize(to: entry)
+                (levels + n).initialize(to: level)
+                published.store(n + 1, ordering: .releasing)
+            }
         }
 
         /// What the general path does: `unit == canonical spelling ? value :
