@@ -157,6 +157,35 @@ struct UnitMemoTests {
         #expect(e == .malformed(offset: 45, reason: "string is not UTF-8"))  // in the sample, after its 44-byte frame and value and the length byte
     }
 
+    /// Samples that repeat units and devices (what the memory serves), intact and with
+    /// random bytes changed: a save decodes as its samples do one by one.
+    @Test func repeatedUnitsAndDevicesDecodeAsOnTheirOwn() throws {
+        let samples = try CodecTests.richSamples().map { SavedSample($0) }
+        let source = Source(bundleIdentifier: "com.example.app", name: "Example")
+        let payload = EventCodec.payload(.samplesSaved(app: 1, samples: samples + samples + samples))
+        var rng = SeededRandom(seed: 23)
+        var cases = [payload]
+        for _ in 0..<3000 {
+            var bytes = payload
+            // Changes in the second and third copies: after the first has been remembered.
+            for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                bytes[Int.random(in: payload.count / 3..<payload.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+            }
+            cases.append(bytes)
+        }
+        var agreedOnSuccess = 0
+        for bytes in cases {
+            switch (Self.oneByOne(bytes, source: source), Self.whole(bytes, source: source)) {
+            case (.success(let a), .success(let b)):
+                #expect(a == b)
+                agreedOnSuccess += 1
+            case (.failure(let a), .failure(let b)): #expect(a == b)
+            case (let a, let b): Issue.record("one by one \(a), whole \(b)")
+            }
+        }
+        #expect(agreedOnSuccess > 0)
+    }
+
     /// The header reader reads a unit as `string()` does: bytes that are not UTF-8 are
     /// refused at the same offset, remembered spelling or not.
     @Test func theHeaderReaderRefusesAUnitThatIsNotUTF8() {
@@ -173,6 +202,51 @@ struct UnitMemoTests {
             }
             #expect(result == .failure(.malformed(offset: 45, reason: "string is not UTF-8")))
         }
+    }
+
+    /// A save checked without keeping its samples (`keepingSamples: false`, what replay
+    /// and verify do) is accepted or refused exactly as its full decode is, with the
+    /// same error: every truncation and 3,000 random corruptions of a rich save, in
+    /// both versions, and repeated samples (what the per-save memory serves).
+    @Test func checkingASaveWithoutKeepingItsSamplesAgreesWithDecodingIt() throws {
+        let samples = try CodecTests.richSamples().map { SavedSample($0) }
+        let source = Source(bundleIdentifier: "com.example.app", name: "Example")
+        func decoded(_ bytes: [UInt8], version: UInt16, keeping: Bool) -> Result<Event, EventDecodingError> {
+            bytes.withUnsafeBytes { raw in
+                Result { () throws(EventDecodingError) -> Event in
+                    try EventCodec.decode(kind: EventKind.samplesSaved.rawValue, version: version, payload: raw,
+                                          source: { _ in source }, keepingSamples: keeping)
+                }
+            }
+        }
+        var rng = SeededRandom(seed: 17)
+        var refused = 0, accepted = 0
+        for version: UInt16 in [1, 2] {
+            // Each sample twice (the decoder does not care that UUIDs repeat; the rules do).
+            let payload = EventCodec.payload(.samplesSaved(app: 1, samples: samples + samples))
+            var cases = (0..<payload.count).map { Array(payload[0..<$0]) }
+            for _ in 0..<3000 {
+                var bytes = payload
+                for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                    bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+                }
+                cases.append(bytes)
+            }
+            cases.append(payload)
+            for bytes in cases {
+                switch (decoded(bytes, version: version, keeping: true), decoded(bytes, version: version, keeping: false)) {
+                case (.success(.samplesSaved(let a, _)), .success(.samplesSaved(let b, let none))):
+                    #expect(a == b && none.isEmpty)
+                    accepted += 1
+                case (.failure(let a), .failure(let b)):
+                    #expect(a == b)
+                    refused += 1
+                case (let a, let b):
+                    Issue.record("kept \(a), checked \(b)")
+                }
+            }
+        }
+        #expect(accepted > 0 && refused > 0)
     }
 
     /// The reference: what `canonicalValue(_:unit:typeCode:)` computed before it remembered.

@@ -326,7 +326,7 @@ package enum Replayer {
                             let source = save.source
                             _ = try EventCodec.decode(kind: EventKind.samplesSaved.rawValue, version: save.version,
                                                       payload: UnsafeRawBufferPointer(rebasing: all.bytes[save.bytes]),
-                                                      source: { _ in source })
+                                                      source: { _ in source }, keepingSamples: false)
                         } catch {
                             failures.add(save.item, error)
                         }
