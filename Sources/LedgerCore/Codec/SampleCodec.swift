@@ -242,7 +242,7 @@ enum SampleCodec {
                                  version >= 2 ? try optionalString(&r) : nil)
         }
         let metadata = flags.contains(.metadata) ? try decodeMetadata(&r) : Metadata()
-        let device = flags.contains(.device) ? try decodeDevice(&r) : nil
+        let device = flags.contains(.device) ? try units.device(&r) : nil
         let creationDate = flags.contains(.creationDate) ? try r.date() : nil
         let version = flags.contains(.sourceVersion) ? try r.string() : nil
         var offsets: WrittenOffsets?
@@ -314,12 +314,14 @@ enum SampleCodec {
 
     static let memberRule = "a correlation member must be a quantity sample and replaces nothing"
 
-    /// The units a save's samples spell, parsed once per save (most of an event's
-    /// samples share a handful): each entry is a unit's bytes as written and
-    /// `HealthUnit(text)` of them, what `Quantity(_:unit:)` parses. A sample whose
+    /// The units and devices a save's samples spell, each read once per save (most of
+    /// an event's samples share a handful). A unit entry is a unit's bytes as written
+    /// and `HealthUnit(text)` of them, what `Quantity(_:unit:)` parses: a sample whose
     /// unit bytes equal an entry's gets that unit without reading a string or asking
-    /// the global cache (a lock and a hash per sample); any other is read as
-    /// `string()` reads it and parsed where the model builds the quantity, as before.
+    /// the global cache (a lock and a hash per sample); any other is read as `string()`
+    /// reads it and parsed where the model builds the quantity, as before. A device
+    /// entry is a device field's bytes and what `decodeDevice` made of them (a pure
+    /// function of those bytes): equal bytes give that device, eight strings fewer.
     struct UnitMemo {
         /// A unit field as read: bytes seen before (so valid UTF-8 and parsed), or the
         /// text to parse.
@@ -329,8 +331,34 @@ enum SampleCodec {
         }
 
         private var entries: [(bytes: [UInt8], unit: HealthUnit)] = []
-        /// Units beyond this many in one save are parsed as they come.
+        private var devices: [(bytes: [UInt8], device: Device)] = []
+        /// Units (devices) beyond this many in one save are read as they come.
         static let limit = 8
+
+        /// Reads a device field as `decodeDevice` reads it, with its errors.
+        mutating func device(_ r: inout ByteReader) throws(EventDecodingError) -> Device {
+            var probe = r
+            // Framing that fails is left to `decodeDevice`, which fails the same way.
+            guard let raw = try? Self.deviceBytes(&probe) else { return try decodeDevice(&r) }
+            for entry in devices where entry.bytes.count == raw.count {
+                if entry.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, raw.baseAddress!, raw.count) == 0 }) {
+                    r = probe
+                    return entry.device
+                }
+            }
+            let device = try decodeDevice(&r)
+            if devices.count < Self.limit { devices.append((Array(raw), device)) }
+            return device
+        }
+
+        /// The bytes of the device field at the reader (its presence byte, then each
+        /// present field framed as a string), the reader moved past them.
+        static func deviceBytes(_ r: inout ByteReader) throws(EventDecodingError) -> UnsafeRawBufferPointer {
+            let start = r.position
+            let present = try r.u8()
+            for i in 0..<8 where present & (1 << UInt8(i)) != 0 { _ = try r.stringBytes() }
+            return UnsafeRawBufferPointer(rebasing: r.bytes[start..<r.position])
+        }
 
         /// Reads a unit field (what `ByteReader.string()` reads, with its errors).
         mutating func read(_ r: inout ByteReader) throws(EventDecodingError) -> Read {
@@ -470,6 +498,7 @@ enum SampleCodec {
     static func decodeDevice(_ r: inout ByteReader) throws(EventDecodingError) -> Device {
         let present = try r.u8()
         var fields: [String?] = []
+        fields.reserveCapacity(8)
         for i in 0..<8 { fields.append(present & (1 << UInt8(i)) != 0 ? try r.string() : nil) }
         return Device(fields: fields)
     }
