@@ -112,3 +112,25 @@ extension StateDifferenceTests {
         #expect(report.events == 20)
     }
 }
+
+extension StateDifferenceTests {
+    /// What verify throws when the log cannot be read: the log check's error (it ran
+    /// first; it now runs beside the replay and still comes first), then the reader's.
+    @Test func verifyThrowsTheLogChecksErrorFirst() throws {
+        let empty = SimulatedFileSystem()
+        try empty.createFolder()
+        #expect(throws: LogError.ledgerNotFound(path: empty.path)) { _ = try LedgerVerifier.verify(empty) }
+
+        // A header of zeros: the log check reports it as damage (H1) rather than
+        // throwing; opening a reader then refuses the file, and that is what verify throws.
+        let zeros = SimulatedFileSystem()
+        zeros.setBytes(LogWriter.logFileName, [UInt8](repeating: 0, count: 64))
+        let found = #expect(throws: LogError.self) { _ = try LedgerVerifier.verify(zeros) }
+        guard case .notALedgerLog(_, "H1")? = found else {
+            Issue.record("expected notALedgerLog [H1], got \(String(describing: found))")
+            return
+        }
+        let logCheck = try LogVerifier.verify(zeros)
+        #expect(logCheck.damage?.kind == .fileHeader)
+    }
+}

@@ -47,7 +47,44 @@ public enum LedgerVerifier {
     }
 
     public static func verify(_ fs: any LogFileSystem, progress: ((ReplayProgress) -> Void)? = nil) throws -> Report {
-        let log = try LogVerifier.verify(fs)
+        // 1 runs on a thread of its own beside 2 and 3 (they share nothing but the file,
+        // which all only read); its outcome comes first, as if it had run first: when it
+        // throws, that is what verify throws.
+        let logCheck = LogCheck(fs)
+        do {
+            let report = try verifyEventsAndSnapshots(fs, progress: progress)
+            return report(try logCheck.report())
+        } catch {
+            _ = try logCheck.report()
+            throw error
+        }
+    }
+
+    /// `LogVerifier.verify` on a thread of its own.
+    private final class LogCheck: Sendable {
+        private let outcome = Locked<Result<LogVerifier.Report, any Error>?>(nil)
+        private let done = DispatchGroup()
+
+        init(_ fs: any LogFileSystem) {
+            done.enter()
+            let thread = Thread { [outcome, done] in
+                outcome.withLock { $0 = Result { try LogVerifier.verify(fs) } }
+                done.leave()
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+
+        /// Waits for the check; its report, or what it threw.
+        func report() throws -> LogVerifier.Report {
+            done.wait()
+            return try outcome.withLock { $0! }.get()
+        }
+    }
+
+    /// Steps 2 and 3; the report, given step 1's.
+    private static func verifyEventsAndSnapshots(_ fs: any LogFileSystem, progress: ((ReplayProgress) -> Void)?) throws
+        -> (LogVerifier.Report) -> Report {
         let reader = try LogReader(fs)
         var pending: [(name: String, header: SnapshotHeader)] = []
         var findings: [SnapshotFinding] = []
@@ -140,10 +177,14 @@ public enum LedgerVerifier {
             findings.append(SnapshotFinding(file: remaining.name, sequence: remaining.header.lastSequence,
                                             problem: problem, difference: nil))
         }
-        return Report(log: log, eventProblem: eventProblem, readProblem: readProblem, snapshots: findings,
-                      snapshotsChecked: checked + findings.filter { $0.sequence == nil }.count, events: state.lastSequence,
-                      digest: digest(state), lastSequence: state.lastSequence, openImport: openImport,
-                      eventsOfOpenImport: eventsOfOpenImport)
+        let (findingsMade, snapshotsChecked) = (findings, checked + findings.filter { $0.sequence == nil }.count)
+        let (lastSequence, finalDigest, problems) = (state.lastSequence, digest(state), (eventProblem, readProblem))
+        let (open, openEvents) = (openImport, eventsOfOpenImport)
+        return { log in
+            Report(log: log, eventProblem: problems.0, readProblem: problems.1, snapshots: findingsMade,
+                   snapshotsChecked: snapshotsChecked, events: lastSequence, digest: finalDigest, lastSequence: lastSequence,
+                   openImport: open, eventsOfOpenImport: openEvents)
+        }
     }
 
     /// Loads the snapshot `name` and compares it with `state` (its first difference,
