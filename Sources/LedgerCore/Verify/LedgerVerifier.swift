@@ -198,7 +198,9 @@ public enum LedgerVerifier {
         DispatchQueue.concurrentPerform(iterations: knownDigest == nil ? 2 : 1) { task in
             if task == 0 {
                 let result = Result { () throws(SnapshotProblem) -> StateDifference? in
-                    let (_, loaded) = try SnapshotFile.load(fs, name, reader: reader)
+                    // Mapped but checked whole: loaded or refused exactly as a read, its
+                    // columns read in place from the file's pages (no copy in fresh memory).
+                    let (_, loaded) = try SnapshotFile.load(fs, name, reader: reader, mapped: true, checkingWhole: true)
                     return StateDifference.first(state, loaded)
                 }
                 compared.withLock { $0 = result }
