@@ -69,6 +69,11 @@ struct ByteReader {
     }
 
     mutating func varint() throws(EventDecodingError) -> UInt64 {
+        // One byte (most counts, lengths and small numbers): what the loop reads then.
+        if position < bytes.count, bytes[position] < 0x80 {
+            defer { position += 1 }
+            return UInt64(bytes[position])
+        }
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
