@@ -123,3 +123,97 @@ struct MappedSnapshotTests {
         #expect(mapped.snapshotDamage?.problem == .unreadable(file: name, reason: "section 12 block 0 fails its check", rule: "S8"))
     }
 }
+
+extension MappedSnapshotTests {
+    /// Recomputes a column section's block CRCs and its prefix's CRC (a forgery that
+    /// only the value checks can catch).
+    static func resign(_ bytes: inout [UInt8], section: UInt32) {
+        guard let p = place(of: section, in: bytes) else { return }
+        let blockSize = Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: p.payload, as: UInt32.self) })
+        let blocks = Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: p.payload + 4, as: UInt32.self) })
+        for b in 0..<blocks {
+            let lower = p.array + b * blockSize, upper = min(p.array + p.arrayLength, lower + blockSize)
+            let crc = CRC32C.checksum(Array(bytes[lower..<upper]))
+            bytes.withUnsafeMutableBytes { $0.storeBytes(of: crc.littleEndian, toByteOffset: p.payload + 8 + 4 * b, as: UInt32.self) }
+        }
+        let prefix = CRC32C.checksum(Array(bytes[p.payload..<p.array]))
+        bytes.withUnsafeMutableBytes { $0.storeBytes(of: prefix.littleEndian, toByteOffset: p.header + 16, as: UInt32.self) }
+    }
+
+    /// verify's load (mapped, checked whole) fails or succeeds exactly as a read does,
+    /// with the same problem and the same state: every byte of the header, of each
+    /// section header and column prefix, a spread of the other bytes, and values
+    /// forged with good checksums (a type code out of range, an app said to overflow
+    /// without an entry, a timeline value that is no slot, a flag that is not 0 or 1).
+    @Test func aMappingCheckedWholeLoadsAsAReadDoes() async throws {
+        let dir = TemporaryDirectory()
+        let name = try await Self.ledgerWithSnapshot(dir)
+        let path = dir.path + "/" + name
+        let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let reader = try LogReader(dir.fs)
+        func load(checkingWhole: Bool) -> Result<LedgerState, SnapshotProblem> {
+            Result { () throws(SnapshotProblem) -> LedgerState in
+                try SnapshotFile.load(dir.fs, name, reader: reader, mapped: checkingWhole, checkingWhole: checkingWhole).1
+            }
+        }
+        // Each case a change to the original (made when it is tried: the file is large).
+        var cases: [(String, (inout [UInt8]) -> Void)] = [("intact", { _ in })]
+        var positions = Set(0..<SnapshotFile.headerLength)
+        for id: UInt32 in [1, 2, 3, 4, 8, 10, 11, 12, 13, 20, 21, 22, 23, 24, 30, 31, 50, 51] {
+            guard let p = Self.place(of: id, in: original) else { continue }
+            // A column's header and prefix; a small section's header (`place` reads a
+            // column's layout, which a small section does not have).
+            positions.formUnion(p.header..<([10, 11, 12, 13, 30, 31].contains(id) ? p.array : p.header + 24))
+        }
+        positions.formUnion(stride(from: 0, to: original.count, by: max(251, original.count / 600)))
+        for i in positions.sorted() where i < original.count {
+            cases.append(("byte \(i)", { $0[i] ^= 0x41 }))
+        }
+        let slots = try #require(Self.place(of: 10, in: original))
+        func forged(_ what: String, section: UInt32, _ change: @escaping (inout [UInt8]) -> Void) {
+            cases.append((what, { bytes in
+                change(&bytes)
+                Self.resign(&bytes, section: section)
+            }))
+        }
+        forged("type code out of range", section: 10) { b in
+            b.withUnsafeMutableBytes { raw in
+                let at = slots.array + 40 * 9 + 32
+                let word = raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+                raw.storeBytes(of: word & ~(0x7FF << 40) | (0x700 << 40), toByteOffset: at, as: UInt64.self)
+            }
+        }
+        forged("app overflow without an entry", section: 10) { b in
+            b.withUnsafeMutableBytes { raw in
+                let at = slots.array + 40 * 11 + 32
+                let word = raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+                raw.storeBytes(of: word | (0x7FF << 53), toByteOffset: at, as: UInt64.self)
+            }
+        }
+        let timelines = try #require(Self.place(of: 12, in: original))
+        forged("timeline value beyond the slots", section: 12) { b in
+            b.withUnsafeMutableBytes { $0.storeBytes(of: UInt32(1_000_000), toByteOffset: timelines.array + 4 * 5, as: UInt32.self) }
+        }
+        let flags = try #require(Self.place(of: 31, in: original))
+        forged("flag that is not 0 or 1", section: 31) { b in b[flags.array + 17] = 2 }
+
+        var refused = 0
+        for (what, change) in cases {
+            var bytes = original
+            change(&bytes)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            switch (load(checkingWhole: false), load(checkingWhole: true)) {
+            case (.success(let read), .success(let mapped)):
+                #expect(StateDifference.first(read, mapped) == nil, "\(what)")
+                #expect(read.digest() == mapped.digest(), "\(what)")
+                #expect(mapped.snapshotDamage == nil && mapped.samples.isMapped, "\(what)")
+            case (.failure(let read), .failure(let mapped)):
+                #expect(read == mapped, "\(what)")
+                refused += 1
+            case (let read, let mapped):
+                Issue.record("\(what): read \(read), mapped \(mapped)")
+            }
+        }
+        #expect(refused > cases.count / 4)
+    }
+}

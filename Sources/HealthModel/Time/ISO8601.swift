@@ -30,9 +30,11 @@ public enum ISO8601 {
     }
 
     /// Throws `dateOutOfRange` naming `field` unless `date` is in `validRange`.
-    public static func checkRange(_ date: Date, field: String) throws(HealthModelError) {
+    /// `field` is evaluated only then: callers name fields by interpolation
+    /// (`"\(field) startDate"`), which built a string for every sample decoded.
+    public static func checkRange(_ date: Date, field: @autoclosure () -> String) throws(HealthModelError) {
         guard isInRange(date) else {
-            throw .dateOutOfRange(field: field, date: string(date), range: validRangeText)
+            throw .dateOutOfRange(field: field(), date: string(date), range: validRangeText)
         }
     }
 

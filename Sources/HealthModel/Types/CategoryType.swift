@@ -108,7 +108,9 @@ public struct CategoryType: Hashable, Sendable, Comparable, CustomStringConverti
 
     /// Throws `invalidCategoryValue` unless the type defines `value`.
     public func validate(_ value: Int) throws {
-        guard values.contains(where: { $0.value == value }) else {
+        // `values`' numbers, without building their names (decoding checks every sample).
+        let defined = descriptor.values.isEmpty ? value == 0 : descriptor.values.contains { $0.0 == value }
+        guard defined else {
             throw HealthModelError.invalidCategoryValue(type: identifier, value: String(value))
         }
     }

@@ -43,11 +43,9 @@ public struct QuantityType: Hashable, Sendable, Comparable, CustomStringConverti
     /// convert to it.
     public var canonicalUnit: HealthUnit { Self.canonicalUnits[Int(code)] }
     /// The dimension every quantity of this type has (from the canonical unit).
-    public var dimension: UnitDimension { canonicalUnit.dimension }
+    public var dimension: UnitDimension { Self.dimensions[Int(code)] }
     /// Whether HealthKit stores values of this type as fractions 0…1 in `%`.
     public var isPercentage: Bool { Self.percentages[Int(code)] }
-    /// `isPercentage` of every type, by code.
-    private static let percentages: [Bool] = canonicalUnits.map { $0 == .percent }
     /// The short name.
     public var description: String { shortName }
 
@@ -103,6 +101,10 @@ public struct QuantityType: Hashable, Sendable, Comparable, CustomStringConverti
         // The table is ours and tested: every canonical unit parses.
         try! HealthUnit($0.canonicalUnit)
     }
+    /// `canonicalUnit.dimension` and `canonicalUnit == .percent` by code, worked out
+    /// once: decoding asks both for every sample.
+    static let dimensions: [UnitDimension] = canonicalUnits.map(\.dimension)
+    static let percentages: [Bool] = canonicalUnits.map { $0 == .percent }
 
     static let byName: [String: QuantityType] = {
         var names: [String: QuantityType] = [:]

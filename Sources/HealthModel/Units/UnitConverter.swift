@@ -80,6 +80,10 @@ public struct UnitConverter: Sendable, Hashable {
         offset = 0
     }
 
+    /// Whether `convert(x)` is `x * scale + offset` (every conversion but those
+    /// between a sound pressure level and a pressure).
+    package var isLinear: Bool { kind == .linear }
+
     /// Converts one value. Linear and affine conversions are a single multiply-add.
     @inlinable
     public func convert(_ value: Double) -> Double {

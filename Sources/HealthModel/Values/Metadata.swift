@@ -116,7 +116,7 @@ public struct Metadata: Hashable, Sendable, ExpressibleByDictionaryLiteral, Rand
     /// when only one is present or the version is not an integer (HealthKit requires
     /// both together).
     public func syncIdentity() throws -> (identifier: String, version: Int64)? {
-        if entries.isEmpty { return nil }
+        if entries.isEmpty { return nil }  // neither key (every sample's validation asks)
         let id = self[WellKnownKey.syncIdentifier], version = self[WellKnownKey.syncVersion]
         switch (id, version) {
         case (nil, nil):

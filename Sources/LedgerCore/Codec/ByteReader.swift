@@ -69,6 +69,11 @@ struct ByteReader {
     }
 
     mutating func varint() throws(EventDecodingError) -> UInt64 {
+        // One byte (most counts, lengths and small numbers): what the loop reads then.
+        if position < bytes.count, bytes[position] < 0x80 {
+            defer { position += 1 }
+            return UInt64(bytes[position])
+        }
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -129,14 +134,50 @@ struct ByteReader {
     }
 
     mutating func string() throws(EventDecodingError) -> String {
+        let (raw, at) = try stringBytes()
+        guard let s = Self.utf8String(raw) else { throw .malformed(offset: at, reason: "string is not UTF-8") }
+        return s
+    }
+
+    /// A string field's bytes, not yet checked to be UTF-8, and where they start (in
+    /// this reader: the offset `string()` names when they are not UTF-8).
+    mutating func stringBytes() throws(EventDecodingError) -> (bytes: UnsafeRawBufferPointer, at: Int) {
         let length = try count(limit: bytes.count)
         try need(length)
         defer { position += length }
-        let slice = UnsafeRawBufferPointer(rebasing: bytes[position..<position + length])
-        guard let s = String(validating: slice.bindMemory(to: UInt8.self), as: UTF8.self) else {
-            throw .malformed(offset: position, reason: "string is not UTF-8")
+        return (UnsafeRawBufferPointer(rebasing: bytes[position..<position + length]), position)
+    }
+
+    /// `bytes` as a string when they are valid UTF-8, else nil: exactly what
+    /// `String(validating: bytes, as: UTF8.self)` returns, without its generic path
+    /// (a metadata lookup per call: an eighth of a full decode went there).
+    /// `String(decoding:as:)` (specialized here) replaces each invalid sequence with
+    /// U+FFFD, so its result is the input byte for byte exactly when the input is
+    /// valid; ASCII needs no comparison.
+    static func utf8String(_ bytes: UnsafeRawBufferPointer) -> String? {
+        let utf8 = bytes.assumingMemoryBound(to: UInt8.self)
+        var s = String(decoding: utf8, as: UTF8.self)
+        if isASCII(bytes) { return s }
+        let same = s.withUTF8 { decoded in
+            decoded.count == utf8.count && (decoded.count == 0 || memcmp(decoded.baseAddress!, utf8.baseAddress!, decoded.count) == 0)
         }
-        return s
+        return same ? s : nil
+    }
+
+    /// Whether every byte is below 0x80 (eight at a time).
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        var high: UInt64 = 0
+        while i + 8 <= bytes.count {
+            high |= bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < bytes.count {
+            high |= UInt64(bytes[i])
+            i += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     /// Reads a string and tells whether it is `expected` (without making a String).

@@ -191,8 +191,13 @@ package enum EventCodec {
 
     /// Decodes a record's payload. `source` maps an app ordinal to its registration
     /// (to stamp samples with their source); nil leaves samples without a source.
+    /// `keepingSamples: false` (checking a save, not using it): each sample of a save
+    /// is decoded in full, exactly as otherwise, and let go at once; the event returned
+    /// then holds none of them. (Keeping them built an array of every sample of the
+    /// save, fresh memory each time, only to free it.)
     package static func decode(kind: UInt16, version: UInt16, payload: UnsafeRawBufferPointer,
-                              source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event {
+                              source: ((AppOrdinal) -> Source?)? = nil,
+                              keepingSamples: Bool = true) throws(EventDecodingError) -> Event {
         guard let k = EventKind(rawValue: kind) else { throw .unknownKind(kind: kind, version: version) }
         guard version >= 1 && version <= k.currentVersion else { throw .unknownVersion(kind: kind, version: version) }
         var r = ByteReader(payload)
@@ -236,10 +241,12 @@ package enum EventCodec {
             let src = source?(ordinal)
             let n = try r.count(limit: r.remaining)
             var samples: [SavedSample] = []
-            samples.reserveCapacity(n)
+            if keepingSamples { samples.reserveCapacity(n) }
+            var units = SampleCodec.UnitMemo()
             for _ in 0..<n {
                 var sub = try r.lengthPrefixed()
-                samples.append(try SampleCodec.decode(&sub, source: src, version: version))
+                let sample = try SampleCodec.decode(&sub, source: src, version: version, asMember: false, units: &units)
+                if keepingSamples { samples.append(sample) }
                 try sub.finish()
             }
             event = .samplesSaved(app: ordinal, samples: samples)

@@ -176,8 +176,9 @@ final class MappedColumnBytes: @unchecked Sendable {
     /// With a damaged block: a copy of the array with every damaged block zeroed.
     private var repaired: UnsafeMutableRawBufferPointer?
 
+    /// `checked`: every block was checked already, and found sound (by reading it).
     init(mapping: FileMapping, offset: Int, byteCount: Int, blockSize: Int, crcs: [UInt32], section: UInt32,
-         damage: SnapshotDamage, valid: (@Sendable (UnsafeRawBufferPointer) -> Bool)? = nil) {
+         damage: SnapshotDamage, valid: (@Sendable (UnsafeRawBufferPointer) -> Bool)? = nil, checked: Bool = false) {
         precondition(offset >= 0 && byteCount >= 0 && offset + byteCount <= mapping.bytes.count && offset % 8 == 0,
                      "a mapped section lies inside the file, aligned")
         precondition(blockSize > 0 && crcs.count == (byteCount + blockSize - 1) / blockSize, "one checksum per block")
@@ -190,7 +191,7 @@ final class MappedColumnBytes: @unchecked Sendable {
         self.damage = damage
         self.valid = valid
         states = .allocate(capacity: max(1, crcs.count))
-        states.initialize(repeating: 0, count: max(1, crcs.count))
+        states.initialize(repeating: checked ? 1 : 0, count: max(1, crcs.count))
     }
 
     deinit {

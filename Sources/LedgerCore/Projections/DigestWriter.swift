@@ -39,9 +39,11 @@ struct DigestWriter: ~Copyable {
     mutating func i64(_ v: Int64) { put(UInt64(bitPattern: v)) }
     mutating func f64(_ v: Double) { put(v.bitPattern) }
     mutating func bool(_ v: Bool) { put(UInt8(v ? 1 : 0)) }
-    mutating func uuid(_ u: UUID) {
+    mutating func uuid(_ u: UUID) { uuid(u.uuid) }
+    /// A UUID's 16 bytes, as `uuid(_:)` writes them.
+    mutating func uuid(_ bytes: uuid_t) {
         room(16)
-        withUnsafeBytes(of: u.uuid) { (buffer.baseAddress! + used).copyMemory(from: $0.baseAddress!, byteCount: 16) }
+        withUnsafeBytes(of: bytes) { (buffer.baseAddress! + used).copyMemory(from: $0.baseAddress!, byteCount: 16) }
         used += 16
     }
     mutating func string(_ s: String) {

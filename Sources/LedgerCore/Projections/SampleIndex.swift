@@ -50,7 +50,18 @@ package struct SampleIndex: Sendable, Equatable {
         var uuid: UUID { UUID(uuid: uuidBytes) }
 
         static func == (a: Slot, b: Slot) -> Bool {
-            a.uuid == b.uuid && a.start.bitPattern == b.start.bitPattern && a.end.bitPattern == b.end.bitPattern && a.word == b.word
+            a.sameUUID(b) && a.start.bitPattern == b.start.bitPattern && a.end.bitPattern == b.end.bitPattern && a.word == b.word
+        }
+
+        /// Whether two slots hold the same UUID (its bytes compared, no `UUID` made).
+        @inline(__always)
+        func sameUUID(_ other: Slot) -> Bool {
+            withUnsafeBytes(of: uuidBytes) { x in
+                withUnsafeBytes(of: other.uuidBytes) { y in
+                    x.loadUnaligned(as: UInt64.self) == y.loadUnaligned(as: UInt64.self)
+                        && x.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == y.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                }
+            }
         }
 
         /// Byte offset of the saving record in the log.
@@ -395,30 +406,38 @@ package struct SampleIndex: Sendable, Equatable {
     /// Feeds the projection into a digest in slot order (deterministic).
     func feed(_ d: inout DigestWriter) {
         d.section("samples", count: slots.count)
-        // In slot order: a slot's position counted on from the record's first (not
-        // searched back for per slot), its sync identity by a cursor over the sorted
-        // keys (not a table lookup per slot) — the same bytes, a pass over the slots.
-        let syncSlots = syncOfSlot.keys.sorted()
+        // Each slot as `entry(_:)` reads it, in one pass: the position from the last
+        // record start passed, the sync identities walked in slot order (a lookup per
+        // slot cost a hash), the slots and starts as buffers (a mapped column's blocks
+        // all checked first: the same values its subscript gives).
+        let syncs = syncOfSlot.sorted { $0.key < $1.key }
         var nextSync = 0
-        var position: UInt32 = 0
-        for (i, s) in slots.enumerated() {
-            position = recordStarts[i >> 6] & (1 << (UInt64(i) & 63)) != 0 ? 0 : position + 1
-            assert(position == self.position(UInt32(i)), "a slot's position counts from its record's first")
-            d.uuid(s.uuid)
-            d.u64(s.recordOffset)
-            d.u32(position)
-            d.f64(s.start)
-            d.f64(s.end)
-            d.u16(s.typeCode)
-            d.u32(app(UInt32(i)))
-            d.u8(s.state)
-            if nextSync < syncSlots.count, syncSlots[nextSync] == UInt32(i), let sync = syncOfSlot[UInt32(i)] {
-                nextSync += 1
-                d.u8(1)
-                d.string(sync.identifier)
-                d.i64(sync.version)
-            } else {
-                d.u8(0)
+        var recordStart = -1
+        recordStarts.withUnsafeBufferPointer { starts in
+            slots.withUnsafeBufferPointer { all in
+                for (i, s) in all.enumerated() {
+                    precondition(i >> 6 < starts.count, "a record-start bit per slot")
+                    if starts[i >> 6] & (1 << (UInt64(i) & 63)) != 0 { recordStart = i }
+                    d.uuid(s.uuidBytes)
+                    d.u64(s.recordOffset)
+                    // No start at or before the slot: `position` stops the process, as before.
+                    d.u32(recordStart >= 0 ? UInt32(i - recordStart) : position(UInt32(i)))
+                    d.f64(s.start)
+                    d.f64(s.end)
+                    d.u16(s.typeCode)
+                    let field = s.appField
+                    d.u32(field == Slot.appOverflow ? appOverflows[UInt32(i)] ?? UInt32.max : field)
+                    d.u8(s.state)
+                    while nextSync < syncs.count, syncs[nextSync].key < UInt32(i) { nextSync += 1 }
+                    if nextSync < syncs.count, syncs[nextSync].key == UInt32(i) {
+                        let sync = syncs[nextSync].value
+                        d.u8(1)
+                        d.string(sync.identifier)
+                        d.i64(sync.version)
+                    } else {
+                        d.u8(0)
+                    }
+                }
             }
         }
         d.section("tombstones", count: tombstones.count)

@@ -72,8 +72,8 @@ public struct ReplayProgress: Sendable {
 /// the way so that no log, however written, can put the state out of its invariants.
 ///
 /// Two stages on two threads: a reader thread scans batches (checksums), decodes
-/// each event's facts (and, for `verify`, the whole event) into chunks; the calling
-/// thread checks the rules and folds. The stages hand over chunks of about 4,096
+/// each event's facts into chunks and has each chunk's saves decoded in full on all
+/// cores; the calling thread checks the rules and folds. The stages hand over chunks of about 4,096
 /// events or 65,536 sample headers, whichever comes first (an import writes 2,048
 /// samples per event), through a bounded queue, so memory stays bounded and order
 /// is kept.
@@ -93,11 +93,12 @@ package enum Replayer {
 
     /// Folds events after `position` into `state`, up to `limit`.
     /// - Parameters:
-    ///   - decodeFully: decode each event completely on the reader thread (with the
-    ///     samples' sources), as `verify` does. Without it, saves are folded from their
-    ///     headers and decoded completely in parallel before each chunk is handed over:
-    ///     either way every event passes the same full decoder, so replay, open and
-    ///     verify accept exactly the same logs.
+    ///   - decodeFully: decode each save with its samples' sources (the app as the
+    ///     reader thread's registry knows it at that point of the log), as `verify`
+    ///     does. Either way saves are folded from their headers and decoded completely
+    ///     on all cores before each chunk is handed over, and every other event is
+    ///     decoded completely on the reader thread: every event passes the same full
+    ///     decoder, so replay, open and verify accept exactly the same logs.
     ///   - onBatch: called on the folding thread after each batch is folded, with the
     ///     position after it (`verify` compares snapshots there).
     package static func replay(_ reader: LogReader, into state: inout LedgerState, from position: LogReader.Position,
@@ -148,9 +149,9 @@ package enum Replayer {
         var openImport: OpenImport?
         consume: while let chunk = try queue.next() {
             // Local copies: a class's arrays are checked for exclusive access on every
-            // use; locals are not.
-            let items = chunk.items, headers = chunk.headers, strings = chunk.strings, batches = chunk.batches
-            let events = chunk.events, errors = chunk.errors
+            // use; locals are not. Dropped before the chunk goes back to the reader.
+            var items = chunk.items, headers = chunk.headers, strings = chunk.strings, batches = chunk.batches
+            var events = chunk.events, errors = chunk.errors
             var boundary = 0
             var i = 0
             while i <= items.count {
@@ -211,6 +212,10 @@ package enum Replayer {
                 i += 1
             }
             if let scanEnd = chunk.scanEnd { end = scanEnd }
+            // The chunk's arrays keep their memory for the reader's next chunk (large
+            // arrays are fresh pages each time otherwise: the kernel zeroes them).
+            (items, headers, strings, batches, events, errors) = ([], [], [], [], [], [])
+            queue.recycle(chunk)
         }
         if let failure { throw failure }
         // Stopped by the limit inside a batch: no position to resume from.
@@ -288,24 +293,28 @@ package enum Replayer {
         var errors: [EventDecodingError] = []
         var batches: [Boundary] = []
         var scanEnd: LogReader.ScanEnd?
-        /// Saves still to decode in full (replay), their payloads copied into `savePayloads`.
+        /// Saves still to decode in full, their payloads copied into the reader's buffer.
         var saves: [PendingSave] = []
-        var savePayloads: [UInt8] = []
 
         struct PendingSave: Sendable {
             let item: Int
             let bytes: Range<Int>
             let version: UInt16
+            /// The source to stamp the samples with (`decodeFully`: verify's), or nil.
+            let source: Source?
         }
 
         /// Decodes every pending save in full (the same decoder `verify` runs), on all
-        /// cores; a save that does not decode becomes its item's facts, so the fold stops
-        /// there exactly as `verify` does.
-        func validateSaves() {
+        /// cores, from `savePayloads` (where the reader copied them); a save that does
+        /// not decode becomes its item's facts, so the fold stops there exactly as
+        /// `verify` does.
+        func validateSaves(_ savePayloads: [UInt8]) {
             guard !saves.isEmpty else { return }
             let saves = self.saves
-            self.saves = []
-            let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, (saves.count + 63) / 64))
+            self.saves.removeAll(keepingCapacity: true)
+            // Work shared by bytes, not by saves: an import's saves hold 2,048 samples
+            // each, and a chunk of them is a few dozen saves.
+            let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, saves.count, savePayloads.count / (32 << 10)))
             let failures = Failures()
             savePayloads.withUnsafeBytes { raw in
                 let all = SharedBytes(raw)
@@ -314,8 +323,10 @@ package enum Replayer {
                     while i < saves.count {
                         let save = saves[i]
                         do throws(EventDecodingError) {
+                            let source = save.source
                             _ = try EventCodec.decode(kind: EventKind.samplesSaved.rawValue, version: save.version,
-                                                      payload: UnsafeRawBufferPointer(rebasing: all.bytes[save.bytes]))
+                                                      payload: UnsafeRawBufferPointer(rebasing: all.bytes[save.bytes]),
+                                                      source: { _ in source }, keepingSamples: false)
                         } catch {
                             failures.add(save.item, error)
                         }
@@ -323,7 +334,6 @@ package enum Replayer {
                     }
                 }
             }
-            savePayloads = []
             for (item, error) in failures.sorted() {
                 errors.append(error)
                 items[item].facts = .undecodable(errors.count - 1)
@@ -337,9 +347,46 @@ package enum Replayer {
             func sorted() -> [(Int, EventDecodingError)] { list.withLock { $0.sorted { $0.0 < $1.0 } } }
         }
 
-        init() {
+        init(reserving: Bool = true) {
+            guard reserving else { return }
             items.reserveCapacity(ChunkQueue.chunkEvents)
             headers.reserveCapacity(ChunkQueue.chunkEvents)
+        }
+
+        /// A copy holding only what it needs: the last chunk is folded while a snapshot at
+        /// the end of the log is compared, and a reused chunk keeps the memory of its
+        /// fullest use.
+        func compacted() -> Chunk {
+            /// A copy of `array` in storage of its own, just large enough (`Array(array)`
+            /// would share the reused storage).
+            func exact<T>(_ array: [T]) -> [T] {
+                var copy: [T] = []
+                copy.reserveCapacity(array.count)
+                copy.append(contentsOf: array)
+                return copy
+            }
+            let copy = Chunk(reserving: false)
+            copy.items = exact(items)
+            copy.headers = exact(headers)
+            copy.strings = exact(strings)
+            copy.events = exact(events)
+            copy.errors = exact(errors)
+            copy.batches = exact(batches)
+            copy.scanEnd = scanEnd
+            copy.saves = exact(saves)
+            return copy
+        }
+
+        /// Empties the chunk for reuse, its arrays keeping their capacity.
+        func reset() {
+            items.removeAll(keepingCapacity: true)
+            headers.removeAll(keepingCapacity: true)
+            strings.removeAll(keepingCapacity: true)
+            events.removeAll(keepingCapacity: true)
+            errors.removeAll(keepingCapacity: true)
+            batches.removeAll(keepingCapacity: true)
+            scanEnd = nil
+            saves.removeAll(keepingCapacity: true)
         }
     }
 
@@ -351,12 +398,18 @@ package enum Replayer {
         /// A chunk also ends at this many sample headers (~64 bytes each).
         static let chunkSamples = 65_536
         private let handOff: BoundedHandOff<Chunk>
+        /// Chunks the folding thread is done with, for the reader to fill again; none
+        /// are kept once the reader is done (`closed`).
+        private let spares = Locked<(chunks: [Chunk], closed: Bool)>(([], false))
 
         init(capacity: Int) { handOff = BoundedHandOff(capacity: capacity) }
 
         /// The reader thread: scan, decode, hand over.
         func produce(reader: LogReader, position: LogReader.Position, decodeFully: Bool) {
+            defer { spares.withLock { $0 = ([], true) } }
             var chunk = Chunk()
+            // The saves' payloads, copied for their full decode (reused from chunk to chunk).
+            var payloads: [UInt8] = []
             var registry = AppRegistry()
             var batchStart = position
             do {
@@ -365,7 +418,8 @@ package enum Replayer {
                     batch.forEachRecord { record in
                         var item = Chunk.Item(sequence: record.sequence, recordedAt: record.recordedAt, offset: record.offset,
                                               kind: record.kind, facts: nil)
-                        item.facts = Self.decode(record, decodeFully: decodeFully, registry: &registry, chunk: chunk)
+                        item.facts = Self.decode(record, decodeFully: decodeFully, registry: &registry, chunk: chunk,
+                                                 payloads: &payloads)
                         if record.kind == EventKind.importStarted.rawValue, case .other(let e)? = item.facts,
                            case .importStarted(let start) = chunk.events[e], start.isTransaction {
                             // Look ahead for its end before anything of it is folded.
@@ -378,36 +432,39 @@ package enum Replayer {
                     batchStart = batch.endPosition
                     chunk.batches.append(Chunk.Boundary(lastItem: chunk.items.count - 1, end: batch.endPosition))
                     if chunk.items.count >= Self.chunkEvents || chunk.headers.count >= Self.chunkSamples {
-                        guard self.put(chunk) else { return false }
-                        chunk = Chunk()
+                        guard self.put(chunk, payloads: &payloads) else { return false }
+                        chunk = self.spares.withLock { $0.chunks.popLast() } ?? Chunk()
                     }
                     return true
                 }
                 chunk.scanEnd = end
-                _ = put(chunk)
+                putLast(&chunk, payloads: &payloads)
                 handOff.finish()
             } catch {
-                _ = put(chunk)
+                putLast(&chunk, payloads: &payloads)
                 handOff.finish(throwing: error)
             }
         }
 
+        /// The folding thread is done with `chunk`: the reader may fill it again.
+        func recycle(_ chunk: Chunk) {
+            chunk.reset()
+            spares.withLock { if !$0.closed { $0.chunks.append(chunk) } }
+        }
+
         private static func decode(_ record: borrowing RecordView, decodeFully: Bool, registry: inout AppRegistry,
-                                   chunk: Chunk) -> Chunk.Facts {
+                                   chunk: Chunk, payloads: inout [UInt8]) -> Chunk.Facts {
             do throws(EventDecodingError) {
                 // One definition of a valid event: every event, saves included, goes
-                // through the full decoder (the model's constructors), as `verify`'s do.
-                // Saves are decoded here for verify; for replay the fold reads their
-                // headers and `validateSaves` decodes them in full, in parallel, before
-                // the chunk is handed over.
-                if decodeFully || record.kind != EventKind.samplesSaved.rawValue {
+                // through the full decoder (the model's constructors). Saves are folded
+                // from their headers; `validateSaves` decodes them in full, on all cores,
+                // before the chunk is handed over.
+                if record.kind != EventKind.samplesSaved.rawValue {
                     let known = registry
                     let event = try EventCodec.decode(record, source: decodeFully ? { known.source($0) } : nil)
                     if case .appRegistered(let ordinal, let r) = event { registry.register(ordinal, r) }
-                    if record.kind != EventKind.samplesSaved.rawValue {
-                        chunk.events.append(event)
-                        return .other(chunk.events.count - 1)
-                    }
+                    chunk.events.append(event)
+                    return .other(chunk.events.count - 1)
                 }
                 // A save's headers go straight into the chunk (no intermediate arrays).
                 let h = chunk.headers.count, s = chunk.strings.count
@@ -415,21 +472,22 @@ package enum Replayer {
                 let app = try record.withPayload { (payload) throws(EventDecodingError) -> AppOrdinal in
                     try EventFacts.readSave(version: version, payload: payload, into: &chunk.headers, strings: &chunk.strings)
                 }
-                if !decodeFully {
-                    // Copied out: the batch's buffer does not outlive this callback.
-                    let start = chunk.savePayloads.count
-                    record.appendPayload(to: &chunk.savePayloads)
-                    chunk.saves.append(Chunk.PendingSave(item: chunk.items.count, bytes: start..<chunk.savePayloads.count,
-                                                         version: record.kindVersion))
-                }
+                // Copied out: the batch's buffer does not outlive this callback. The
+                // source is the app as registered at this point of the log (the header
+                // reader's app is the ordinal the full decoder reads).
+                let start = payloads.count
+                record.appendPayload(to: &payloads)
+                chunk.saves.append(Chunk.PendingSave(item: chunk.items.count, bytes: start..<payloads.count,
+                                                     version: version, source: decodeFully ? registry.source(app) : nil))
                 return .save(app: app, headers: h..<chunk.headers.count, strings: s..<chunk.strings.count)
             } catch {
-                // A save the header reader refuses is named by the full decoder's error,
-                // exactly as verify names it (rare: the cost does not matter).
+                // A save the header reader refuses is named by the full decoder's error
+                // when that fails too (rare: the cost does not matter).
                 var named = error
-                if !decodeFully, record.kind == EventKind.samplesSaved.rawValue {
+                if record.kind == EventKind.samplesSaved.rawValue {
+                    let known = registry
                     do throws(EventDecodingError) {
-                        _ = try EventCodec.decode(record)
+                        _ = try EventCodec.decode(record, source: decodeFully ? { known.source($0) } : nil)
                     } catch {
                         named = error
                     }
@@ -439,9 +497,22 @@ package enum Replayer {
             }
         }
 
+        /// Hands over the last chunk, compacted, after letting go of every reused chunk
+        /// and buffer: the last chunk is folded while a snapshot at the end of the log
+        /// is compared, the moment memory peaks.
+        private func putLast(_ chunk: inout Chunk, payloads: inout [UInt8]) {
+            let last = chunk.compacted()
+            chunk = Chunk(reserving: false)
+            spares.withLock { $0 = ([], true) }
+            last.validateSaves(payloads)
+            payloads = []
+            _ = handOff.put(last)
+        }
+
         /// Blocks while the queue is full; false when the consumer went away.
-        private func put(_ chunk: Chunk) -> Bool {
-            chunk.validateSaves()
+        private func put(_ chunk: Chunk, payloads: inout [UInt8]) -> Bool {
+            chunk.validateSaves(payloads)
+            payloads.removeAll(keepingCapacity: true)
             return handOff.put(chunk)
         }
 

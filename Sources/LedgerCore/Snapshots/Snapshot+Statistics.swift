@@ -34,7 +34,8 @@ extension SnapshotFile {
             }
             return StatisticsProjection()
         }
-        guard values.count == slotCount, flags.count == slotCount, !checkFlags || flags.allSatisfy({ $0 <= 1 }) else {
+        guard values.count == slotCount, flags.count == slotCount,
+              !checkFlags || flags.withUnsafeBufferPointer({ $0.allSatisfy { $0 <= 1 } }) else {
             throw EventDecodingError.malformed(offset: 0, reason: "statistics columns do not match the slots")
         }
         var priorities: [UInt16: [String]] = [:]

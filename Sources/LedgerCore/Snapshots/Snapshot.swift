@@ -247,8 +247,14 @@ public enum SnapshotFile {
     /// rather than reading them: their prefixes are checked now, each block the first
     /// time it is read, and what fails is recorded in the state's `snapshotDamage`. A
     /// file system that cannot map (simulated, PostgreSQL) reads instead.
-    package static func load(_ fs: any LogFileSystem, _ name: String, reader: LogReader, mapped: Bool = false)
-        throws(SnapshotProblem) -> (SnapshotHeader, LedgerState) {
+    ///
+    /// `checkingWhole` with `mapped` (verify: it compares every value anyway): the
+    /// columns are mapped but checked as a read checks them, every block and value
+    /// now, so the load fails or succeeds exactly as a read does, with the same
+    /// problem; the state then reads the file's pages in place instead of a copy in
+    /// fresh memory (the kernel zeroes every page it hands out).
+    package static func load(_ fs: any LogFileSystem, _ name: String, reader: LogReader, mapped: Bool = false,
+                             checkingWhole: Bool = false) throws(SnapshotProblem) -> (SnapshotHeader, LedgerState) {
         do {
             let file = try fs.open(name, .readOnly)
             defer { file.close() }
@@ -259,7 +265,7 @@ public enum SnapshotFile {
                 throw SnapshotProblem.notInLog(file: name)
             }
             let mapping = mapped ? try file.mapReadOnly(length: Int(try file.size())) : nil
-            let state = try readState(file, name: name, header: header, mapping: mapping)
+            let state = try readState(file, name: name, header: header, mapping: mapping, checkingWhole: checkingWhole)
             return (header, state)
         } catch let problem as SnapshotProblem {
             throw problem
@@ -275,7 +281,12 @@ public enum SnapshotFile {
         let crc: UInt32
     }
 
-    private static func readState(_ file: any LogFile, name: String, header: SnapshotHeader, mapping: FileMapping?) throws -> LedgerState {
+    private static func readState(_ file: any LogFile, name: String, header: SnapshotHeader, mapping: FileMapping?,
+                                  checkingWhole: Bool) throws -> LedgerState {
+        // Checked when first read (S8), or now, every block and value (a read, or a
+        // mapping checked whole).
+        let lazy = mapping != nil && !checkingWhole
+        let checkBuffers = mapping != nil && checkingWhole ? ColumnSource.BlockBuffers() : nil
         let size = try file.size()
         var offset = UInt64(headerLength)
         var small: [Section: [UInt8]] = [:]
@@ -314,9 +325,13 @@ public enum SnapshotFile {
                                                    valid: (@Sendable (UnsafeRawBufferPointer) -> Bool)? = nil) throws -> Column<T>? {
             guard let place = places[section] else { return nil }
             let loaded: Column<T>?
-            if let mapping {
+            if let mapping, lazy {
                 loaded = try ColumnSource.map(T.self, from: file, mapping: mapping, at: place.offset, length: place.length,
                                               crc: place.crc, section: section.rawValue, damage: damage, valid: valid)
+            } else if let mapping, let checkBuffers {
+                loaded = try ColumnSource.mapCheckingWhole(T.self, from: file, mapping: mapping, at: place.offset,
+                                                           length: place.length, crc: place.crc, section: section.rawValue,
+                                                           buffers: checkBuffers)
             } else {
                 loaded = try ColumnSource.read(T.self, from: file, at: place.offset, length: place.length, crc: place.crc, spare: spare)
             }
@@ -367,23 +382,33 @@ public enum SnapshotFile {
               columns.tombstones.allSatisfy({ Int($0.slot) < n && ($0.replacedBy.map { Int($0) < n } ?? true) }),
               columns.syncOfSlot.keys.allSatisfy({ Int($0) < n }),
               state.lastSequence == header.lastSequence else { throw fail("inconsistent columns", "S5") }
-        if mapping == nil {
+        if !lazy {
             // Read whole: every value is checked now (mapped, each block's when first read;
             // a slot's 11-bit type field indexes tables of 2,048 whatever it holds, and an
-            // app said to overflow without an entry names no app).
-            let overflowing = columns.slots.indices.filter { columns.slots[$0].appField == SampleIndex.Slot.appOverflow }
-            guard overflowing.count == columns.appOverflows.count,
-                  overflowing.allSatisfy({ columns.appOverflows[UInt32($0)] != nil }),
-                  columns.slots.allSatisfy({ Int($0.typeCode) < SampleIndex.typeCodeLimit }),
-                  columns.timelines.values.allSatisfy({ $0.slots.allSatisfy { Int($0) < n } }) else {
+            // app said to overflow without an entry names no app): every type field in
+            // range, exactly the slots marked as overflowing with an entry, every
+            // timeline value a slot. (Over buffers: the same values as the subscripts.)
+            let slotsHold = columns.slots.withUnsafeBufferPointer { slots in
+                var overflowing = 0
+                for (i, slot) in slots.enumerated() {
+                    guard Int(slot.typeCode) < SampleIndex.typeCodeLimit else { return false }
+                    if slot.appField == SampleIndex.Slot.appOverflow {
+                        guard columns.appOverflows[UInt32(i)] != nil else { return false }
+                        overflowing += 1
+                    }
+                }
+                return overflowing == columns.appOverflows.count
+            }
+            guard slotsHold,
+                  columns.timelines.values.allSatisfy({ $0.slots.withUnsafeBufferPointer { $0.allSatisfy { Int($0) < n } } }) else {
                 throw fail("inconsistent columns", "S5")
             }
         }
         state.samples = SampleIndex(columns: columns)
-        state.snapshotDamage = mapping == nil ? nil : damage
+        state.snapshotDamage = lazy ? damage : nil
         do {
             state.statistics = try readStatistics(small[.sourcePriorities], values: statisticsValues, flags: statisticsFlags,
-                                                  slotCount: n, checkFlags: mapping == nil)
+                                                  slotCount: n, checkFlags: !lazy)
         } catch {
             throw fail("statistics: \(error)", "S6")
         }

@@ -47,7 +47,44 @@ public enum LedgerVerifier {
     }
 
     public static func verify(_ fs: any LogFileSystem, progress: ((ReplayProgress) -> Void)? = nil) throws -> Report {
-        let log = try LogVerifier.verify(fs)
+        // 1 runs on a thread of its own beside 2 and 3 (they share nothing but the file,
+        // which all only read); its outcome comes first, as if it had run first: when it
+        // throws, that is what verify throws.
+        let logCheck = LogCheck(fs)
+        do {
+            let report = try verifyEventsAndSnapshots(fs, progress: progress)
+            return report(try logCheck.report())
+        } catch {
+            _ = try logCheck.report()
+            throw error
+        }
+    }
+
+    /// `LogVerifier.verify` on a thread of its own.
+    private final class LogCheck: Sendable {
+        private let outcome = Locked<Result<LogVerifier.Report, any Error>?>(nil)
+        private let done = DispatchGroup()
+
+        init(_ fs: any LogFileSystem) {
+            done.enter()
+            let thread = Thread { [outcome, done] in
+                outcome.withLock { $0 = Result { try LogVerifier.verify(fs) } }
+                done.leave()
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+
+        /// Waits for the check; its report, or what it threw.
+        func report() throws -> LogVerifier.Report {
+            done.wait()
+            return try outcome.withLock { $0! }.get()
+        }
+    }
+
+    /// Steps 2 and 3; the report, given step 1's.
+    private static func verifyEventsAndSnapshots(_ fs: any LogFileSystem, progress: ((ReplayProgress) -> Void)?) throws
+        -> (LogVerifier.Report) -> Report {
         let reader = try LogReader(fs)
         var pending: [(name: String, header: SnapshotHeader)] = []
         var findings: [SnapshotFinding] = []
@@ -63,6 +100,16 @@ public enum LedgerVerifier {
         var state = LedgerState()
         var eventProblem: ReplayError?
         var readProblem: LogError?
+        // The fresh state's digest, by the last sequence it had folded: within one
+        // verify the state changes only by folding an event, which moves it. A
+        // snapshot at the end of the log and the report need the same digest.
+        var digested: (sequence: UInt64, digest: SHA256Digest)?
+        func digest(_ state: LedgerState) -> SHA256Digest {
+            if let digested, digested.sequence == state.lastSequence { return digested.digest }
+            let d = state.digest()
+            digested = (state.lastSequence, d)
+            return d
+        }
 
         func checkSnapshots(at position: LogReader.Position, _ state: LedgerState) {
             while let next = pending.first, next.header.lastSequence <= state.lastSequence {
@@ -76,16 +123,19 @@ public enum LedgerVerifier {
                                                     problem: "does not stand at a batch boundary of the log", difference: nil))
                     continue
                 }
-                do {
-                    let (_, loaded) = try SnapshotFile.load(fs, next.name, reader: reader)
-                    if let difference = StateDifference.first(state, loaded) {
-                        findings.append(SnapshotFinding(file: next.name, sequence: next.header.lastSequence,
-                                                        problem: "differs from a fresh replay", difference: difference))
-                    } else if next.header.digest != state.digest() {
+                let known = digested.flatMap { $0.sequence == state.lastSequence ? $0.digest : nil }
+                let (compared, fresh) = compare(fs, next.name, reader: reader, with: state, knownDigest: known)
+                digested = (state.lastSequence, fresh)
+                switch compared {
+                case .success(let difference?):
+                    findings.append(SnapshotFinding(file: next.name, sequence: next.header.lastSequence,
+                                                    problem: "differs from a fresh replay", difference: difference))
+                case .success(nil):
+                    if next.header.digest != fresh {
                         findings.append(SnapshotFinding(file: next.name, sequence: next.header.lastSequence,
                                                         problem: "stored digest differs from a fresh replay's", difference: nil))
                     }
-                } catch {
+                case .failure(let error):
                     findings.append(SnapshotFinding(file: next.name, sequence: next.header.lastSequence,
                                                     problem: "\(error)", difference: nil))
                 }
@@ -127,9 +177,38 @@ public enum LedgerVerifier {
             findings.append(SnapshotFinding(file: remaining.name, sequence: remaining.header.lastSequence,
                                             problem: problem, difference: nil))
         }
-        return Report(log: log, eventProblem: eventProblem, readProblem: readProblem, snapshots: findings,
-                      snapshotsChecked: checked + findings.filter { $0.sequence == nil }.count, events: state.lastSequence,
-                      digest: state.digest(), lastSequence: state.lastSequence, openImport: openImport,
-                      eventsOfOpenImport: eventsOfOpenImport)
+        let (findingsMade, snapshotsChecked) = (findings, checked + findings.filter { $0.sequence == nil }.count)
+        let (lastSequence, finalDigest, problems) = (state.lastSequence, digest(state), (eventProblem, readProblem))
+        let (open, openEvents) = (openImport, eventsOfOpenImport)
+        return { log in
+            Report(log: log, eventProblem: problems.0, readProblem: problems.1, snapshots: findingsMade,
+                   snapshotsChecked: snapshotsChecked, events: lastSequence, digest: finalDigest, lastSequence: lastSequence,
+                   openImport: open, eventsOfOpenImport: openEvents)
+        }
+    }
+
+    /// Loads the snapshot `name` and compares it with `state` (its first difference,
+    /// or why it could not be loaded), while the other core digests `state` (unless
+    /// its digest is known): neither changes the state, and a snapshot that holds is
+    /// then checked against the digest.
+    private static func compare(_ fs: any LogFileSystem, _ name: String, reader: LogReader, with state: LedgerState,
+                                knownDigest: SHA256Digest?) -> (Result<StateDifference?, SnapshotProblem>, SHA256Digest) {
+        let compared = Locked<Result<StateDifference?, SnapshotProblem>?>(nil)
+        let digest = Locked<SHA256Digest?>(knownDigest)
+        DispatchQueue.concurrentPerform(iterations: knownDigest == nil ? 2 : 1) { task in
+            if task == 0 {
+                let result = Result { () throws(SnapshotProblem) -> StateDifference? in
+                    // Mapped but checked whole: loaded or refused exactly as a read, its
+                    // columns read in place from the file's pages (no copy in fresh memory).
+                    let (_, loaded) = try SnapshotFile.load(fs, name, reader: reader, mapped: true, checkingWhole: true)
+                    return StateDifference.first(state, loaded)
+                }
+                compared.withLock { $0 = result }
+            } else {
+                let d = state.digest()
+                digest.withLock { $0 = d }
+            }
+        }
+        return (compared.withLock { $0! }, digest.withLock { $0! })
     }
 }

@@ -50,7 +50,7 @@ public struct StateDifference: Sendable, Equatable, CustomStringConvertible {
             return StateDifference(projection: "workoutActivities", key: workout.uuidString)
         }
         let x = a.samples, y = b.samples
-        for slot in 0..<max(x.count, y.count) {
+        for slot in firstSlotToCompare(x, y, ignoringPosition: ignoringPosition)..<max(x.count, y.count) {
             let ex = slot < x.count ? x.entry(UInt32(slot)) : nil
             let ey = slot < y.count ? y.entry(UInt32(slot)) : nil
             // Ignoring positions, a slot's record offset (where in the log it was saved) is one too.
@@ -74,5 +74,27 @@ public struct StateDifference: Sendable, Equatable, CustomStringConvertible {
         // it holds beyond the entries above is log positions and layout.
         if !ignoringPosition, x != y { return StateDifference(projection: "sampleIndex", key: "internal tables") }
         return statisticsDifference(a, b)
+    }
+
+    /// The slots from which the entries must be compared one by one: those before it
+    /// have equal entries. An entry is its slot's fields plus what the index's tables
+    /// say of it (its position from the record starts, its app from the overflows,
+    /// its sync identity); when those tables are equal, a slot whose UUID, dates (as
+    /// numbers) and word (its record offset left out when ignoring positions) are
+    /// equal has equal entries, and no entry need be built.
+    static func firstSlotToCompare(_ x: SampleIndex, _ y: SampleIndex, ignoringPosition: Bool) -> Int {
+        guard x.recordStarts == y.recordStarts, x.appOverflows == y.appOverflows, x.syncOfSlot == y.syncOfSlot else { return 0 }
+        let mask: UInt64 = ignoringPosition ? ~(SampleIndex.Slot.offsetLimit - 1) : ~0
+        return x.slots.withUnsafeBufferPointer { xs in
+            y.slots.withUnsafeBufferPointer { ys in
+                var i = 0
+                while i < min(xs.count, ys.count) {
+                    let p = xs[i], q = ys[i]
+                    guard p.start == q.start, p.end == q.end, p.word & mask == q.word & mask, p.sameUUID(q) else { break }
+                    i += 1
+                }
+                return i
+            }
+        }
     }
 }
