@@ -13,9 +13,11 @@ import TestSupport
 struct DirectEncodingTests {
     /// Every message of a pass over `source`, each command as text: a save's payload
     /// bytes (as app 1 writes it) and its headers, bit for bit; other commands as they print.
-    static func messages(_ source: ExportSource, direct: Bool) throws -> (lines: [String], directRecords: Int) {
+    static func messages(_ source: ExportSource, direct: Bool, internLimit: Int = 100_000) throws
+        -> (lines: [String], directRecords: Int, interned: (types: Int, units: Int, devices: Int)) {
         var options = ImportOptions()
         options.directEncoding = direct
+        options.internLimit = internLimit
         let pass = ExportPass(source: source, options: options)
         var lines: [String] = []
         try pass.run { message in
@@ -26,10 +28,11 @@ struct DirectEncodingTests {
                 for command in commands { lines.append(describe(command)) }
             case .end(let summary, let logical):
                 lines.append("end \(summary.records) \(summary.recordsKeptRaw) \(summary.exactDuplicateRecords) logical \(logical)")
+                lines.append("by type \(summary.recordsByType.sorted { $0.key < $1.key })")
             }
             return true
         }
-        return (lines, pass.directRecords)
+        return (lines, pass.directRecords, pass.interned)
     }
 
     static func describe(_ command: LedgerCommand) -> String {
@@ -53,6 +56,33 @@ struct DirectEncodingTests {
         #expect(direct.directRecords > 0)
         #expect(model.directRecords == 0)
         #expect(direct.lines == model.lines)
+    }
+
+    /// Past the intern tables' limit (hostile input: ever new types, units and devices)
+    /// the tables stop growing, and the records still map to the same samples and counts.
+    @Test func pastTheInternLimitTheTablesStopGrowingAndNothingChanges() throws {
+        let types = [("StepCount", "count"), ("HeartRate", "count/min"), ("BodyMass", "kg"), ("Height", "cm"),
+                     ("ActiveEnergyBurned", "kcal"), ("DistanceWalkingRunning", "km"), ("FlightsClimbed", "count"),
+                     ("BasalEnergyBurned", "kJ"), ("RespiratoryRate", "count/s"), ("BodyTemperature", "degC")]
+        var xml = "<?xml version=\"1.0\"?>\n<HealthData locale=\"en_US\">\n <ExportDate value=\"2020-01-01 00:00:00 +0000\"/>\n"
+        for round in 0..<3 {
+            for (i, (type, unit)) in types.enumerated() {
+                xml += " <Record type=\"HKQuantityTypeIdentifier\(type)\" sourceName=\"S\" unit=\"\(unit)\" "
+                    + "device=\"&lt;&lt;HKDevice: 0x\(round)\(i)&gt;, name:D\(round)-\(i)&gt;\" "
+                    + "creationDate=\"2019-01-0\(round + 1) 10:00:00 +0000\" startDate=\"2019-01-0\(round + 1) 10:0\(i):00 +0000\" "
+                    + "endDate=\"2019-01-0\(round + 1) 10:0\(i):30 +0000\" value=\"\(i + 36)\"/>\n"
+            }
+        }
+        xml += "</HealthData>\n"
+        let dir = TemporaryDirectory()
+        let source = try ExportSource(path: try SmallExport.write(xml, in: dir.path + "-export"))
+        let kept = try Self.messages(source, direct: true)
+        let limited = try Self.messages(source, direct: true, internLimit: 3)
+        #expect(kept.interned.types == 10 && kept.interned.units == 9 && kept.interned.devices == 30)
+        #expect(limited.interned.types == 4 && limited.interned.units == 4 && limited.interned.devices == 4)
+        #expect(kept.directRecords == 30)
+        #expect(limited.directRecords < 30)  // the records past the limit went the model's way
+        #expect(limited.lines == kept.lines)
     }
 
     @Test(.enabled(if: SharedExports.root != nil, "needs ../shared/data/apple-health (the shared exports are absent)"),

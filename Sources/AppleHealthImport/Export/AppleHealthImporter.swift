@@ -23,6 +23,9 @@ public struct ImportOptions: Sendable {
     /// Samples per log batch (one append, one checksum chain link). With two batches
     /// queued and one being appended, this bounds the import's working memory.
     public var samplesPerBatch = 2048
+    /// Distinct types, units and devices the mapper keeps interned (past it, each is
+    /// parsed for its record alone). Tests make it small.
+    var internLimit = 100_000
     /// Encode plain quantity and category Records straight from their parts (no
     /// `Sample` built; the same bytes). Off only in tests that compare the two ways.
     var directEncoding = true

@@ -172,6 +172,7 @@ extension ExportMapper {
         let sync = metadata.isEmpty ? nil : ((try? metadata.syncIdentity()) ?? nil)
         let digest = identity.digest(member ? .member : .record, from: formStart)
         if direct, !member, directEncoding, metadata.isEmpty, beats.isEmpty, pendingChildren.count == mark, let typeCode,
+           head.typeId != scratchId, head.unitId != scratchId, head.deviceId != scratchId,
            var parts = directParts(head, uuid: RecordIdentity.uuid(fromDigest: digest)) {
             // Made with the UUID of a first occurrence while the occurrence table's slot
             // loaded; a repeat (rare) takes its own.

@@ -47,8 +47,8 @@ final class ExportMapper {
     private(set) var sources: [String] = []
     var sourceIndex: [String: Int] = [:]
     /// Distinct attribute values, parsed once.
-    let types = InternTable<Int>()
-    let units = InternTable<Int>()
+    let types: InternTable<Int>
+    let units: InternTable<Int>
 
     /// A unit attribute's value, parsed once (a class: a record's lookup of it is one
     /// retain, not one per field).
@@ -88,7 +88,7 @@ final class ExportMapper {
     }
     let sourceNames = InternTable<Int>()
     let strings = InternTable<String>()
-    let devices = InternTable<Int>()
+    let devices: InternTable<Int>
     let categoryValues = InternTable<String>()
     let versionIds = InternTable<Int>()
     var versions: [String] = []
@@ -127,30 +127,51 @@ final class ExportMapper {
     /// The `type` attribute interned as `id`, as written.
     func typeName(_ id: Int) -> String { typeInfos[id].name }
 
+    /// Distinct values each intern table keeps (`InternTable.limit`), and the id a
+    /// value gets past it (hostile input): one scratch entry, overwritten by the next
+    /// such value, valid for the record being read only — such records are never
+    /// encoded directly nor counted by id, and the tables stop growing.
+    let scratchId: Int
+
+    /// `entry`'s id in `infos`: the next one, or the scratch entry once the table is full.
+    private func intern<T>(_ entry: T, into infos: inout [T]) -> Int {
+        if infos.count < scratchId {
+            infos.append(entry)
+            return infos.count - 1
+        }
+        if infos.count == scratchId { infos.append(entry) } else { infos[scratchId] = entry }
+        return scratchId
+    }
+
     /// Interns a `type` attribute's value not seen before; its id.
     func newType(_ name: String) -> Int {
-        typeInfos.append(TypeInfo(name: name, type: try? ObjectType(identifier: name), id: typeInfos.count))
-        return typeInfos.count - 1
+        intern(TypeInfo(name: name, type: try? ObjectType(identifier: name), id: min(typeInfos.count, scratchId)),
+               into: &typeInfos)
     }
 
     /// Interns a unit attribute's value not seen before; its id.
     func newUnit(_ text: String) -> Int {
-        unitInfos.append(UnitInfo(text: text, unit: try? HealthUnit(text), id: unitInfos.count))
-        return unitInfos.count - 1
+        intern(UnitInfo(text: text, unit: try? HealthUnit(text), id: min(unitInfos.count, scratchId)), into: &unitInfos)
     }
 
-    /// Interns a device attribute's value not seen before (parsed, and encoded in
-    /// `partsTable`); its id.
+    /// Interns a device attribute's value not seen before (parsed, and, unless it is
+    /// the scratch entry, encoded in `partsTable`); its id.
     func newDevice(_ text: String) -> Int {
         let device = ExportValues.device(text)
-        deviceInfos.append(DeviceInfo(device: device, part: partsTable.add(device)))
-        return deviceInfos.count - 1
+        let part = deviceInfos.count < scratchId ? partsTable.add(device) : -1
+        return intern(DeviceInfo(device: device, part: part), into: &deviceInfos)
     }
 
-    init(scanner: XMLScanner, file: String, routeFile: @escaping (String) throws -> [RouteLocation]?) {
+    /// `internLimit`: distinct types, units and devices kept (tests make it small).
+    init(scanner: XMLScanner, file: String, internLimit: Int = 100_000,
+         routeFile: @escaping (String) throws -> [RouteLocation]?) {
         self.scanner = scanner
         self.file = file
         self.routeFile = routeFile
+        scratchId = internLimit
+        types = InternTable(limit: internLimit)
+        units = InternTable(limit: internLimit)
+        devices = InternTable(limit: internLimit)
     }
 
 

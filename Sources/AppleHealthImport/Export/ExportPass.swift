@@ -84,6 +84,8 @@ final class ExportPass: @unchecked Sendable {
 
     /// Records the last `run` encoded directly, from their parts (tests).
     private(set) var directRecords = 0
+    /// Types, units and devices the last `run`'s mapper held interned (tests).
+    private(set) var interned = (types: 0, units: 0, devices: 0)
 
     /// The size of the export's XML.
     var sourceSize: UInt64 { source.xmlSize }
@@ -173,7 +175,7 @@ final class ExportPass: @unchecked Sendable {
         // Two chunks ahead: enough to keep inflating beside scanning (memory: 2 MiB).
         // Reading, hashing and tokenizing on a thread of their own, beside the mapping.
         let scanner = XMLScanner(readingAhead: hashing, predefinedNames: ExportName.all)
-        let mapper = ExportMapper(scanner: scanner, file: source.xmlName,
+        let mapper = ExportMapper(scanner: scanner, file: source.xmlName, internLimit: options.internLimit,
                                   routeFile: { [source] in try source.routeLocations($0) })
         var summary = ImportSummary()
         var prolog = Prolog()
@@ -354,8 +356,12 @@ final class ExportPass: @unchecked Sendable {
             case .record(let r):
                 sendProlog()
                 summary.records += 1
-                if r.typeId >= recordsByTypeId.count { recordsByTypeId += [Int](repeating: 0, count: r.typeId + 1 - recordsByTypeId.count) }
-                recordsByTypeId[r.typeId] += 1
+                if r.typeId == mapper.scratchId {
+                    summary.recordsByType[r.typeName, default: 0] += 1  // past the intern table's limit: by name
+                } else {
+                    if r.typeId >= recordsByTypeId.count { recordsByTypeId += [Int](repeating: 0, count: r.typeId + 1 - recordsByTypeId.count) }
+                    recordsByTypeId[r.typeId] += 1
+                }
                 if mapper.identity.lastWasRepeat { summary.exactDuplicateRecords += 1 }
                 logical.append(r.logicalFingerprint)
                 summary.metadataEntries += r.metadataCount
@@ -444,6 +450,7 @@ final class ExportPass: @unchecked Sendable {
         summary.missingRouteFiles = mapper.missingRouteFiles
         summary.xmlName = source.xmlName
         directRecords = mapper.directRecords
+        interned = (mapper.typeInfos.count, mapper.unitInfos.count, mapper.deviceInfos.count)
         summary.xmlBytes = hashing.bytes  // complete: the scanner has ended (the stream returned 0)
         summary.contentSHA256 = hashing.digest()
         _ = emit(.end(summary, logical: logical))

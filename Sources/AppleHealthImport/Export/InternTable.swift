@@ -13,7 +13,7 @@ final class InternTable<Value> {
 
     private let state: UnsafeMutablePointer<State>
     /// Most distinct spellings kept; past it values are parsed each time (hostile input).
-    private let limit: Int
+    let limit: Int
 
     init(limit: Int = 100_000) {
         self.limit = limit
