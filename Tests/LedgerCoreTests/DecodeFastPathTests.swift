@@ -58,10 +58,10 @@ struct DecodeFastPathTests {
 }
 
 /// A save decoded with the units its earlier samples spelled remembered
-/// (`SampleCodec.UnitMemo`) equals one whose samples are each decoded on their own,
+/// (`SampleCodec.SaveMemo`) equals one whose samples are each decoded on their own,
 /// value for value and error for error; the header reader's remembered conversions
 /// (`canonicalValue`) equal working each one out.
-struct UnitMemoTests {
+struct SaveMemoTests {
     static let t = date("2026-03-01T10:00:00Z")
 
     /// A quantity sample's bytes (version 2, no optional parts) with its unit's bytes as given.

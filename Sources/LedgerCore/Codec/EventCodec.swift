@@ -242,10 +242,10 @@ package enum EventCodec {
             let n = try r.count(limit: r.remaining)
             var samples: [SavedSample] = []
             if keepingSamples { samples.reserveCapacity(n) }
-            var units = SampleCodec.UnitMemo()
+            var memo = SampleCodec.SaveMemo()
             for _ in 0..<n {
                 var sub = try r.lengthPrefixed()
-                let sample = try SampleCodec.decode(&sub, source: src, version: version, asMember: false, units: &units)
+                let sample = try SampleCodec.decode(&sub, source: src, version: version, asMember: false, memo: &memo)
                 if keepingSamples { samples.append(sample) }
                 try sub.finish()
             }

@@ -397,6 +397,10 @@ package enum Replayer {
         static let chunkEvents = 4096
         /// A chunk also ends at this many sample headers (~64 bytes each).
         static let chunkSamples = 65_536
+        /// The saves of a chunk are decoded in full whenever this many bytes of their
+        /// payloads wait (and when it is handed over), so that the buffer they are
+        /// copied to stays about this small.
+        static let payloadBytes = 1 << 20
         private let handOff: BoundedHandOff<Chunk>
         /// Chunks the folding thread is done with, for the reader to fill again; none
         /// are kept once the reader is done (`closed`).
@@ -434,6 +438,10 @@ package enum Replayer {
                     if chunk.items.count >= Self.chunkEvents || chunk.headers.count >= Self.chunkSamples {
                         guard self.put(chunk, payloads: &payloads) else { return false }
                         chunk = self.spares.withLock { $0.chunks.popLast() } ?? Chunk()
+                    } else if payloads.count >= Self.payloadBytes {
+                        // Decoded before the chunk is full: the buffer stays small.
+                        chunk.validateSaves(payloads)
+                        payloads.removeAll(keepingCapacity: true)
                     }
                     return true
                 }
