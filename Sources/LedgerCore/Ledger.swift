@@ -145,7 +145,7 @@ public actor Ledger {
                     importId: open.importId,
                     reason: "the import stopped before it finished; found open when the ledger was opened for writing")),
                     to: &batch)
-                let ticket = try writer.enqueue(batch)
+                let ticket = try writer.enqueue(consume batch)
                 for sequence in open.startedAt...ticket.sequences.upperBound {
                     state.skip(sequence: sequence, recordedAt: ticket.recordedAt)
                 }
@@ -238,8 +238,11 @@ public actor Ledger {
             }
         }
         guard !events.isEmpty else { return [] }
-        let ticket = try enqueue(batch)
-        precondition(ticket.sequences.lowerBound == firstSequence && ticket.recordOffsets.first == batchOffset + UInt64(batch.recordStarts[0]),
+        let firstRecordStart = batch.recordStarts[0]
+        // Consumed: the writer seals the batch in place (its link appended), which would
+        // copy the whole buffer were the caller still holding it.
+        let ticket = try enqueue(consume batch)
+        precondition(ticket.sequences.lowerBound == firstSequence && ticket.recordOffsets.first == batchOffset + UInt64(firstRecordStart),
                      "the ledger is the log's only writer")
         scratch.stamp(recordedAt: ticket.recordedAt)
         replayWorkSinceSnapshot += UInt64(events.count + scratch.samples.count - state.samples.count)
@@ -261,9 +264,9 @@ public actor Ledger {
     /// ledger as it was: that error is the caller's alone. Any other failure fails
     /// the ledger (it refuses everything until reopened: the log's tail is no
     /// longer known). Only the writer's I/O poisons.
-    private func enqueue(_ batch: RecordBatch) throws -> LogWriter.Ticket {
+    private func enqueue(_ batch: consuming RecordBatch) throws -> LogWriter.Ticket {
         do {
-            let ticket = try writer.enqueue(batch)
+            let ticket = try writer.enqueue(consume batch)
             #if DEBUG
             if InvariantChecks.afterFolds, InvariantChecks.due(batch: ticket.sequences) {
                 InvariantViolation.trap(ifAny: writer.checkInvariants(), "after enqueueing events \(ticket.sequences)")
@@ -434,9 +437,12 @@ public actor Ledger {
             }
         }
         guard !pending.isEmpty else { return (results, nil) }
-        let ticket = try enqueue(batch)
+        let firstRecordStart = batch.recordStarts[0]
+        // Consumed: the writer seals the batch in place (its link appended), which would
+        // copy the whole buffer were the caller still holding it.
+        let ticket = try enqueue(consume batch)
         // The writer is ours alone: what it assigned is what we predicted.
-        precondition(ticket.sequences.lowerBound == firstSequence && ticket.recordOffsets.first == batchOffset + UInt64(batch.recordStarts[0]),
+        precondition(ticket.sequences.lowerBound == firstSequence && ticket.recordOffsets.first == batchOffset + UInt64(firstRecordStart),
                      "the ledger is the log's only writer")
         state.stamp(recordedAt: ticket.recordedAt)
         if keepEvents {
