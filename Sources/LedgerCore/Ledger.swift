@@ -238,12 +238,7 @@ public actor Ledger {
             }
         }
         guard !events.isEmpty else { return [] }
-        let firstRecordStart = batch.recordStarts[0]
-        // Consumed: the writer seals the batch in place (its link appended), which would
-        // copy the whole buffer were the caller still holding it.
-        let ticket = try enqueue(consume batch)
-        precondition(ticket.sequences.lowerBound == firstSequence && ticket.recordOffsets.first == batchOffset + UInt64(firstRecordStart),
-                     "the ledger is the log's only writer")
+        let ticket = try enqueue(consume batch, predicting: firstSequence, at: batchOffset)
         scratch.stamp(recordedAt: ticket.recordedAt)
         replayWorkSinceSnapshot += UInt64(events.count + scratch.samples.count - state.samples.count)
         state = scratch
@@ -257,6 +252,20 @@ public actor Ledger {
             throw error
         }
         return stored
+    }
+
+    /// Hands a batch folded ahead of its ticket to the writer (`enqueue`), and asserts
+    /// that the writer assigned what the fold predicted: the batch's first sequence
+    /// and byte offset (the writer is ours alone). Consumed: the writer seals the batch
+    /// in place (its link appended), which would copy the whole buffer were the caller
+    /// still holding it.
+    private func enqueue(_ batch: consuming RecordBatch, predicting firstSequence: UInt64, at batchOffset: UInt64) throws
+        -> LogWriter.Ticket {
+        let firstRecordStart = batch.recordStarts[0]
+        let ticket = try enqueue(consume batch)
+        precondition(ticket.sequences.lowerBound == firstSequence && ticket.recordOffsets.first == batchOffset + UInt64(firstRecordStart),
+                     "the ledger is the log's only writer")
+        return ticket
     }
 
     /// Hands a batch to the writer. A batch the writer refuses before anything is
@@ -437,13 +446,7 @@ public actor Ledger {
             }
         }
         guard !pending.isEmpty else { return (results, nil) }
-        let firstRecordStart = batch.recordStarts[0]
-        // Consumed: the writer seals the batch in place (its link appended), which would
-        // copy the whole buffer were the caller still holding it.
-        let ticket = try enqueue(consume batch)
-        // The writer is ours alone: what it assigned is what we predicted.
-        precondition(ticket.sequences.lowerBound == firstSequence && ticket.recordOffsets.first == batchOffset + UInt64(firstRecordStart),
-                     "the ledger is the log's only writer")
+        let ticket = try enqueue(consume batch, predicting: firstSequence, at: batchOffset)
         state.stamp(recordedAt: ticket.recordedAt)
         if keepEvents {
             for (i, p) in pending.enumerated() {
