@@ -45,6 +45,54 @@ struct RulesTests {
         #expect(await ledger.state.samples.count == 0)
     }
 
+    // E3 inside one save: the second listing of a UUID is refused, wherever it falls in
+    // a batch (the batch set's probing wraps around its table), and nothing is written.
+    @Test func aUUIDListedTwiceInOneSaveIsRefusedAndNothingWritten() async throws {
+        let ledger = try makeLedger()
+        try await ledger.grant(appA, share: [.quantity(.bodyMass)])
+        let samples = try (0..<300).map { i in
+            try quantitySample(.bodyMass, 70 + Double(i) / 10, "kg", at: "2026-02-01T08:00:00Z", uuid: fixedUUID(1000 + i))
+        }
+        for (first, second) in [(0, 1), (0, 299), (150, 299), (298, 299)] {
+            var batch = samples
+            batch[second] = try quantitySample(.bodyMass, 99, "kg", at: "2026-02-02T08:00:00Z", uuid: samples[first].uuid)
+            let before = await ledger.state.lastSequence
+            await #expect(throws: RuleViolation.duplicateUUID(samples[first].uuid)) {
+                try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: batch))
+            }
+            #expect(await ledger.state.lastSequence == before)
+            #expect(await ledger.state.samples.count == 0)
+        }
+        // The all-zero UUID is a member like any other.
+        let zero = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        let twiceZero = try [quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z", uuid: zero),
+                             quantitySample(.bodyMass, 71, "kg", at: "2026-02-01T09:00:00Z", uuid: zero)]
+        await #expect(throws: RuleViolation.duplicateUUID(zero)) {
+            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: twiceZero))
+        }
+        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: samples))
+        #expect(await ledger.state.samples.count == 300)
+    }
+
+    @Test func theBatchSetFindsEveryRepeatAndNothingElse() {
+        var set = UUIDBatchSet(count: 1000)
+        // UUIDs that differ in one byte, in either half: all distinct.
+        for i in 0..<500 {
+            var a: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            var b = a
+            withUnsafeMutableBytes(of: &a) { $0[i % 8] = UInt8(i / 8 + 1) }
+            withUnsafeMutableBytes(of: &b) { $0[8 + i % 8] = UInt8(i / 8 + 1) }
+            let newA = set.insert(UUID(uuid: a)), newB = set.insert(UUID(uuid: b))
+            #expect(newA && newB, "\(i)")
+        }
+        for i in stride(from: 0, to: 500, by: 7) {
+            var a: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &a) { $0[i % 8] = UInt8(i / 8 + 1) }
+            let new = set.insert(UUID(uuid: a))
+            #expect(!new, "\(i)")
+        }
+    }
+
     @Test func aUUIDIsStoredOnceEvenAfterDeletion() async throws {
         let ledger = try makeLedger()
         try await ledger.grant(appA, share: [.quantity(.bodyMass)])

@@ -16,8 +16,9 @@ final class ExportMapper {
     let scanner: XMLScanner
     let file: String
     /// The content identity of the current top-level element and the export's
-    /// occurrence counts.
-    @exclusivity(unchecked) var identity = RecordIdentity()
+    /// occurrence counts. A `let`: a stored class reference that cannot change is not
+    /// retained around each use (two uses per record).
+    let identity: RecordIdentity
     /// Start tags are added to `identity` while a Record, Correlation or Workout is read.
     @exclusivity(unchecked) var identifying = false
     /// Encode plain quantity and category Records straight from their parts
@@ -163,9 +164,12 @@ final class ExportMapper {
     }
 
     /// `internLimit`: distinct types, units and devices kept (tests make it small).
-    init(scanner: XMLScanner, file: String, internLimit: Int = 100_000,
+    /// `expectedRecords`: about how many elements the export holds (sizes the
+    /// identity's occurrence table).
+    init(scanner: XMLScanner, file: String, internLimit: Int = 100_000, expectedRecords: Int = 800,
          routeFile: @escaping (String) throws -> [RouteLocation]?) {
         self.scanner = scanner
+        identity = RecordIdentity(expectedRecords: expectedRecords)
         self.file = file
         self.routeFile = routeFile
         scratchId = internLimit

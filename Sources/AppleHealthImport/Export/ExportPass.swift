@@ -172,11 +172,14 @@ final class ExportPass: @unchecked Sendable {
     /// false to stop it.
     func run(_ emit: (Message) -> Bool) throws {
         let hashing = HashingStream(try source.openXML())
-        // Two chunks ahead: enough to keep inflating beside scanning (memory: 2 MiB).
-        // Reading, hashing and tokenizing on a thread of their own, beside the mapping.
+        // Reading, inflating, hashing and tokenizing on a thread of their own, beside
+        // the mapping (`XMLReadAhead`).
         let scanner = XMLScanner(readingAhead: hashing, predefinedNames: ExportName.all)
+        // About one Record per 300 bytes of XML (real exports: 260–400): sizes the
+        // identity's occurrence table once.
+        let expected = Int(min(source.xmlSize / 300, 1 << 28))
         let mapper = ExportMapper(scanner: scanner, file: source.xmlName, internLimit: options.internLimit,
-                                  routeFile: { [source] in try source.routeLocations($0) })
+                                  expectedRecords: expected, routeFile: { [source] in try source.routeLocations($0) })
         var summary = ImportSummary()
         var prolog = Prolog()
         var prologSent = false
@@ -195,9 +198,6 @@ final class ExportPass: @unchecked Sendable {
         var summaries: [ActivitySummary] = []
         var kept: [ExportElement] = []
         // What the export holds so far.
-        // About one Record per 300 bytes of XML (real exports: 260–400).
-        let expected = Int(min(source.xmlSize / 300, 1 << 28))
-        mapper.identity = RecordIdentity(expectedRecords: expected)
         mapper.directEncoding = options.directEncoding
         var logical: [UInt64] = []  // since the last message
         var days = Set<Int>()

@@ -77,13 +77,23 @@ final class ImportMerge: @unchecked Sendable {
     private var countsByCode: [MergeCount] = []
 
     /// Adds one to `field` of the count top-level sample `i` of `samples` goes to.
-    private func tally(_ samples: EncodedSamples, _ i: Int, _ field: WritableKeyPath<MergeCount, Int>) {
+    /// Which count a sample goes to (not a key path: one is fetched from the runtime,
+    /// and reference counted, on every use, and this runs per sample).
+    private enum Tally { case new, unchanged }
+
+    private func tally(_ samples: EncodedSamples, _ i: Int, _ field: Tally) {
         let code = Int(samples.typeCode(ofSample: i))
         if code != 0 {
             if countsByCode.isEmpty { countsByCode = [MergeCount](repeating: MergeCount(), count: 1 << 16) }
-            countsByCode[code][keyPath: field] += 1
+            switch field {
+            case .new: countsByCode[code].new += 1
+            case .unchanged: countsByCode[code].unchanged += 1
+            }
         } else {
-            namedCounts[samples.typeIdentifier(ofSample: i), default: MergeCount()][keyPath: field] += 1
+            switch field {
+            case .new: namedCounts[samples.typeIdentifier(ofSample: i), default: MergeCount()].new += 1
+            case .unchanged: namedCounts[samples.typeIdentifier(ofSample: i), default: MergeCount()].unchanged += 1
+            }
         }
     }
 
@@ -144,7 +154,7 @@ final class ImportMerge: @unchecked Sendable {
                             previouslyDeleted += 1
                         } else {
                             mark(slot)
-                            tally(samples, i, \.unchanged)
+                            tally(samples, i, .unchanged)
                         }
                         continue
                     }
@@ -153,7 +163,7 @@ final class ImportMerge: @unchecked Sendable {
                         syncVersionKept += 1
                         continue
                     }
-                    tally(samples, i, \.new)
+                    tally(samples, i, .new)
                     keep[i] = true
                     kept += 1
                 }
@@ -191,7 +201,7 @@ final class ImportMerge: @unchecked Sendable {
             case .save(_, let samples):
                 for sample in samples { namedCounts[Self.typeName(sample), default: MergeCount()].new += 1 }
             case .saveEncoded(_, let samples):
-                for i in 0..<samples.count { tally(samples, i, \.new) }
+                for i in 0..<samples.count { tally(samples, i, .new) }
             case .recordActivitySummaries:
                 out[i] = lookingUp([command], in: state).first ?? .recordActivitySummaries([])
             default:

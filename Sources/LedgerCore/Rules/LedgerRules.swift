@@ -69,7 +69,7 @@ enum LedgerRules {
         guard state.registry.isRegistered(app) else { throw .appNotRegistered("app#\(app)") }
         guard !headers.isEmpty else { throw .emptyCall("a save", rule: "E7") }
         // Sets only when there is more than one sample to compare.
-        var seen = headers.count > 1 ? Set<UUID>(minimumCapacity: headers.count) : []
+        var seen = UUIDBatchSet(count: headers.count > 1 ? headers.count : 0)
         var syncSeen = Set<String>()
         var ahead = headers.startIndex + 16  // the UUID-table bucket of a sample 16 ahead, fetched while this one is checked
         for h in headers {
@@ -77,7 +77,7 @@ enum LedgerRules {
                 state.samples.prefetch(headers[ahead].uuid)
                 ahead += 1
             }
-            guard headers.count == 1 || seen.insert(h.uuid).inserted, state.samples.slot(of: h.uuid) == nil else {
+            guard headers.count == 1 || seen.insert(h.uuid), state.samples.slot(of: h.uuid) == nil else {
                 throw .duplicateUUID(h.uuid)
             }
             switch h.kind {

@@ -167,8 +167,12 @@ public enum SnapshotFile {
                 offset += UInt64(padding)
             }
         }
+        // Each column's pages are handed to the disk as soon as written (not waited for):
+        // the closing sync then finds most of the file already written back.
         for (id, column) in columnSections {
+            let start = offset
             offset = try column.write(id: id.rawValue, to: file, at: offset)
+            file.beginWriteback(offset: start, length: offset - start)
         }
         digested.wait()
         sectionsWritten = true
