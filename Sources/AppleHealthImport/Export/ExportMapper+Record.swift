@@ -200,18 +200,22 @@ extension ExportMapper {
     func directParts(_ head: RecordHead, uuid: UUID) -> SampleParts? {
         let offsets = WrittenOffsets(start: head.start.1, end: head.end.1, creation: head.creation?.1)
         let version = head.sourceVersion >= 0 ? versionParts[head.sourceVersion] : -1
-        let device = head.deviceId >= 0 ? deviceInfos[head.deviceId].part : -1
+        let device = head.deviceId >= 0 ? deviceParts[head.deviceId] : -1
         switch head.type {
         case .quantity(let type)?:
-            guard !Self.isMemberType[Int(ObjectType.quantity(type).code)], let value = head.value, head.unitId >= 0,
-                  let unit = unitInfos[head.unitId].unit else { return nil }
+            guard !Self.isMemberType[Int(ObjectType.quantity(type).code)], let value = head.value, head.unitId >= 0 else {
+                return nil
+            }
             let key = Int(ObjectType.quantity(type).code) << 32 | head.unitId
             let prepared: Int32
+            // A unit is prepared only once it parsed, so a prepared one needs no look at
+            // `unitInfos` (a class instance: a retain and a release per record).
             if let last = lastPreparedUnit, last.key == key {
                 prepared = last.unit  // records come in runs of one type and unit
             } else if let p = preparedUnits[key] {
                 prepared = p
             } else {
+                guard let unit = unitInfos[head.unitId].unit else { return nil }
                 prepared = partsTable.add(PreparedUnit(type: type, unit: unit))
                 preparedUnits[key] = prepared
             }

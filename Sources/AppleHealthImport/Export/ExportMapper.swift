@@ -69,6 +69,9 @@ final class ExportMapper {
     private(set) var typeInfos: [TypeInfo] = []
     private(set) var unitInfos: [UnitInfo] = []
     private(set) var deviceInfos: [DeviceInfo] = []
+    /// `deviceInfos[i].part`, beside it as plain numbers (read per record without
+    /// reference counting).
+    @exclusivity(unchecked) private(set) var deviceParts: [Int32] = []
     /// The units, devices and versions the direct encoding's parts refer to.
     let partsTable = SamplePartsTable()
     /// Per (type code, unit id): the unit prepared for the direct encoding (its index
@@ -160,6 +163,7 @@ final class ExportMapper {
     func newDevice(_ text: String) -> Int {
         let device = ExportValues.device(text)
         let part = deviceInfos.count < scratchId ? partsTable.add(device) : -1
+        _ = intern(part, into: &deviceParts)
         return intern(DeviceInfo(device: device, part: part), into: &deviceInfos)
     }
 

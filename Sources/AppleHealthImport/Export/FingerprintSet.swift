@@ -30,10 +30,12 @@ struct FingerprintSet {
 
     /// Starts loading the slot where `f`'s probe begins (the table is megabytes, its
     /// slots a cache miss each): for a caller that knows `f` a little before it inserts.
+    /// (`mutating` only so that a caller reaching the set through a pointer lends it
+    /// in place: a copy retains the table.)
     @inline(__always)
-    func prefetch(_ f: UInt64) {
+    mutating func prefetch(_ f: UInt64) {
         let i = Self.start(f, slots.count - 1)
-        slots.withUnsafeBufferPointer { hl_prefetch($0.baseAddress! + i) }
+        slots.withUnsafeMutableBufferPointer { hl_prefetch($0.baseAddress! + i) }
     }
 
     /// Inserts; false when it was already there.

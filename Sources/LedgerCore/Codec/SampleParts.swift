@@ -9,6 +9,8 @@ import LedgerLog
 /// Append-only: an index, once given, names the same piece for the table's life.
 package final class SamplePartsTable {
     private var units: [PreparedUnit] = []
+    /// `units`, unretained (`withUnit`).
+    private var unownedUnits: [Unmanaged<PreparedUnit>] = []
     /// Every piece's bytes, one after another; piece `i` is `pieces[i]` of them. Raw
     /// storage: lending a piece to the encoder takes no reference.
     private var bytes: UnsafeMutablePointer<UInt8>
@@ -57,6 +59,7 @@ package final class SamplePartsTable {
     /// Adds a prepared unit; its index.
     package func add(_ unit: PreparedUnit) -> Int32 {
         units.append(unit)
+        unownedUnits.append(Unmanaged.passUnretained(unit))
         unitSpellings.append(addPiece(unit.spelling))
         return Int32(units.count - 1)
     }
@@ -77,6 +80,13 @@ package final class SamplePartsTable {
 
     /// The prepared unit at `index`.
     package func unit(_ index: Int32) -> PreparedUnit { units[Int(index)] }
+
+    /// `body` on the prepared unit at `index`, lent without reference counting (it
+    /// runs per sample): `units` keeps every one alive as long as the table.
+    @inline(__always)
+    func withUnit<R>(_ index: Int32, _ body: (PreparedUnit) throws -> R) rethrows -> R {
+        try unownedUnits[Int(index)]._withUnsafeGuaranteedRef(body)
+    }
 
     /// The encoded bytes of piece `index` (empty for −1), valid until the next `add`.
     @inline(__always)
@@ -169,11 +179,13 @@ package struct SampleParts: Sendable {
                  creation: Date?, offsets: WrittenOffsets?, device: Int32, sourceVersion: Int32) throws {
         try SampleCommon.check(startDate: start, endDate: end, metadata: Self.noMetadata, creationDate: creation,
                                writtenOffsets: offsets)
-        let prepared = table.unit(unit)
-        try prepared.validate(value)
+        let (code, canonical) = try table.withUnit(unit) { prepared throws in
+            try prepared.validate(value)
+            return (ObjectType.quantity(prepared.type).code, prepared.canonicalValue(value))
+        }
         kind = .quantity
-        typeCode = ObjectType.quantity(prepared.type).code
-        body = .quantity(value: value, canonical: prepared.canonicalValue(value))
+        typeCode = code
+        body = .quantity(value: value, canonical: canonical)
         unitIndex = unit
         self.uuid = uuid
         self.start = start.timeIntervalSinceReferenceDate
