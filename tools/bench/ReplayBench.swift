@@ -29,7 +29,8 @@ enum ReplayBench {
                                         ("deleted", Double(generated.deleted)), ("seconds", generated.seconds),
                                         ("events_per_s", Double(generated.events) / generated.seconds),
                                         ("log_MB", logBytes / 1e6), ("snapshot_write_s", generated.snapshotSeconds),
-                                        ("snapshot_MB", generated.snapshotBytes / 1e6)])
+                                        ("snapshot_MB", generated.snapshotBytes / 1e6),
+                                        ("snapshot_bytes_per_sample", generated.snapshotBytes / Double(max(1, generated.samples)))])
 
         // Full replay, no snapshot.
         let reader = try LogReader(fs)
@@ -73,8 +74,12 @@ enum ReplayBench {
         precondition(mapped!.state.digest() == digest, "mapped snapshot and replay agree")
         mapped = nil
         var ledger: Ledger?
+        let rssBeforeWriter = Double(Measure.currentRSS())
         let writerOpen = try Measure.time { ledger = try Ledger.open(fs) }
-        report.line("ledger.open for writing (snapshot)", [("ms", writerOpen * 1000)])
+        // A writer holds the projections in memory (the snapshot read whole): its RSS
+        // is what the per-sample projection cost comes to.
+        report.line("ledger.open for writing (snapshot)", [("ms", writerOpen * 1000),
+                                                           ("rss_added_MB", (Double(Measure.currentRSS()) - rssBeforeWriter) / 1_048_576)])
 
         // Latest per type and the profile, from the projections and the log.
         let reps = 20

@@ -302,9 +302,48 @@ package struct SampleIndex: Sendable, Equatable {
         guard !timelines[c].sorted else { return }
         var t = timelines[c]
         timelines[c] = Timeline()  // keep the slots array uniquely referenced while sorting
-        slots.withUnsafeBufferPointer { s in t.slots.withUnsafeMutableBufferPointer { $0.sort { Self.before($0, $1, s) } } }
+        slots.withUnsafeBufferPointer { s in t.slots.withUnsafeMutableBufferPointer { Self.sort($0, by: s) } }
         t.sorted = true
         timelines[c] = t
+    }
+
+    /// A timeline this long or longer is sorted in two halves on two threads, then
+    /// merged (a first import's heart rate: three quarters of its samples, sorted when
+    /// the closing snapshot is written).
+    static let parallelSortMinimum = 1 << 16
+
+    /// Sorts `timeline` in (start, end, slot) order. A total order (slots are
+    /// distinct), so the result is the same however it is reached.
+    static func sort(_ timeline: UnsafeMutableBufferPointer<UInt32>, by s: UnsafeBufferPointer<Slot>) {
+        let n = timeline.count
+        guard n >= parallelSortMinimum, ProcessInfo.processInfo.activeProcessorCount > 1 else {
+            var whole = timeline
+            whole.sort { before($0, $1, s) }
+            return
+        }
+        let half = n / 2
+        let shared = SortHalves(timeline: timeline, slots: s)
+        DispatchQueue.concurrentPerform(iterations: 2) { i in
+            var part = UnsafeMutableBufferPointer(rebasing: shared.timeline[i == 0 ? 0..<half : half..<n])
+            part.sort { before($0, $1, shared.slots) }
+        }
+        let merged = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: n)
+        defer { merged.deallocate() }
+        var i = 0, j = half, k = 0
+        while i < half && j < n {
+            if before(timeline[j], timeline[i], s) {
+                merged[k] = timeline[j]
+                j += 1
+            } else {
+                merged[k] = timeline[i]
+                i += 1
+            }
+            k += 1
+        }
+        while i < half { merged[k] = timeline[i]; i += 1; k += 1 }
+        while j < n { merged[k] = timeline[j]; j += 1; k += 1 }
+        assert(k == n, "the merge takes every element once")
+        _ = timeline.update(fromContentsOf: merged)
     }
 
     // MARK: Folding
@@ -487,4 +526,11 @@ extension SampleIndex {
             syncSlots[SyncKey(app: app(slot), identifier: value.identifier)] = slot
         }
     }
+}
+
+/// The two halves of a timeline being sorted on two threads (each sorts its own half;
+/// both only read the slots).
+private struct SortHalves: @unchecked Sendable {
+    let timeline: UnsafeMutableBufferPointer<UInt32>
+    let slots: UnsafeBufferPointer<SampleIndex.Slot>
 }

@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+@testable import LedgerCore
+import TestSupport
+
+/// The timeline sort: long timelines are sorted in two halves on two threads and
+/// merged; the result must be exactly the order a plain sort gives.
+struct TimelineSortTests {
+    /// Slots with many equal starts and ends (ties fall to the slot number), listed
+    /// in a shuffled order.
+    static func slots(_ n: Int, seed: UInt64) -> ([SampleIndex.Slot], [UInt32]) {
+        var random = SeededRandom(seed: seed)
+        let slots = (0..<n).map { i -> SampleIndex.Slot in
+            let start = Double(Int.random(in: 0..<(n / 8), using: &random))
+            let end = start + Double(Int.random(in: 0..<3, using: &random))
+            return SampleIndex.Slot(uuid: UUID(), start: start, end: end, recordOffset: UInt64(i), typeCode: 1, state: 0, appField: 1)
+        }
+        return (slots, (0..<UInt32(n)).shuffled(using: &random))
+    }
+
+    @Test(arguments: [10, SampleIndex.parallelSortMinimum - 1, SampleIndex.parallelSortMinimum, 200_001])
+    func aLongTimelineSortsAsAPlainSortDoes(count: Int) {
+        let (slots, shuffled) = Self.slots(count, seed: UInt64(count))
+        let expected = slots.withUnsafeBufferPointer { s in shuffled.sorted { SampleIndex.before($0, $1, s) } }
+        var timeline = shuffled
+        slots.withUnsafeBufferPointer { s in timeline.withUnsafeMutableBufferPointer { SampleIndex.sort($0, by: s) } }
+        #expect(timeline == expected)
+        // Sorted input, and input sorted backwards, come out the same too.
+        var again = expected
+        slots.withUnsafeBufferPointer { s in again.withUnsafeMutableBufferPointer { SampleIndex.sort($0, by: s) } }
+        #expect(again == expected)
+        var backwards = Array(expected.reversed())
+        slots.withUnsafeBufferPointer { s in backwards.withUnsafeMutableBufferPointer { SampleIndex.sort($0, by: s) } }
+        #expect(backwards == expected)
+    }
+}
