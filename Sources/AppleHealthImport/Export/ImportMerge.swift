@@ -29,11 +29,13 @@ public struct MergeCount: Sendable, Equatable {
 /// with the activity-summary days the export no longer has.
 final class ImportMerge: @unchecked Sendable {
     // @unchecked: used by one task at a time, in turn by the importer and (inside
-    // `Ledger.read`) the ledger's actor, never concurrently.
+    // `Ledger.read`) the ledger's actor, never concurrently — and never re-entrantly,
+    // so the state touched per sample is `@exclusivity(unchecked)` (no dynamic
+    // exclusivity check per access, a few per sample).
 
     /// Slots that existed when the import started.
     let priorSlots: Int
-    private var seen: [UInt64]
+    @exclusivity(unchecked) private var seen: [UInt64]
     /// Per type identifier (`HKQuantityTypeIdentifierStepCount`, raw identifiers as
     /// written, `ActivitySummary`).
     var counts: [String: MergeCount] {
@@ -74,7 +76,7 @@ final class ImportMerge: @unchecked Sendable {
     /// Counts of the samples with a type code, by code (the common case: no string
     /// per sample); `namedCounts` has the rest (raw records, under the identifier they
     /// were written with; activity summaries). `counts` is both, by name.
-    private var countsByCode: [MergeCount] = []
+    @exclusivity(unchecked) private var countsByCode: [MergeCount] = []
 
     /// Adds one to `field` of the count top-level sample `i` of `samples` goes to.
     /// Which count a sample goes to (not a key path: one is fetched from the runtime,
@@ -127,7 +129,7 @@ final class ImportMerge: @unchecked Sendable {
                 for sample in samples {
                     let type = Self.typeName(sample)
                     if let slot = state.samples.slot(of: sample.uuid) {
-                        if state.samples.entry(slot).isDeleted {
+                        if !state.samples.isLive(slot) {
                             previouslyDeleted += 1
                         } else {
                             mark(slot)
@@ -150,7 +152,7 @@ final class ImportMerge: @unchecked Sendable {
                 var kept = 0
                 for i in 0..<samples.count {
                     if let slot = state.samples.slot(of: samples.uuid(ofSample: i)) {
-                        if state.samples.entry(slot).isDeleted {
+                        if !state.samples.isLive(slot) {
                             previouslyDeleted += 1
                         } else {
                             mark(slot)
