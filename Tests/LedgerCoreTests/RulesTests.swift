@@ -74,6 +74,27 @@ struct RulesTests {
         #expect(await ledger.state.samples.count == 300)
     }
 
+    // UUIDs numbered in one place (their last bytes, like `fixedUUID`, or a counter in
+    // bytes 4–7) must spread over the table: a hash that let them share a start slot
+    // made a batch of n such UUIDs cost n²/2 probes (40,000: 800 million).
+    @Test(arguments: [15, 7, 3])
+    func numberedUUIDsSpreadOverTheBatchSet(byte last: Int) {
+        let n = 40_000
+        var set = UUIDBatchSet(count: n)
+        for k in 0..<n {
+            var u: uuid_t = (0x12, 0x34, 0x56, 0x78, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &u) { b in
+                b[last] = UInt8(truncatingIfNeeded: k)
+                b[last - 1] = UInt8(truncatingIfNeeded: k >> 8)
+                b[last - 2] = UInt8(truncatingIfNeeded: k >> 16)
+            }
+            let new = set.insert(UUID(uuid: u))
+            #expect(new, "\(k)")
+        }
+        // At most half full with linear probing: about n/2 probes for well-spread keys.
+        #expect(set.probes < 2 * n, "\(set.probes) probes for \(n) inserts")
+    }
+
     @Test func theBatchSetFindsEveryRepeatAndNothingElse() {
         var set = UUIDBatchSet(count: 1000)
         // UUIDs that differ in one byte, in either half: all distinct.

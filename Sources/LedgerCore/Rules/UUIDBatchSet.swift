@@ -12,6 +12,27 @@ struct UUIDBatchSet: ~Copyable {
     private let used: UnsafeMutablePointer<UInt8>
     private let mask: Int
     private var members = 0
+    /// Slots passed over looking for a free one or the UUID (tests check that UUIDs
+    /// differing only in a few bytes spread out).
+    private(set) var probes = 0
+
+    /// Chosen once per process: the table's layout affects only speed, never a result,
+    /// and a seed the caller cannot know keeps a batch of crafted UUIDs from landing
+    /// in one run of slots (what `Set<UUID>`'s seeded hash gave).
+    private static let seed = UInt64.random(in: .min ... .max)
+
+    /// Every bit of both halves reaches every bit of the result (UUIDs numbered in
+    /// their last bytes, as tests and some apps make them, must not share a start).
+    @inline(__always)
+    static func hash(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        var h = (a ^ seed) &* 0x9E37_79B9_7F4A_7C15 ^ b
+        h ^= h >> 32
+        h &*= 0xBF58_476D_1CE4_E5B9
+        h ^= h >> 29
+        h &*= 0x94D0_49BB_1331_11EB
+        h ^= h >> 32
+        return h
+    }
 
     /// A set for up to `count` members.
     init(count: Int) {
@@ -32,12 +53,11 @@ struct UUIDBatchSet: ~Copyable {
     mutating func insert(_ uuid: UUID) -> Bool {
         precondition(2 * (members + 1) <= mask + 1, "a batch set holds at most the count it was made for")
         let (a, b) = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
-        var h = (a ^ b &* 0x9E37_79B9_7F4A_7C15) &* 0xBF58_476D_1CE4_E5B9
-        h ^= h >> 31
-        var i = Int(truncatingIfNeeded: h) & mask
+        var i = Int(truncatingIfNeeded: Self.hash(a, b)) & mask
         while used[i] != 0 {
             if keys[2 * i] == a && keys[2 * i + 1] == b { return false }
             i = (i + 1) & mask
+            probes += 1
         }
         used[i] = 1
         members += 1
