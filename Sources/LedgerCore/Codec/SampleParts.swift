@@ -78,9 +78,6 @@ package final class SamplePartsTable {
         return addPiece(w.bytes)
     }
 
-    /// The prepared unit at `index`.
-    package func unit(_ index: Int32) -> PreparedUnit { units[Int(index)] }
-
     /// `body` on the prepared unit at `index`, lent without reference counting (it
     /// runs per sample): `units` keeps every one alive as long as the table.
     @inline(__always)
@@ -173,7 +170,7 @@ package struct SampleParts: Sendable {
     let sourceVersion: Int32
     let offsets: WrittenOffsets?
 
-    /// A quantity sample with no metadata and no beats, its unit `table.unit(unit)`:
+    /// A quantity sample with no metadata and no beats, its unit the table's prepared unit `unit` (`withUnit`):
     /// throws what `SampleCommon(…)` then `QuantitySample(type:quantity:common:)` would.
     package init(quantity value: Double, unit: Int32, in table: SamplePartsTable, uuid: UUID, start: Date, end: Date,
                  creation: Date?, offsets: WrittenOffsets?, device: Int32, sourceVersion: Int32) throws {

@@ -5,7 +5,7 @@ import Foundation
 /// Cheaper than `Set<UUID>`, which hashes every UUID with SipHash: the rules check
 /// every sample of a save, a million per import.
 ///
-/// Invariant: `keys` holds `2 * capacity` words, a UUID's two halves side by side; a
+/// Invariant: `keys` holds two words per slot (`mask + 1` slots), a UUID's two halves side by side; a
 /// slot is empty when its `used` byte is 0 (the all-zero UUID is a valid member).
 struct UUIDBatchSet: ~Copyable {
     private let keys: UnsafeMutablePointer<UInt64>
