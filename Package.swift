@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "HealthLedger", targets: ["HealthLedger"]),
         .library(name: "AppleHealthImport", targets: ["AppleHealthImport"]),
         .library(name: "HealthReport", targets: ["HealthReport"]),
+        .library(name: "LedgerHTTP", targets: ["LedgerHTTP"]),
         .executable(name: "healthledger", targets: ["healthledger"]),
     ],
     targets: [
@@ -62,6 +63,12 @@ let package = Package(
         .target(name: "HealthReport", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting", "HealthLedger"],
                 swiftSettings: strictMemorySafety),
 
+        // HTTP/1.1 on POSIX sockets (epoll, one event-loop thread, handlers as Swift
+        // tasks): the request parser, the response writer, limits. Knows nothing of health.
+        .target(name: "LedgerHTTP", dependencies: ["CLinuxEvents"]),
+        // Linux's epoll and eventfd headers (libc; Swift's Glibc module lacks them).
+        .systemLibrary(name: "CLinuxEvents"),
+
         // The command-line tool.
         .executableTarget(name: "healthledger",
                           dependencies: ["CLedgerAccel", "HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting",
@@ -81,6 +88,7 @@ let package = Package(
 
         // Shared test support: the simulated disk, seeded randomness, temporary folders.
         .target(name: "TestSupport", dependencies: ["LedgerLog", "LedgerCore", "HealthModel"], path: "Tests/TestSupport"),
+        .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerHTTP", "TestSupport"]),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"], swiftSettings: strictMemorySafety),
         .testTarget(name: "LedgerLogTests", dependencies: ["LedgerChecksums", "LedgerLog", "TestSupport", "ledger-torture"]),
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerChecksums", "LedgerCore", "LedgerReporting", "TestSupport", "LedgerFuzz"]),
