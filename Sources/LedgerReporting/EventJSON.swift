@@ -122,6 +122,15 @@ public enum EventJSON {
             var counts = JSONObject()
             for c in f.counts { counts.set(c.name, c.value) }
             o.setRaw("counts", counts.string)
+        case .credentialIssued(let c):
+            o.set("credential", c.id.description)
+            o.set("subject", actor(c.subject, registry))
+            o.set("secretSHA256", hex(c.secretSHA256))
+            o.set("expiresAt", c.expiresAt.map { ISO8601.string(Date(timeIntervalSince1970: Double($0) / 1e9)) })
+            o.set("name", c.name)
+        case .credentialRevoked(let id, let reason):
+            o.set("credential", id.description)
+            o.set("reason", reason)
         }
         return o.string
     }
@@ -179,6 +188,12 @@ public enum EventJSON {
             return head + "\timport \(f.importId.uuidString) finished: " + f.counts.map { "\($0.name) \($0.value)" }.joined(separator: ", ")
         case .importAborted(let a):
             return head + "\timport \(a.importId.uuidString) aborted, none of its events applied: \(a.reason)"
+        case .credentialIssued(let c):
+            return head + "\tcredential \(c.id) issued to \(actor(c.subject, registry))"
+                + (c.expiresAt.map { ", expires \(ISO8601.string(Date(timeIntervalSince1970: Double($0) / 1e9)))" } ?? ", never expires")
+                + (c.name.map { " (\($0))" } ?? "")
+        case .credentialRevoked(let id, let reason):
+            return head + "\tcredential \(id) revoked" + (reason.map { " (\($0))" } ?? "")
         }
     }
 

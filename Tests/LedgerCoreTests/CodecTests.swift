@@ -116,6 +116,13 @@ struct CodecTests {
                                             objects: [DeletedObject(uuid: fixedUUID(1), syncIdentifier: "s", syncVersion: 7),
                                                       DeletedObject(uuid: fixedUUID(2))],
                                             days: [try DateOfBirth(year: 2019, month: 5, day: 5)])),
+            .credentialIssued(CredentialIssue(id: CredentialID(0x0123_4567_89ab_cdef), subject: .app(1),
+                                              secretSHA256: [UInt8](repeating: 0xA5, count: 32), expiresAt: 1_800_000_000_000_000_000,
+                                              name: "Health Auto Export")),
+            .credentialIssued(CredentialIssue(id: CredentialID(UInt64.max), subject: .owner, secretSHA256: [UInt8](0..<32),
+                                              expiresAt: nil, name: nil)),
+            .credentialRevoked(id: CredentialID(0x0123_4567_89ab_cdef), reason: "phone lost"),
+            .credentialRevoked(id: CredentialID(1), reason: nil),
         ]
         #expect(Set(events.map(\.kind)) == Set(EventKind.allCases))
         for event in events {

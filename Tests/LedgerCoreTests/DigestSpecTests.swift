@@ -117,6 +117,14 @@ struct DigestSpecTests {
             d.section("eventsNotApplied", 1)
             d.int(state.eventsNotApplied)
         }
+        if !state.credentials.isEmpty {  // issue 30
+            d.section("credentials", state.credentials.all.count)
+            for e in state.credentials.all.sorted(by: { $0.issue.id.value < $1.issue.id.value }) {
+                d.blob(EventCodec.payload(.credentialIssued(e.issue)))
+                d.int(e.issuedAt); d.int(e.issuedRecordedAt)
+                d.int(e.revokedAt ?? 0); d.int(e.revokedRecordedAt ?? 0); d.ostr(e.revocationReason)
+            }
+        }
         if !state.activitySummaries.isEmpty {
             d.section("activitySummaries", state.activitySummaries.count)
             for day in state.activitySummaries.keys.sorted() {
@@ -215,6 +223,21 @@ extension DigestSpecTests {
         let state = await ledger.state
         #expect(state.imports.count == 1 && state.imports[0].contentSHA256 == [UInt8](repeating: 5, count: 32))
         #expect(state.eventsNotApplied == 2)
+        #expect(SHA256.hash(Self.specInput(state)) == state.digest())
+    }
+
+    /// The credentials section (issue 30): one standing, one revoked with a reason.
+    @Test func s4CredentialsAreTheSpecsBytes() async throws {
+        let ledger = try makeLedger()
+        try await ledger.execute(.registerApp(appA))
+        for (id, subject) in [(UInt64(7), ActorID.app(1)), (UInt64(3), .owner)] {
+            try await ledger.execute(.issueCredential(CredentialIssue(id: CredentialID(id), subject: subject,
+                                                                      secretSHA256: [UInt8](repeating: UInt8(id), count: 32),
+                                                                      expiresAt: id == 7 ? 1_900_000_000_000_000_000 : nil, name: "n\(id)")))
+        }
+        try await ledger.execute(.revokeCredential(CredentialID(3), reason: "rotated"))
+        let state = await ledger.state
+        #expect(state.credentials.all.count == 2)
         #expect(SHA256.hash(Self.specInput(state)) == state.digest())
     }
 }

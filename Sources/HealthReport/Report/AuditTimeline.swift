@@ -109,6 +109,13 @@ public enum AuditTimeline {
             let days = absence.days.isEmpty ? "" : " and \(absence.days.count) activity summar\(absence.days.count == 1 ? "y" : "ies")"
             return (nil, "import", "removed \(absence.objects.count) object\(absence.objects.count == 1 ? "" : "s")\(days) absent from the export"
                                    + (absence.exportDate.map { " dated \($0)" } ?? ""))
+        case .credentialIssued(let c):
+            let subject: String? = { if case .app(let o) = c.subject { return bundle(o) } else { return nil } }()
+            guard app == nil || (subject != nil && app == subject) else { return nil }
+            return (subject, "owner", "issued credential \(c.id) to \(subject ?? "the owner")" + (c.name.map { " (\($0))" } ?? ""))
+        case .credentialRevoked(let id, let reason):
+            guard app == nil else { return nil }
+            return (nil, "owner", "revoked credential \(id)" + (reason.map { " (\($0))" } ?? ""))
         case .samplesSaved, .activitySummariesRecorded, .exportElementsKept:
             return nil
         }

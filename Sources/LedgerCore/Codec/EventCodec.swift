@@ -126,6 +126,20 @@ package enum EventCodec {
                 w.u8(UInt8(day.month))
                 w.u8(UInt8(day.day))
             }
+        case .credentialIssued(let c):
+            w.varint(c.id.value)
+            w.varint(c.subject.encoded)
+            for b in c.secretSHA256 { w.u8(b) }
+            if let expiry = c.expiresAt {
+                w.u8(1)
+                w.zigzag(expiry)
+            } else {
+                w.u8(0)
+            }
+            SampleCodec.optionalString(c.name, into: &w)
+        case .credentialRevoked(let id, let reason):
+            w.varint(id.value)
+            SampleCodec.optionalString(reason, into: &w)
         case .importFinished(let f):
             // Version 2 (a transaction's): the export's SHA-256 after the id.
             w.uuid(f.importId)
@@ -387,6 +401,21 @@ package enum EventCodec {
                 }
             }
             event = .exportElementsKept(elements)
+        case .credentialIssued:
+            try owner()
+            let id = CredentialID(try r.varint())
+            let subject = ActorID(encoded: try r.varint())
+            let hash = try sha256(&r)
+            let expiresAt = try bool(&r) ? try r.zigzag() : nil
+            let at = r.absolutePosition
+            let name = try SampleCodec.optionalString(&r)
+            guard (name?.utf8.count ?? 0) <= CredentialIssue.nameBytesMax else {
+                throw .malformed(offset: at, reason: "a credential's name has at most \(CredentialIssue.nameBytesMax) bytes")
+            }
+            event = .credentialIssued(CredentialIssue(id: id, subject: subject, secretSHA256: hash, expiresAt: expiresAt, name: name))
+        case .credentialRevoked:
+            try owner()
+            event = .credentialRevoked(id: CredentialID(try r.varint()), reason: try SampleCodec.optionalString(&r))
         }
         try r.finish()
         return event

@@ -159,6 +159,12 @@ public enum Event: Hashable, Sendable {
     /// A newer export no longer holds what earlier imports brought: removed by the
     /// import that found it out (kind 21). Actor: the owner, through that import.
     case absentFromExport(ExportAbsence)
+    /// The owner issued a bearer credential (its secret's hash only; kind 25, rule
+    /// E14). Actor: the owner.
+    case credentialIssued(CredentialIssue)
+    /// The owner revoked a credential: from this event on it is refused (kind 26,
+    /// rule E14). Actor: the owner.
+    case credentialRevoked(id: CredentialID, reason: String?)
 
     /// Who caused the event.
     public var actor: ActorID {
@@ -167,7 +173,7 @@ public enum Event: Hashable, Sendable {
              .samplesAssociated(let app, _, _): .app(app)
         case .authorizationDecided, .characteristicSet, .characteristicCleared, .activitySummariesRecorded,
              .importStarted, .importFinished, .importAborted, .exportElementsKept, .ownerTimeZoneSet, .sourcePrioritySet, .preferredUnitSet,
-             .absentFromExport: .owner
+             .absentFromExport, .credentialIssued, .credentialRevoked: .owner
         case .samplesDeleted(let actor, _, _), .workoutActivitiesAdded(let actor, _, _): actor
         }
     }
@@ -204,6 +210,8 @@ public enum Event: Hashable, Sendable {
         case .samplesAssociated: .samplesAssociated
         case .workoutActivitiesAdded: .workoutActivitiesAdded
         case .absentFromExport: .absentFromExport
+        case .credentialIssued: .credentialIssued
+        case .credentialRevoked: .credentialRevoked
         }
     }
 }
@@ -229,6 +237,8 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     // 17–19 and 22–24 are reserved.
     case importAborted = 20
     case absentFromExport = 21
+    case credentialIssued = 25
+    case credentialRevoked = 26
 
     /// The newest version of the kind (`kindVersion`) this release reads and writes.
     /// Version 2 of `samplesSaved` added sample flags 64 (written UTC offsets) and 128

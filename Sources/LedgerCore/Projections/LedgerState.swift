@@ -48,6 +48,8 @@ package struct LedgerState: Sendable, Equatable {
     /// Every activity's UUID (derived from `workoutActivities`: rule E10's uniqueness).
     /// (`internal(set)`: tests add one to see the invariant named.)
     package internal(set) var workoutActivityUUIDs: Set<UUID> = []
+    /// Bearer credentials issued and revoked (`credentialIssued`, `credentialRevoked`).
+    package private(set) var credentials = CredentialRegistry()
 
     /// The last sequence number folded in (0 for an empty log).
     package private(set) var lastSequence: UInt64 = 0
@@ -146,6 +148,10 @@ package struct LedgerState: Sendable, Equatable {
                     }
                 }
                 for day in absence.days { activitySummaries[Self.dayKey(day)] = nil }
+            case .credentialIssued(let issue):
+                credentials.issue(issue, sequence: sequence, recordedAt: recordedAt)
+            case .credentialRevoked(let id, let reason):
+                credentials.revoke(id, reason: reason, sequence: sequence, recordedAt: recordedAt)
             case .exportElementsKept:
                 break  // no projection: the log keeps them; `log` and `audit` show them
             case .samplesSaved:
@@ -200,7 +206,8 @@ package struct LedgerState: Sendable, Equatable {
     /// Rebuilds the small projections from a snapshot's contents.
     mutating func restore(events: [Event], permissions: [(AppOrdinal, UInt16, TypePermission)], lastSequence: UInt64,
                           lastRecordedAt: Int64, eventCounts: [UInt16: UInt64], imports: [ImportEntry] = [],
-                          eventsNotApplied: UInt64 = 0) {
+                          eventsNotApplied: UInt64 = 0, credentials: [CredentialRegistry.Entry] = []) {
+        for entry in credentials { self.credentials.restore(entry) }
         for event in events {
             switch event {
             case .appRegistered(let ordinal, let registration): registry.apply(ordinal, registration)
@@ -307,6 +314,17 @@ package struct LedgerState: Sendable, Equatable {
         if eventsNotApplied > 0 {
             d.section("eventsNotApplied", count: 1)
             d.u64(eventsNotApplied)
+        }
+        // Only when there are any, so that ledgers without credentials keep their digest.
+        let issued = credentials.all
+        if !issued.isEmpty { d.section("credentials", count: issued.count) }
+        for entry in issued {
+            d.bytes(EventCodec.payload(.credentialIssued(entry.issue)))
+            d.u64(entry.issuedAt)
+            d.i64(entry.issuedRecordedAt)
+            d.u64(entry.revokedAt ?? 0)
+            d.i64(entry.revokedRecordedAt ?? 0)
+            d.optionalString(entry.revocationReason)
         }
         let days = activitySummaries.keys.sorted()
         if !days.isEmpty { d.section("activitySummaries", count: days.count) }

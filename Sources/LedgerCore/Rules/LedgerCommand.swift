@@ -50,6 +50,10 @@ public enum LedgerCommand: Sendable {
     /// The app that saved a workout (bundle identifier) or the owner (nil) adds
     /// activities (HKWorkoutActivity segments) to it, all or nothing.
     case addWorkoutActivities(bundleIdentifier: String?, workout: UUID, activities: [WorkoutActivity])
+    /// The owner issues a bearer credential (its secret's hash only).
+    case issueCredential(CredentialIssue)
+    /// The owner revokes a credential.
+    case revokeCredential(CredentialID, reason: String?)
 }
 
 /// decide(command, state) → events.
@@ -209,6 +213,10 @@ public enum LedgerDecider {
             let actor: ActorID = try bundle.map { b throws(RuleViolation) in .app(try app(b, state)) } ?? .owner
             guard !activities.isEmpty else { throw .emptyCall("an addition of workout activities", rule: "E10") }
             return [.workoutActivitiesAdded(actor: actor, workout: workout, activities: activities)]
+        case .issueCredential(let issue):
+            return [.credentialIssued(issue)]
+        case .revokeCredential(let id, let reason):
+            return [.credentialRevoked(id: id, reason: reason)]
         }
     }
 }

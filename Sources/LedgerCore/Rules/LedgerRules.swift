@@ -296,8 +296,33 @@ enum LedgerRules {
                 throw .importMismatch(finish.importId, "never started")
             }
             guard state.imports[i].finishedAt == nil else { throw .importMismatch(finish.importId, "already finished") }
+        case .credentialIssued(let issue):
+            try checkIssue(issue, state: state)
+        case .credentialRevoked(let id, _):
+            guard let entry = state.credentials[id] else { throw .invalidCredential("no credential \(id) was issued") }
+            guard entry.revokedAt == nil else {
+                throw .invalidCredential("credential \(id) was already revoked at event #\(entry.revokedAt!)")
+            }
         case .samplesSaved:
             preconditionFailure("saves are checked through their headers")
+        }
+    }
+
+    /// E14: a credential is issued once, to the owner or a registered app that is not
+    /// an imported source (imported sources act only through imports), with a note
+    /// of at most 255 bytes.
+    private static func checkIssue(_ issue: CredentialIssue, state: LedgerState) throws(RuleViolation) {
+        guard state.credentials[issue.id] == nil else { throw .invalidCredential("credential \(issue.id) was already issued") }
+        if case .app(let ordinal) = issue.subject {
+            guard let registration = state.registry.registration(ordinal) else {
+                throw .invalidCredential("app #\(ordinal) is not registered")
+            }
+            guard !registration.imported else {
+                throw .invalidCredential("\(registration.bundleIdentifier) is an imported source: it acts only through imports")
+            }
+        }
+        guard (issue.name?.utf8.count ?? 0) <= CredentialIssue.nameBytesMax else {
+            throw .invalidCredential("a credential's name has at most \(CredentialIssue.nameBytesMax) bytes")
         }
     }
 }

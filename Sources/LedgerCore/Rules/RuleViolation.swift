@@ -62,6 +62,10 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// An `absentFromExport` removes what no import brought (a sample of a source that
     /// is not imported, a correlation's member on its own, a day without a summary).
     case notBroughtByImport(String)
+    /// A credential refused (rule E14): an id already issued, a subject that is not the
+    /// owner or a registered app, an imported source, an over-long name; a
+    /// revocation of an unknown or already revoked credential.
+    case invalidCredential(String)
 
     public var description: String { "\(text) [\(ruleID)]" }
 
@@ -81,6 +85,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .notBroughtByImport: "E9"
         case .invalidWorkoutActivity: "E10"
         case .invalidAssociation: "E12"
+        case .invalidCredential: "E14"
         case .tooLarge: "R2/B5"
         }
     }
@@ -110,6 +115,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .importMismatch(let id, let why, _): "importMismatch: import \(id.uuidString) \(why)"
         case .tooLarge(let bytes, let limit): "tooLarge: \(bytes) bytes exceeds the limit of \(limit) bytes"
         case .invalidSourcePriority(let why): "invalidSourcePriority: \(why)"
+        case .invalidCredential(let why): "invalidCredential: \(why)"
         }
     }
 

@@ -78,12 +78,15 @@ public enum SnapshotFile {
         /// Import transactions: the imports with their events' versions (replaces 5,
         /// which only older snapshots hold), and the count of events not applied.
         case importTransactions = 50, eventsNotApplied = 51
+        /// Written only when credentials were issued (SnapshotFile+Credentials).
+        case credentials = 60
         case slots = 10, buckets, timelineSlots
         /// Since snapshot version 2 (40-byte slots): bit i set when slot i begins its
         /// record (a column), and the apps that do not fit a slot's word (small).
         case recordStarts = 13, appOverflows = 24
         case timelines = 20, latest, tombstones, sync
-        // Reserved: 8 and 30–39 statistics, 40–49 HealthKit fidelity, 50–59 import v2.
+        // Reserved: 8 and 30–39 statistics, 40–49 HealthKit fidelity, 50–59 import v2,
+        // 60–69 the store's door (credentials).
         // A small section is a `SnapshotSectionCodec` in its own file, listed in
         // `smallSections`; a column is a raw array (`ColumnSource`).
     }
@@ -372,7 +375,7 @@ public enum SnapshotFile {
         var state = LedgerState()
         state.restore(events: contents.events, permissions: contents.permissions, lastSequence: contents.lastSequence,
                       lastRecordedAt: contents.lastRecordedAt, eventCounts: contents.eventCounts, imports: contents.imports,
-                      eventsNotApplied: contents.eventsNotApplied)
+                      eventsNotApplied: contents.eventsNotApplied, credentials: contents.credentials)
         let columns = contents.columns
         // Checks that cost no more than the small sections (S5): counts agree, and every
         // slot number the small sections hold is a slot; slot 0 begins a record

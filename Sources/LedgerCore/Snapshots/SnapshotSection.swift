@@ -37,6 +37,7 @@ struct SnapshotContents {
     var eventCounts: [UInt16: UInt64] = [:]
     var imports: [ImportEntry] = []
     var eventsNotApplied: UInt64 = 0
+    var credentials: [CredentialRegistry.Entry] = []
     var columns = SampleIndex.Columns(slots: [], recordStarts: [], appOverflows: [:], buckets: [], tableCount: 0, timelines: [:], latest: [:],
                                       tombstones: [], syncOfSlot: [:])
     /// The `timelineSlots` column, cut into timelines by the `timelines` section.
@@ -56,6 +57,6 @@ extension SnapshotFile {
         registrySection, authorizationSection, characteristicsSection, countsSection, ownerTimeZoneSection,
         preferredUnitsSection, associationsSection, workoutActivitiesSection,
         importsSection, legacyImportsSection, notAppliedSection, activitySummariesSection, timelinesSection, latestSection, tombstonesSection, syncSection,
-        appOverflowsSection,
+        appOverflowsSection, credentialsSection,
     ]
 }
