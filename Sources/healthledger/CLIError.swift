@@ -91,7 +91,7 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
         case .archive(let a):
             if case .io = a { return (ExitStatus.failure, e.description) }
             return (ExitStatus.invalidInput, e.description)
-        case .olderExport, .otherPerson, .refused: return (ExitStatus.refused, e.description)
+        case .olderExport, .otherPerson, .unrelatedExport, .refused: return (ExitStatus.refused, e.description)
         }
     case let e as ArchiveError:
         return (ExitStatus.invalidInput, e.description)

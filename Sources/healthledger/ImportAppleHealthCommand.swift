@@ -43,10 +43,17 @@ enum ImportAppleHealthCommand {
         twice appends only the import's start and finish; an interrupted import is
         aborted, and importing the same export again brings it all. Refused (exit 5),
         before anything is written, unless --force:
-        an export older than one already imported (it would remove newer data), or
-        one whose <Me> has another date of birth or biological sex.
+        an export older than one already imported (it would remove newer data),
+        one whose <Me> has another date of birth or biological sex, or one that
+        shares no record with what earlier imports brought (another person's: it
+        would remove all of that).
 
-          --dry-run   print new / unchanged / removed per type; write nothing
+        Route files (FileReference) are read only from inside the export: a path
+        leading out (.., a symlink) is counted as a missing route file, like one
+        that is not there; a FIFO, device or file over 64 MiB is refused (exit 3).
+
+          --dry-run   print new / unchanged / removed per type; write nothing (no
+                      lock is taken; a killed import stays for a writer to abort)
           --force     merge an older export, or another person's, anyway
 
         Prints a summary (--json: one JSON object). Progress on stderr at a terminal.
@@ -81,42 +88,107 @@ enum ImportAppleHealthCommand {
             }
         }
         let fs = try LedgerAccess.fileSystem(global)
-        if dryRun {
-            try await dryRunImport(source, options: options, fs: fs, global: global)
-            return
-        }
-        // A ledger this command creates in a local folder is removed again if the
-        // import fails: a malformed export leaves nothing behind — the folder, if this
-        // command made it, else every entry the folder did not hold before (an empty
-        // folder is left empty). An existing ledger keeps the aborted import
-        // (append-only), and every projection as it was.
-        var created = false
-        var createdIn: (folder: String, entriesBefore: Set<String>?)?
-        if !fs.exists(LogWriter.logFileName) {
-            if fs is PosixFileSystem {
-                createdIn = (fs.path, fs.folderExists() ? Set(try FileManager.default.contentsOfDirectory(atPath: fs.path)) : nil)
-            }
-            try await Ledger.create(fs).close()
-            created = true
-        }
-        let ledger = try LedgerAccess.openForWriting(global)
         let summary: ImportSummary
-        do {
-            summary = try await AppleHealthImporter.run(source, into: ledger, options: options)
-            Progress.finish()
-            try await ledger.close()
-        } catch {
-            Progress.finish()
-            try? await ledger.close()
-            if let createdIn { Self.removeCreatedLedger(createdIn.folder, entriesBefore: createdIn.entriesBefore) }
-            throw error
+        if dryRun {
+            summary = try await dryRunImport(source, options: options, fs: fs, global: global)
+        } else if fs.exists(LogWriter.logFileName) {
+            summary = try await importIntoExisting(source, options: options, fs: fs, global: global)
+        } else {
+            summary = try await importIntoNew(source, options: options, fs: fs)
+            Output.error("healthledger: created a new ledger at \(global.ledgerPath)")
         }
-        if created { Output.error("healthledger: created a new ledger at \(global.ledgerPath)") }
         if global.json {
             Output.line(summary.json)
         } else {
             for line in summary.lines { Output.line(line) }
         }
+    }
+
+    /// Into an existing ledger. What the import refuses (an older export, another
+    /// person's) is refused before the ledger is opened for writing — over
+    /// projections loaded without a writer —, since opening for writing writes (it
+    /// aborts a killed import, rule E11): a refused import leaves every byte as it
+    /// was. The importer checks again once it holds the lock. A failure before the
+    /// import appended anything gives the ledger up without a seal (`abandon`); one
+    /// after (its `importAborted` durable) closes it. An existing ledger keeps an
+    /// aborted import (append-only), and every projection as it was.
+    static func importIntoExisting(_ source: ExportSource, options: ImportOptions, fs: any LogFileSystem,
+                                   global: GlobalOptions) async throws -> ImportSummary {
+        try await checkRefusal(source, options: options, fs: fs)
+        let ledger = try LedgerAccess.openForWriting(global)
+        let opened = await ledger.lastSequence
+        do {
+            let summary = try await AppleHealthImporter.run(source, into: ledger, options: options)
+            Progress.finish()
+            try await ledger.close()
+            return summary
+        } catch {
+            Progress.finish()
+            if await ledger.lastSequence == opened {
+                // Nothing of this import was written: no seal either. What opening wrote
+                // (a killed import's abort) is made durable; it would be written again anyway.
+                try? await ledger.sync()
+                ledger.abandon()
+            } else {
+                try? await ledger.close()
+            }
+            throw error
+        }
+    }
+
+    /// Throws the import's refusal, judged over the ledger's projections loaded
+    /// without a writer (mapped: no more read than a query reads). A refusal over a
+    /// mapped snapshot found damaged is not trusted: the writer's own check decides.
+    static func checkRefusal(_ source: ExportSource, options: ImportOptions, fs: any LogFileSystem) async throws {
+        guard !options.force else { return }
+        let loaded = try StateLoader.load(fs, reader: try LogReader(fs), mapped: true)
+        do {
+            try await AppleHealthImporter.refusal(source, over: loaded.state, options: options)
+        } catch let error as ImportError {
+            switch error {
+            case .olderExport, .otherPerson, .unrelatedExport:
+                if (try? loaded.state.checkIntact()) == nil { return }
+            default: break
+            }
+            throw error
+        }
+    }
+
+    /// Into a new ledger, created here. If the import fails, the ledger is removed —
+    /// the folder, if this command made it, else every entry the folder did not hold
+    /// before (an empty folder is left empty) — **while this command still holds its
+    /// lock**: a writer waiting for the lock then finds no ledger, rather than one it
+    /// writes into (acknowledged) just before it is removed.
+    static func importIntoNew(_ source: ExportSource, options: ImportOptions, fs: any LogFileSystem) async throws -> ImportSummary {
+        var createdIn: (folder: String, entriesBefore: Set<String>?)?
+        if fs is PosixFileSystem {
+            createdIn = (fs.path, fs.folderExists() ? Set(try FileManager.default.contentsOfDirectory(atPath: fs.path)) : nil)
+        }
+        let ledger = try Ledger.create(fs)
+        do {
+            let summary = try await AppleHealthImporter.run(source, into: ledger, options: options)
+            Progress.finish()
+            try await ledger.close()
+            return summary
+        } catch {
+            Progress.finish()
+            if let createdIn {
+                testPauseBeforeRemovingCreatedLedger()
+                Self.removeCreatedLedger(createdIn.folder, entriesBefore: createdIn.entriesBefore)
+                ledger.abandon()  // the lock released only now, with nothing left to lock
+            } else {
+                try? await ledger.close()
+            }
+            throw error
+        }
+    }
+
+    /// Tests: with `HEALTHLEDGER_TEST_PAUSE_BEFORE_REMOVING_CREATED_LEDGER` set, says so
+    /// on stderr and waits until standard input ends.
+    static func testPauseBeforeRemovingCreatedLedger() {
+        guard ProcessInfo.processInfo.environment["HEALTHLEDGER_TEST_PAUSE_BEFORE_REMOVING_CREATED_LEDGER"] != nil else { return }
+        FileHandle.standardError.write(Data("healthledger: test pause: removing the ledger this import created\n".utf8))
+        _ = FileHandle.standardInput.readDataToEndOfFile()
     }
 
     /// Removes the ledger a failed import created in `folder`: the folder itself when
@@ -131,31 +203,19 @@ enum ImportAppleHealthCommand {
         }
     }
 
-    /// `--dry-run`: the merge counted against the ledger (an empty one when there is
-    /// none, made in a temporary folder and removed), nothing written to it.
-    static func dryRunImport(_ source: ExportSource, options: ImportOptions, fs: any LogFileSystem, global: GlobalOptions) async throws {
-        let summary: ImportSummary
+    /// `--dry-run`: the merge counted against the ledger's projections loaded as a
+    /// query loads them — no lock, no write (not even the abort of a killed import
+    /// that a writer's open appends) — or against none when there is no ledger.
+    static func dryRunImport(_ source: ExportSource, options: ImportOptions, fs: any LogFileSystem,
+                             global: GlobalOptions) async throws -> ImportSummary {
         do {
-            if fs.exists(LogWriter.logFileName) {
-                let ledger = try LedgerAccess.openForWriting(global)
-                defer { ledger.abandon() }
-                summary = try await AppleHealthImporter.run(source, into: ledger, options: options)
-            } else {
-                let folder = FileManager.default.temporaryDirectory.appendingPathComponent("healthledger-dry-run-\(UUID().uuidString)")
-                defer { try? FileManager.default.removeItem(at: folder) }
-                let ledger = try Ledger.create(PosixFileSystem(path: folder.path))
-                defer { ledger.abandon() }
-                summary = try await AppleHealthImporter.run(source, into: ledger, options: options)
-            }
+            let state = fs.exists(LogWriter.logFileName) ? try LedgerView.open(global).state : LedgerState()
+            let summary = try await AppleHealthImporter.dryRun(source, over: state, options: options)
+            Progress.finish()
+            return summary
         } catch {
             Progress.finish()
             throw error
-        }
-        Progress.finish()
-        if global.json {
-            Output.line(summary.json)
-        } else {
-            for line in summary.lines { Output.line(line) }
         }
     }
 }

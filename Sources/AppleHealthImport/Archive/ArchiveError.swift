@@ -15,6 +15,8 @@ public enum ArchiveError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The entry's bytes do not match its CRC-32 or size.
     case checksumMismatch(entry: String, expected: UInt32, actual: UInt32)
     case sizeMismatch(entry: String, expected: UInt64, actual: UInt64)
+    /// The path names a FIFO, a device or a folder: only regular files are read.
+    case notARegularFile(path: String)
     /// An I/O call failed.
     case io(operation: String, path: String, errno: Int32)
 
@@ -30,6 +32,7 @@ public enum ArchiveError: Error, Hashable, Sendable, CustomStringConvertible {
             "checksumMismatch: \(entry) has CRC-32 \(hex(actual)), its header says \(hex(expected))"
         case .sizeMismatch(let entry, let expected, let actual):
             "sizeMismatch: \(entry) inflates to \(actual) bytes, its header says \(expected)"
+        case .notARegularFile(let path): "notARegularFile: \(path) is not a regular file"
         case .io(let operation, let path, let errno): "io: \(operation) \(path) failed (errno \(errno))"
         }
     }

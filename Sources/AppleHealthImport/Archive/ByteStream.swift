@@ -20,15 +20,21 @@ public final class ReadOnlyFile: @unchecked Sendable {
     /// The file's size when it was opened.
     public let size: UInt64
 
+    /// Opens a regular file: anything else (a FIFO, whose open would wait for a
+    /// writer — hence `O_NONBLOCK` —, a device, a folder) throws `notARegularFile`.
     public init(path: String) throws(ArchiveError) {
         self.path = path
-        fd = open(path, O_RDONLY | O_CLOEXEC)
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw ArchiveError.io(operation: "open", path: path, errno: errno) }
         var st = stat()
         guard fstat(fd, &st) == 0 else {
             let e = errno
             close(fd)
             throw ArchiveError.io(operation: "fstat", path: path, errno: e)
+        }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw ArchiveError.notARegularFile(path: path)
         }
         size = UInt64(st.st_size)
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)

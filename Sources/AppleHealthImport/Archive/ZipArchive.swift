@@ -190,8 +190,13 @@ final class CheckedEntryStream: ByteStream {
         self.entry = entry
     }
 
+    /// Asks the inner stream for at most one byte past the claimed size: enough to
+    /// tell an entry longer than its directory says (a zip bomb), which then stops
+    /// there, never inflating on.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let n = try inner.read(into: buffer)
+        let remaining = entry.uncompressedSize - size  // size never passes it (thrown below)
+        let want = remaining < UInt64(buffer.count) ? Int(remaining) + 1 : buffer.count
+        let n = try inner.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]))
         if n == 0 {
             guard size == entry.uncompressedSize else {
                 throw ArchiveError.sizeMismatch(entry: entry.name, expected: entry.uncompressedSize, actual: size)

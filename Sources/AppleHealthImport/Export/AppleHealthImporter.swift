@@ -14,7 +14,9 @@ public struct ImportProgress: Sendable {
 /// Options of an import.
 public struct ImportOptions: Sendable {
     /// Merge an export older than one the ledger holds, or of another person (by
-    /// `<Me>`): refused without it, because it would remove what the newer export brought.
+    /// `<Me>`, or sharing no record with what earlier imports brought): refused
+    /// without it, because it would remove what the newer export (or the other
+    /// person's) brought.
     public var force = false
     /// Work out what would be new, unchanged and removed, and write nothing.
     public var dryRun = false
@@ -64,7 +66,9 @@ public struct ImportOptions: Sendable {
 /// what the ledger already holds (an earlier export of the same person, the same
 /// export again) is skipped and counted; what is new is appended. An export older
 /// than one imported, or of another person, is refused unless `force`, before
-/// anything is written (the prolog — ExportDate and `<Me>` — comes first in the XML).
+/// anything is written (the prolog — ExportDate and `<Me>` — comes first in the XML;
+/// a record in common with earlier imports is looked for before the transaction
+/// begins, `requireRecordInCommon`).
 ///
 /// Three threads: reading, inflating, hashing and tokenizing the XML
 /// (`XMLScanner(readingAhead:)`), mapping and encoding (`ExportPass`), and the ledger's
@@ -80,36 +84,162 @@ public enum AppleHealthImporter {
     /// begun is aborted first (`importAborted`: none of it applies).
     public static func run(_ source: ExportSource, into ledger: Ledger, options: ImportOptions = ImportOptions()) async throws
         -> ImportSummary {
-        let t0 = Date()
+        try await run(source, reading: .ledger(ledger), options: options)
+    }
+
+    /// What importing `source` over `state` would do — a dry run against projections
+    /// loaded without a writer (no lock taken, no byte written: not even the abort of
+    /// a killed import, which a writer's open appends). Refuses what `run` refuses.
+    package static func dryRun(_ source: ExportSource, over state: LedgerState, options: ImportOptions = ImportOptions()) async throws
+        -> ImportSummary {
+        var options = options
+        options.dryRun = true
+        return try await run(source, reading: .state(StateHolder(state)), options: options)
+    }
+
+    /// Throws what `run` would refuse before writing anything (`olderExport`,
+    /// `otherPerson`, `unrelatedExport`, or the export's own errors met meanwhile),
+    /// judged over `state` (projections loaded without a writer): the prolog, then
+    /// the records up to the first the ledger holds. A command checks this before it
+    /// opens the ledger for writing, since opening writes (it aborts a killed import).
+    package static func refusal(_ source: ExportSource, over state: LedgerState, options: ImportOptions = ImportOptions()) async throws {
+        guard !options.force else { return }
+        let access = StateAccess.state(StateHolder(state))
         let pass = ExportPass(source: source, options: options)
         var messages = pass.messages().makeAsyncIterator()
-        guard case .prolog(let prolog)? = try await messages.next() else {
-            preconditionFailure("an export pass begins with its prolog")
+        let prolog = try await firstProlog(&messages, pass)
+        try checkMergeable(prolog, after: state.imports)
+        _ = try await requireRecordInCommon(&messages, pass: pass, reading: access, imports: state.imports)
+    }
+
+    /// Where an import reads the ledger's projections: the ledger (inside the
+    /// import's transaction once it has begun), or projections loaded without a
+    /// writer (a dry run, a check before opening for writing).
+    enum StateAccess: Sendable {
+        case ledger(Ledger)
+        case state(StateHolder)
+
+        func read<T: Sendable>(in transaction: ImportTransaction? = nil,
+                               _ body: @Sendable (inout LedgerState) throws -> T) async throws -> T {
+            switch self {
+            case .ledger(let ledger):
+                if let transaction { return try await ledger.read(in: transaction, body) }
+                return try await ledger.read(body)
+            case .state(let holder):
+                return try body(&holder.state)
+            }
         }
-        pass.consumed()
-        let (imports, nextSequence) = await ledger.read { ($0.imports, $0.lastSequence + 1) }
-        if !options.force { try checkMergeable(prolog, after: imports) }
+    }
+
+    /// Projections read by one task at a time (a dry run's).
+    final class StateHolder: @unchecked Sendable {
+        var state: LedgerState
+        init(_ state: LedgerState) { self.state = state }
+    }
+
+    private static func run(_ source: ExportSource, reading access: StateAccess, options: ImportOptions) async throws
+        -> ImportSummary {
+        let t0 = Date()
+        var pass = ExportPass(source: source, options: options)
+        var messages = pass.messages().makeAsyncIterator()
+        var prolog = try await firstProlog(&messages, pass)
+        let (imports, nextSequence) = try await access.read { ($0.imports, $0.lastSequence + 1) }
+        if !options.force {
+            try checkMergeable(prolog, after: imports)
+            // Before anything is written: a record in common with what earlier imports
+            // brought, or the refusal. Found, the pass starts again from the top (what
+            // it read of the export was only looked at, usually one batch).
+            if !options.dryRun, try await requireRecordInCommon(&messages, pass: pass, reading: access, imports: imports) {
+                pass = ExportPass(source: source, options: options)
+                messages = pass.messages().makeAsyncIterator()  // the old pass, dropped, is cancelled
+                prolog = try await firstProlog(&messages, pass)
+            }
+        }
         var summary = ImportSummary()
         summary.importId = importId(prolog, source: source, nextSequence: nextSequence)
         summary.dryRun = options.dryRun
         var transaction: ImportTransaction?
-        if !options.dryRun {
+        if !options.dryRun, case .ledger(let ledger) = access {
             transaction = try await ledger.beginImport(ExportImportStart(
                 importId: summary.importId, exportDate: prolog.exportDate, locale: prolog.locale,
                 exportVersion: prolog.exportVersion, sourcePath: source.path, me: prolog.me))
             summary.firstSequence = transaction!.startedAt
         }
         do {
-            try await write(&messages, pass: pass, prolog: prolog, into: ledger, transaction: transaction,
+            try await write(&messages, pass: pass, prolog: prolog, reading: access, imports: imports, transaction: transaction,
                             summary: &summary, options: options)
         } catch let crash as SimulatedCrash {
             throw crash  // a killed process aborts nothing: the next writer does
         } catch {
-            if let transaction { try? await ledger.abortImport(transaction, reason: "\(error)") }
+            if let transaction, case .ledger(let ledger) = access {
+                try? await ledger.abortImport(transaction, reason: "\(error)")
+            }
             throw error
         }
         summary.seconds = Date().timeIntervalSince(t0)
         return summary
+    }
+
+    /// The pass's first message, its prolog (consumed).
+    private static func firstProlog(_ messages: inout AsyncThrowingStream<ExportPass.Message, Error>.AsyncIterator,
+                                    _ pass: ExportPass) async throws -> ExportPass.Prolog {
+        guard case .prolog(let prolog)? = try await messages.next() else {
+            preconditionFailure("an export pass begins with its prolog")
+        }
+        pass.consumed()
+        return prolog
+    }
+
+    /// Reads the pass's records, writing nothing, until one the ledger holds (live)
+    /// from before: true, the pass partly read (true too when the export turns out
+    /// broken first: undecided, the import then meets the error itself). When the ledger holds nothing a merge
+    /// could remove (no live sample of an imported source, no activity summary),
+    /// false, the pass untouched. When the export ends with no record in common and
+    /// the merge would remove what earlier imports brought — all of it — throws
+    /// `unrelatedExport`: another person's export, whatever its `<Me>` says.
+    private static func requireRecordInCommon(_ messages: inout AsyncThrowingStream<ExportPass.Message, Error>.AsyncIterator,
+                                              pass: ExportPass, reading access: StateAccess,
+                                              imports: [ImportEntry]) async throws -> Bool {
+        let (slots, holds) = try await access.read { ($0.samples.count, ImportMerge.holdsLiveImports(in: $0)) }
+        guard holds else { return false }
+        let merge = ImportMerge(priorSlots: slots)
+        while true {
+            let next: ExportPass.Message?
+            do {
+                next = try await messages.next()
+            } catch {
+                // The export is broken before a record in common: undecided. The import
+                // meets the same error inside its transaction and aborts it, as documented.
+                return true
+            }
+            guard let message = next else { break }
+            switch consume message {
+            case .prolog:
+                preconditionFailure("one prolog per export")
+            case .batch(let commands, _):
+                _ = try await access.read { state in merge.filter(commands, in: state).count }
+                pass.consumed()
+                if merge.inCommon > 0 { return true }
+            case .end:
+                pass.consumed()
+                let absent = try await access.read { state in merge.absences(in: state) }
+                try refuseUnrelated(merge, absent: absent, imports: imports)
+                return true
+            }
+        }
+        preconditionFailure("an export pass ends with its summary")
+    }
+
+    /// Throws `unrelatedExport` when the merge found no record in common and would
+    /// remove what earlier imports brought (`absent`).
+    private static func refuseUnrelated(_ merge: ImportMerge, absent: (objects: [DeletedObject], days: [DateOfBirth]),
+                                        imports: [ImportEntry]) throws(ImportError) {
+        guard merge.inCommon == 0, !absent.objects.isEmpty || !absent.days.isEmpty else { return }
+        func count(_ n: Int, _ one: String, _ many: String) -> String? { n == 0 ? nil : "\(n) \(n == 1 ? one : many)" }
+        let what = [count(absent.objects.count, "sample", "samples"),
+                    count(absent.days.count, "activity summary", "activity summaries")].compactMap { $0 }.joined(separator: " and ")
+        let last = imports.last.map { " (the last at event #\($0.startedAt), exported \($0.start.exportDate ?? "?"))" } ?? ""
+        throw .unrelatedExport("this export shares no record with what the ledger's earlier imports brought\(last): merging it would remove all \(what) of theirs still in the ledger, as absent from it (is it another person's export?)")
     }
 
     /// Reads the whole export without a ledger: what it holds, or the first reason
@@ -177,17 +307,17 @@ public enum AppleHealthImporter {
 
     /// The import's body, inside its transaction (nil: a dry run, nothing written).
     private static func write(_ messages: inout AsyncThrowingStream<ExportPass.Message, Error>.AsyncIterator, pass: ExportPass,
-                              prolog: ExportPass.Prolog, into ledger: Ledger, transaction: ImportTransaction?,
-                              summary: inout ImportSummary, options: ImportOptions) async throws {
+                              prolog: ExportPass.Prolog, reading access: StateAccess, imports: [ImportEntry],
+                              transaction: ImportTransaction?, summary: inout ImportSummary, options: ImportOptions) async throws {
+        let ledger: Ledger? = if case .ledger(let ledger) = access { ledger } else { nil }
         func append(_ commands: [LedgerCommand], durability: Durability = .deferred) async throws {
-            guard let transaction, !commands.isEmpty else { return }
+            guard let transaction, let ledger, !commands.isEmpty else { return }
             let outcome = try await ledger.appendGroup(commands, durability: durability, in: transaction)
             if let first = outcome.refused.first { throw ImportError.refused("\(first.violation)") }
             if let range = outcome.sequences { summary.lastSequence = range.upperBound }
         }
         func read<T: Sendable>(_ body: @Sendable (inout LedgerState) throws -> T) async throws -> T {
-            if let transaction { return try await ledger.read(in: transaction, body) }
-            return try await ledger.read(body)
+            try await access.read(in: transaction, body)
         }
 
         // The characteristics `<Me>` sets.
@@ -203,7 +333,7 @@ public enum AppleHealthImporter {
         try await append(characteristics)
 
         let merge = ImportMerge(priorSlots: try await read { $0.samples.count })
-        if transaction != nil, merge.priorSlots == 0 {
+        if transaction != nil, let ledger, merge.priorSlots == 0 {
             // A first import: room for about as many samples as the XML's size suggests
             // (~260 bytes per Record in real exports; slot capacity is virtual until used).
             await ledger.reserveSamples(Int(min(pass.sourceSize / 300, 1 << 30)))
@@ -236,11 +366,11 @@ public enum AppleHealthImporter {
                 fresh = []  // the ledger has copied the samples' bytes: their buffers go back to the pass
                 pass.recycle(commands)
                 batchesAppended += 1
-                if let limit = options.crashAfterBatches, batchesAppended >= limit {
+                if let limit = options.crashAfterBatches, batchesAppended >= limit, let ledger {
                     try await ledger.sync()
                     throw SimulatedCrash()
                 }
-                if let limit = options.pauseAfterBatches, batchesAppended == limit {
+                if let limit = options.pauseAfterBatches, batchesAppended == limit, let ledger {
                     try await ledger.sync()
                     options.paused?()
                     while true { try await Task.sleep(nanoseconds: 1_000_000_000) }
@@ -259,12 +389,15 @@ public enum AppleHealthImporter {
         totals.again = try await read { !$0.imports(ofContent: hash).isEmpty }
         // What the export no longer holds: removed with the finish, in one batch.
         let absent = try await read { state in merge.absences(in: state) }
+        // A dry run says what the import would refuse; an import checked before it
+        // began (`requireRecordInCommon`), and refuses here only if the ledger changed since.
+        if !options.force { try refuseUnrelated(merge, absent: absent, imports: imports) }
         totals.merge = merge.counts
         totals.samplesSaved = merge.counts.filter { $0.key != "ActivitySummary" }.values.reduce(0) { $0 + $1.new }
         totals.notSavedSyncVersion += merge.syncVersionKept
         totals.previouslyDeleted = merge.previouslyDeleted
         summary = totals
-        guard let transaction else { return }
+        guard let transaction, let ledger else { return }
         let absence = absent.objects.isEmpty && absent.days.isEmpty ? nil
             : ExportAbsence(importId: summary.importId, exportDate: summary.exportDate, objects: absent.objects, days: absent.days)
         let stored = try await ledger.commitImport(transaction, absence: absence,

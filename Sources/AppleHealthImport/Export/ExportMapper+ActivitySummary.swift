@@ -18,7 +18,13 @@ extension ExportMapper {
             if let k = ActivitySummary.numberNames.firstIndex(of: name) {
                 numbers[k] = try number(i, name)
             } else if name == "activeEnergyBurnedUnit" {
-                unit = scanner.valueString(i)
+                // A unit of energy or the import is refused here, as for an unparsable
+                // number: whatever else is written (markup, text) is never kept.
+                let text = scanner.valueString(i)
+                guard let parsed = try? HealthUnit(text), parsed.isCompatible(with: .kilocalorie) else {
+                    throw invalid("activeEnergyBurnedUnit '\(text)' is not a unit of energy (kcal, kJ, Cal, …)")
+                }
+                unit = text
             } else if name != "dateComponents" {
                 other.append(MetadataEntry(key: name, value: .string(scanner.valueString(i))))
             }

@@ -19,6 +19,13 @@ public struct ExportSource: Sendable {
     /// The XML's size in bytes.
     public let xmlSize: UInt64
 
+    /// The most bytes a route file may hold (64 MiB), checked before anything of it
+    /// is read: a route file is read whole (with its points, about three times its
+    /// size in memory), so an export naming a huge or sparse file must not make the
+    /// import take gigabytes. Apple's GPX takes ~230 bytes per point, one point a
+    /// second: 64 MiB is over 80 hours of one workout's route.
+    public static let routeFileLimit: UInt64 = 64 << 20
+
     /// How much of a file is read to recognize an export.
     static let sniffLength = 64 << 10
 
@@ -31,7 +38,8 @@ public struct ExportSource: Sendable {
             throw .notFound(path: path)
         }
         if isDirectory.boolValue {
-            let candidates = Self.xmlFiles(in: path)
+            guard let folder = ExportFolder(path) else { throw .notFound(path: path) }
+            let candidates = Self.xmlFiles(in: path, inside: folder)
             let exports = candidates.filter { Self.isExportXML(Self.head(ofFile: $0)) }
             guard let found = exports.first else {
                 throw .notAnExport(path: path, reason: "no XML file with a <HealthData> root among \(candidates.count) XML files")
@@ -84,23 +92,46 @@ public struct ExportSource: Sendable {
 
     /// The points of the route file a `FileReference` names (`/workout-routes/….gpx`,
     /// relative to the XML's folder), or nil when the export does not hold it.
+    ///
+    /// Only a file inside the export is read: a name with a `..` or `.` segment is not
+    /// looked up; in a folder, the name is resolved (symlinks too) and must stay
+    /// inside the XML's folder (`ExportFolder`); in a zip, it names an entry whose own
+    /// name has no `..`. A name outside and a name of nothing are both nil — counted
+    /// as missing route files alike, nothing of either read. A file inside that is
+    /// not regular, or over `routeFileLimit` bytes (a zip entry by the size its
+    /// directory claims), throws `RouteFileError` before anything is read.
     func routeLocations(_ reference: String) throws -> [RouteLocation]? {
-        let relative = reference.hasPrefix("/") ? String(reference.dropFirst()) : reference
+        guard let segments = ExportFolder.segments(reference) else { return nil }
+        let relative = segments.joined(separator: "/")
         let bytes: [UInt8]
         switch location {
         case .zip(let archive, let xml):
             let folder = xml.name.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
             let wanted = folder.isEmpty ? relative : folder + "/" + relative
-            guard let entry = archive.entries.first(where: { $0.name == wanted })
-                    ?? archive.entries.first(where: { $0.name.hasSuffix("/" + relative) }) else { return nil }
-            guard entry.uncompressedSize < 1 << 30 else { throw ImportError.notAnExport(path: entry.name, reason: "route file over 1 GiB") }
-            bytes = try archive.prefix(of: entry, count: Int(entry.uncompressedSize))
-        case .file(let file):
-            let url = URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(relative)
-            guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
-            bytes = [UInt8](data)
+            func plain(_ entry: ZipArchive.Entry) -> Bool {
+                !entry.isDirectory && !entry.name.split(separator: "/", omittingEmptySubsequences: false).contains("..")
+            }
+            guard let entry = archive.entries.first(where: { $0.name == wanted && plain($0) })
+                    ?? archive.entries.first(where: { $0.name.hasSuffix("/" + relative) && plain($0) }) else { return nil }
+            guard entry.uncompressedSize <= Self.routeFileLimit else {
+                throw RouteFileError.tooLarge(size: entry.uncompressedSize, limit: Self.routeFileLimit)
+            }
+            // One byte more than it holds: the read reaches the entry's end, where its size and CRC-32 are checked.
+            bytes = try archive.prefix(of: entry, count: Int(entry.uncompressedSize) + 1)
+        case .file:
+            guard let folder = routeFolder, let found = try folder.contents(of: relative, limit: Self.routeFileLimit) else {
+                return nil
+            }
+            bytes = found
         }
         return try GPXRoute.locations(bytes)
+    }
+
+    /// The XML's folder, where its route files are (nil for a zip, or when the
+    /// folder cannot be resolved: then no route file is read).
+    var routeFolder: ExportFolder? {
+        guard case .file(let file) = location else { return nil }
+        return ExportFolder(URL(fileURLWithPath: file).deletingLastPathComponent().path)
     }
 
     // MARK: Recognizing
@@ -166,19 +197,27 @@ public struct ExportSource: Sendable {
         return Array(out[0..<n])
     }
 
-    /// XML files in a folder and one level of subfolders (`apple_health_export/`), sorted.
-    static func xmlFiles(in folder: String) -> [String] {
+    /// XML files in a folder and one level of subfolders (`apple_health_export/`),
+    /// sorted: regular files whose real path (symlinks resolved) is inside `inside`
+    /// (a FIFO, a device, or a link leading out of the export is never opened).
+    static func xmlFiles(in folder: String, inside: ExportFolder) -> [String] {
         var out: [String] = []
         let fm = FileManager.default
+        func regularInside(_ path: String) -> Bool {
+            guard let real = inside.inside(path) else { return false }
+            var st = stat()
+            return stat(real, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+        }
         for name in (try? fm.contentsOfDirectory(atPath: folder))?.sorted() ?? [] {
             let full = folder + "/" + name
             var dir: ObjCBool = false
             _ = fm.fileExists(atPath: full, isDirectory: &dir)
             if dir.boolValue {
+                guard inside.inside(full) != nil else { continue }
                 for inner in (try? fm.contentsOfDirectory(atPath: full))?.sorted() ?? [] where inner.lowercased().hasSuffix(".xml") {
-                    out.append(full + "/" + inner)
+                    if regularInside(full + "/" + inner) { out.append(full + "/" + inner) }
                 }
-            } else if name.lowercased().hasSuffix(".xml") {
+            } else if name.lowercased().hasSuffix(".xml"), regularInside(full) {
                 out.append(full)
             }
         }

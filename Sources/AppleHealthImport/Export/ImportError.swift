@@ -22,6 +22,10 @@ public enum ImportError: Error, Sendable, CustomStringConvertible {
     /// The export's `<Me>` names another person than the ledger's earlier imports
     /// (date of birth or biological sex differ); `force` merges it anyway.
     case otherPerson(String)
+    /// The export shares no record with what the ledger's earlier imports brought and
+    /// still hold: merging it would remove all of that as absent from it (another
+    /// person's export, whatever its `<Me>` says). `force` merges it anyway.
+    case unrelatedExport(String)
     /// The ledger refused part of the import (a bug: the import checks first).
     case refused(String)
 
@@ -38,6 +42,8 @@ public enum ImportError: Error, Sendable, CustomStringConvertible {
             "olderExport: this export (exported \(date ?? "?")) is older than the one imported at event #\(seq) (exported \(newer)); merging it would remove what the newer export brought; pass --force to merge it anyway"
         case .otherPerson(let why):
             "otherPerson: \(why); pass --force to merge it anyway"
+        case .unrelatedExport(let why):
+            "unrelatedExport: \(why); pass --force to merge it anyway"
         case .refused(let why): "refused: \(why)"
         }
     }

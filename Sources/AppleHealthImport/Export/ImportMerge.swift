@@ -57,6 +57,11 @@ final class ImportMerge: @unchecked Sendable {
     private(set) var syncVersionKept = 0
     /// Days of activity summaries the export holds.
     private var exportDays = Set<Int>()
+    /// Records of the export the ledger held before it, live: a sample by its UUID
+    /// (its content) or by its sync identity (at any version), an activity summary
+    /// equal to the ledger's. None, while the ledger holds what earlier imports
+    /// brought, means another person's export (`AppleHealthImporter`).
+    private(set) var inCommon = 0
 
     init(priorSlots: Int) {
         self.priorSlots = priorSlots
@@ -101,6 +106,7 @@ final class ImportMerge: @unchecked Sendable {
 
     private func mark(_ slot: UInt32) {
         guard Int(slot) < priorSlots else { return }
+        inCommon += 1
         seen[Int(slot) >> 6] |= 1 << (UInt64(slot) & 63)
     }
 
@@ -138,9 +144,12 @@ final class ImportMerge: @unchecked Sendable {
                         continue
                     }
                     if let app, let sync = (try? sample.common.metadata.syncIdentity()) ?? nil,
-                       let stored = state.samples.liveSyncVersion(app: app, identifier: sync.identifier), stored >= sync.version {
-                        syncVersionKept += 1
-                        continue
+                       let stored = state.samples.liveSyncVersion(app: app, identifier: sync.identifier) {
+                        inCommon += 1
+                        if stored >= sync.version {
+                            syncVersionKept += 1
+                            continue
+                        }
                     }
                     namedCounts[type, default: MergeCount()].new += 1
                     kept.append(sample)
@@ -161,9 +170,12 @@ final class ImportMerge: @unchecked Sendable {
                         continue
                     }
                     if let app, let sync = samples.syncIdentity(ofSample: i),
-                       let stored = state.samples.liveSyncVersion(app: app, identifier: sync.identifier), stored >= sync.version {
-                        syncVersionKept += 1
-                        continue
+                       let stored = state.samples.liveSyncVersion(app: app, identifier: sync.identifier) {
+                        inCommon += 1
+                        if stored >= sync.version {
+                            syncVersionKept += 1
+                            continue
+                        }
                     }
                     tally(samples, i, .new)
                     keep[i] = true
@@ -180,6 +192,7 @@ final class ImportMerge: @unchecked Sendable {
                     let key = LedgerState.dayKey(a.day)
                     exportDays.insert(key)
                     if state.activitySummaries[key] == a {
+                        inCommon += 1
                         namedCounts["ActivitySummary", default: MergeCount()].unchanged += 1
                     } else {
                         namedCounts["ActivitySummary", default: MergeCount()].new += 1
@@ -211,6 +224,20 @@ final class ImportMerge: @unchecked Sendable {
             }
         }
         return out.filter { if case .recordActivitySummaries(let a) = $0 { return !a.isEmpty } else { return true } }
+    }
+
+    /// Whether the ledger holds anything a merge could remove as absent: a live
+    /// top-level sample of an imported source, or an activity summary.
+    static func holdsLiveImports(in state: LedgerState) -> Bool {
+        if !state.activitySummaries.isEmpty { return true }
+        var imported = [Bool](repeating: false, count: state.registry.apps.count + 1)
+        for (i, app) in state.registry.apps.enumerated() { imported[i + 1] = app.imported }
+        guard imported.contains(true) else { return false }
+        for slot in 0..<state.samples.count {
+            let e = state.samples.entry(UInt32(slot))
+            if !e.isDeleted, !e.isMember, Int(e.app) < imported.count, imported[Int(e.app)] { return true }
+        }
+        return false
     }
 
     /// What the export no longer holds: live top-level samples of imported sources,
