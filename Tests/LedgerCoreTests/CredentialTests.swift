@@ -5,7 +5,7 @@ import HealthModel
 import LedgerLog
 import TestSupport
 
-/// Bearer credentials: the token format, the events' rules (E14), authentication,
+/// Bearer credentials: the token format, the events' rules (E15), authentication,
 /// and the projection through replay and snapshots.
 struct CredentialTests {
     // RFC 4648 §10's vectors, in the base64url alphabet without padding.
@@ -51,8 +51,8 @@ struct CredentialTests {
         .issueCredential(CredentialIssue(id: token.id, subject: subject, secretSHA256: token.secretSHA256, expiresAt: expiresAt, name: name))
     }
 
-    // E14: issued once, to the owner or a registered app that is not imported; revoked once.
-    @Test func credentialsFollowRuleE14() async throws {
+    // E15: issued once, to the owner or a registered app that is not imported; revoked once.
+    @Test func credentialsFollowRuleE15() async throws {
         let ledger = try makeLedger()
         let token = BearerToken.generate()
         await #expect(throws: RuleViolation.invalidCredential("app #1 is not registered")) {
@@ -80,7 +80,7 @@ struct CredentialTests {
         await #expect(throws: RuleViolation.invalidCredential("credential \(token.id) was already revoked at event #\(before + 1)")) {
             try await ledger.execute(.revokeCredential(token.id, reason: nil))
         }
-        #expect(RuleViolation.invalidCredential("x").description == "invalidCredential: x [E14]")
+        #expect(RuleViolation.invalidCredential("x").description == "invalidCredential: x [E15]")
     }
 
     @Test func aTokenIsValidUntilRevokedOrExpiredAndAWrongSecretIsUnknown() async throws {

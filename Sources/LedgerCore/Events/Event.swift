@@ -160,10 +160,10 @@ public enum Event: Hashable, Sendable {
     /// import that found it out (kind 21). Actor: the owner, through that import.
     case absentFromExport(ExportAbsence)
     /// The owner issued a bearer credential (its secret's hash only; kind 25, rule
-    /// E14). Actor: the owner.
+    /// E15). Actor: the owner.
     case credentialIssued(CredentialIssue)
     /// The owner revoked a credential: from this event on it is refused (kind 26,
-    /// rule E14). Actor: the owner.
+    /// rule E15). Actor: the owner.
     case credentialRevoked(id: CredentialID, reason: String?)
 
     /// Who caused the event.

@@ -308,7 +308,7 @@ enum LedgerRules {
         }
     }
 
-    /// E14: a credential is issued once, to the owner or a registered app that is not
+    /// E15: a credential is issued once, to the owner or a registered app that is not
     /// an imported source (imported sources act only through imports), with a note
     /// of at most 255 bytes.
     private static func checkIssue(_ issue: CredentialIssue, state: LedgerState) throws(RuleViolation) {

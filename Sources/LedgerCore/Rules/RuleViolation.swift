@@ -62,7 +62,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// An `absentFromExport` removes what no import brought (a sample of a source that
     /// is not imported, a correlation's member on its own, a day without a summary).
     case notBroughtByImport(String)
-    /// A credential refused (rule E14): an id already issued, a subject that is not the
+    /// A credential refused (rule E15): an id already issued, a subject that is not the
     /// owner or a registered app, an imported source, an over-long name; a
     /// revocation of an unknown or already revoked credential.
     case invalidCredential(String)
@@ -85,7 +85,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .notBroughtByImport: "E9"
         case .invalidWorkoutActivity: "E10"
         case .invalidAssociation: "E12"
-        case .invalidCredential: "E14"
+        case .invalidCredential: "E15"
         case .tooLarge: "R2/B5"
         }
     }
