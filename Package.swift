@@ -104,7 +104,7 @@ let package = Package(
         // Runs the built `healthledger` binary (the dependency makes sure it is built).
         // Also imports the executable (@testable) and its parsers for the in-process fuzzer.
         .testTarget(name: "CLITests", dependencies: ["healthledger", "ledger-torture", "TestSupport", "LedgerChecksums", "LedgerLog",
-                                                     "AppleHealthImport", "HealthModel"]),
+                                                     "AppleHealthImport", "HealthModel", "LedgerReporting"]),
     ] + (withPostgres ? postgresTargets : []),
     swiftLanguageModes: [.v6]
 )

@@ -2,6 +2,7 @@ import Foundation
 import HealthLedger
 import HealthModel
 import LedgerCore
+import LedgerReporting
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import AppleHealthImport
 import Foundation
 import HealthModel
+import LedgerReporting
 import TestSupport
 @testable import healthledger
 

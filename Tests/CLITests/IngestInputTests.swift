@@ -1,4 +1,5 @@
 import Foundation
+import LedgerReporting
 import Testing
 import TestSupport
 @testable import healthledger

@@ -1,4 +1,5 @@
-/// A strict JSON reader (RFC 8259) for `ingest` (one object per line). Byte-level, no
+/// A strict JSON reader (RFC 8259) for `ingest` (one object per line) and the server's
+/// request bodies. Byte-level, no
 /// Foundation: JSONDecoder is slow on Linux and we only need values.
 ///
 /// Strict means: the grammar exactly (no leading zeros, no `+`, no bare `.5`, no
@@ -7,7 +8,7 @@
 /// Double (`1e309` is out of range, not infinity), no member name twice in an object
 /// (RFC 8259 leaves duplicates to the reader; here they are refused, never "first
 /// wins"), and nesting bounded by `maxDepth` so that no input can exhaust the stack.
-enum JSONValue: Equatable {
+package enum JSONValue: Equatable, Sendable {
     case object([(String, JSONValue)])
     case array([JSONValue])
     case string(String)
@@ -17,9 +18,9 @@ enum JSONValue: Equatable {
     case null
 
     /// The deepest nesting of arrays and objects accepted.
-    static let maxDepth = 64
+    package static let maxDepth = 64
 
-    static func == (a: JSONValue, b: JSONValue) -> Bool {
+    package static func == (a: JSONValue, b: JSONValue) -> Bool {
         switch (a, b) {
         case (.object(let x), .object(let y)): x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
         case (.array(let x), .array(let y)): x == y
@@ -32,13 +33,13 @@ enum JSONValue: Equatable {
     }
 
     /// The member `key` of an object (member names are unique: `parse` refuses repeats).
-    subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.0 == key }?.1
     }
 
     /// What kind of value this is, for messages ("a string", "a boolean", …).
-    var kindName: String {
+    package var kindName: String {
         switch self {
         case .object: "an object"
         case .array: "an array"
@@ -52,16 +53,16 @@ enum JSONValue: Equatable {
     /// Why a text is not JSON: the 1-based byte column, the member being read (as a
     /// path such as `"metadata"."k"`, empty at the top level) and one fixed reason
     /// per kind of error.
-    struct ParseError: Error, Equatable, CustomStringConvertible {
-        let column: Int
-        let path: String
-        let reason: String
+    package struct ParseError: Error, Equatable, CustomStringConvertible {
+        package let column: Int
+        package let path: String
+        package let reason: String
 
-        var description: String { "column \(column)\(path.isEmpty ? "" : " (in \(path))"): \(reason)" }
+        package var description: String { "column \(column)\(path.isEmpty ? "" : " (in \(path))"): \(reason)" }
     }
 
     /// Parses one JSON text; the error gives a 1-based column.
-    static func parse(_ bytes: ArraySlice<UInt8>) throws(ParseError) -> JSONValue {
+    package static func parse(_ bytes: ArraySlice<UInt8>) throws(ParseError) -> JSONValue {
         var p = Parser(bytes: bytes)
         p.skipSpace()
         let value = try p.value(depth: 0)
@@ -71,7 +72,7 @@ enum JSONValue: Equatable {
     }
 
     /// Parses one JSON text given as a string.
-    static func parse(_ text: String) throws(ParseError) -> JSONValue { try parse(ArraySlice(text.utf8)) }
+    package static func parse(_ text: String) throws(ParseError) -> JSONValue { try parse(ArraySlice(text.utf8)) }
 
     private struct Parser {
         let bytes: ArraySlice<UInt8>
