@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import LedgerLog
 
 /// `healthledger changes`: the feed on the command line, refused anchors, and `--follow`
 /// across processes.
@@ -70,5 +71,30 @@ struct ChangesCommandTests {
         let lines = follower.output.split(separator: "\n")
         #expect(lines.count == 6)
         #expect(lines.filter { $0.hasPrefix("{\"anchor\":") }.count == 3)
+    }
+
+    /// Issue 28 (14): a follower whose ledger folder is replaced by another ledger says
+    /// that the ledger at the path is another one (exit 5), not that its index and the
+    /// log disagree or that a history was rewritten.
+    @Test func followOnAFolderReplacedByAnotherLedgerSaysTheLedgerIsAnotherOne() throws {
+        let dir = try StoreCommandTests.prepared()
+        let other = try StoreCommandTests.prepared()
+        _ = try save(other, "71")
+        let otherId = try LogReader(other.fs).header.ledgerId
+        let ownId = try LogReader(dir.fs).header.ledgerId
+        let follower = try CLIRunner.start(["--ledger", dir.path, "changes", "bodyMass", "--owner", "--follow"], stderr: .pipe)
+        defer {
+            follower.kill(SIGTERM)
+            follower.wait()
+        }
+        #expect(follower.waitForOutput(containing: "anchor: ", seconds: 60))
+        // The folder is moved away and another ledger copied into its place.
+        let fm = FileManager.default
+        try fm.moveItem(atPath: dir.path, toPath: dir.path + "-moved")
+        try fm.copyItem(atPath: other.path, toPath: dir.path)
+        let message = "healthledger: ledgerReplaced: the ledger at \(dir.path) is another one (ledger \(otherId)); this feed was reading ledger \(ownId)\n"
+        #expect(follower.waitForStderr(containing: "\n", seconds: 60))
+        #expect(follower.errorOutput == message)
+        #expect(follower.wait() == .exited(5))
     }
 }
