@@ -2,11 +2,20 @@
 """Checks what `healthledger checkpoint` and `healthledger --json prove` print, using the
 Python standard library only: nothing of HealthLedger's code is trusted.
 
-  verify_proof.py [--key VERIFIER-KEY] CHECKPOINT.txt | PROOF.json (inclusion or consistency)
+  verify_proof.py [--key VERIFIER-KEY] CHECKPOINT.txt | INCLUSION.json
+  verify_proof.py [--key VERIFIER-KEY] --old OLD-CHECKPOINT.txt CONSISTENCY.json
 
 The verifier key is `name+hash+base64(0x01 || public key)` (`healthledger key generate`).
-Without --key, signatures are reported but not checked. Exit 0: all checks; 1: not; 2: usage.
-RFC 9162 proofs (transparency-dev/merkle's algorithm), RFC 8032 Ed25519, sumdb/note notes.
+With --key, every checkpoint relied on must carry a valid signature by that key (an
+unsigned or wrongly signed one is refused, naming which); without it, signatures are
+reported but not checked.
+
+A consistency proof is checked from the checkpoint YOU kept (--old): the one inside the
+proof is the prover's word, so it must equal yours (origin, size and root) and the proof
+must lead from your root to the new checkpoint's. Both roots are printed.
+
+Exit 0: all checks; 1: not; 2: usage. RFC 9162 proofs (transparency-dev/merkle's
+algorithm), RFC 8032 Ed25519, sumdb/note notes.
 """
 import base64, hashlib, json, sys
 
@@ -87,26 +96,42 @@ def parse_note(note):
         sigs.append((name, raw[:4], raw[4:]))
     return note[:i + 1], sigs
 
-def parse_checkpoint(note, key, required=True):
-    text, sigs = parse_note(note)
-    lines = text.split("\n")
-    origin, size, root = lines[0], int(lines[1]), base64.b64decode(lines[2], validate=True)
-    if str(size) != lines[1] or len(root) != 32: raise ValueError("bad checkpoint body")
-    if key:
+def parse_verifier_key(key):
+    """(name, key hash, public key) of a verifier key `name+hash+base64(0x01 || key)`."""
+    try:
         name, keyhash, vkey = key.split("+", 2)
         raw = base64.b64decode(vkey, validate=True)
-        if raw[0] != 1 or len(raw) != 33: raise ValueError("not an Ed25519 verifier key")
-        want = hashlib.sha256(name.encode() + b"\n" + raw).digest()[:4]
-        if want.hex() != keyhash: raise ValueError("verifier key hash does not match its key")
-        mine = [s for s in sigs if s[0] == name and s[1] == want]
-        if not mine and required: raise ValueError("no signature by " + name)
+    except ValueError:
+        raise ValueError("the verifier key is not name+hash+base64")
+    if len(raw) != 33 or raw[0] != 1: raise ValueError("not an Ed25519 verifier key")
+    want = hashlib.sha256(name.encode() + b"\n" + raw).digest()[:4]
+    if want.hex() != keyhash: raise ValueError("verifier key hash does not match its key")
+    return name, want, raw[1:]
+
+def parse_checkpoint(note, key, label, report=True):
+    """(origin, size, root, body) of a checkpoint note. With a key (parse_verifier_key),
+    the note must carry a signature by it that verifies; `label` names the checkpoint in
+    every refusal. `report` prints what was found of its signatures."""
+    try:
+        text, sigs = parse_note(note)
+        lines = text.split("\n")
+        origin, size, root = lines[0], int(lines[1]), base64.b64decode(lines[2], validate=True)
+    except (ValueError, IndexError) as e:
+        raise ValueError("%s is not a checkpoint note (%s)" % (label, e))
+    if str(size) != lines[1] or len(root) != 32: raise ValueError("%s: bad checkpoint body" % label)
+    if key:
+        name, keyhash, public = key
+        mine = [s for s in sigs if s[0] == name and s[1] == keyhash]
+        if not mine:
+            raise ValueError("%s carries no signature by %s+%s%s" % (label, name, keyhash.hex(),
+                             "" if sigs else " (it is unsigned)"))
         for s in mine:
-            if not ed25519_verify(raw[1:], text.encode(), s[2]):
-                raise ValueError("signature by %s does not verify" % name)
-        print("signature by %s: %s" % (name, "OK" if mine else "absent (an old checkpoint: not required)"))
-    elif sigs:
-        print("signatures present but not checked (no --key): " + ", ".join(s[0] for s in sigs))
-    return origin, size, root
+            if not ed25519_verify(public, text.encode(), s[2]):
+                raise ValueError("%s: its signature by %s does not verify" % (label, name))
+        print("%s: signature by %s: OK" % (label, name))
+    elif sigs and report:
+        print("%s: signatures present but not checked (no --key): %s" % (label, ", ".join(s[0] for s in sigs)))
+    return origin, size, root, text
 
 # --- RFC 9162 proofs -------------------------------------------------------------------
 node = lambda left, right: hashlib.sha256(b"\x01" + left + right).digest()
@@ -153,44 +178,84 @@ def verify_consistency(size1, size2, proof, root1, root2):
         h1, h2 = node(p, h1), node(p, h2)
     if h1 != root1 or h2 != root2: raise ValueError("the proof does not lead to the roots")
 
-def check(doc, key):
-    b64 = lambda s: base64.b64decode(s, validate=True)
-    origin, size, root = parse_checkpoint(doc["checkpoint"], key)
+def b64(s):
+    return base64.b64decode(s, validate=True)
+
+def show(root):
+    return base64.b64encode(root).decode()
+
+def check_inclusion(doc, key):
+    origin, size, root, _ = parse_checkpoint(doc["checkpoint"], key, "the proof's checkpoint")
     if origin != doc["origin"]: raise ValueError("checkpoint of another log")
-    if doc["type"] == "inclusion":
-        leaf = hashlib.sha256(b"\x00" + b64(doc["leafInput"])).digest()
-        got = root_from_inclusion(doc["index"], doc["size"], leaf, [b64(p) for p in doc["path"]])
-        if got != b64(doc["root"]) or got != root or size != doc["size"]:
-            raise ValueError("the inclusion proof does not lead to the checkpoint's root")
-        if doc["index"] + 1 != doc["sequence"]: raise ValueError("leaf index and sequence disagree")
-        print("inclusion of event %d in %d events: OK" % (doc["sequence"], size))
-    elif doc["type"] == "consistency":
-        origin1, size1, root1 = parse_checkpoint(doc["oldCheckpoint"], key, required=False)
-        if origin1 != origin or size1 != doc["size1"] or root1 != b64(doc["root1"]):
-            raise ValueError("the old checkpoint does not match the proof")
-        if size != doc["size2"] or root != b64(doc["root2"]):
-            raise ValueError("the checkpoint does not match the proof")
-        verify_consistency(size1, size, [b64(p) for p in doc["path"]], root1, root)
-        print("consistency %d -> %d events: OK" % (size1, size))
-    else:
-        raise ValueError("unknown proof type")
+    leaf = hashlib.sha256(b"\x00" + b64(doc["leafInput"])).digest()
+    got = root_from_inclusion(doc["index"], doc["size"], leaf, [b64(p) for p in doc["path"]])
+    if got != b64(doc["root"]) or got != root or size != doc["size"]:
+        raise ValueError("the inclusion proof does not lead to the checkpoint's root")
+    if doc["index"] + 1 != doc["sequence"]: raise ValueError("leaf index and sequence disagree")
+    print("inclusion of event %d in %d events: OK" % (doc["sequence"], size))
+
+def check_consistency(doc, key, old_note, old_label):
+    """The proof from the verifier's own old checkpoint (`old_note`) to the proof's new one.
+    The old checkpoint inside the proof is the prover's word: it only has to agree."""
+    origin1, size1, root1, body1 = parse_checkpoint(old_note, key, old_label)
+    origin, size, root, _ = parse_checkpoint(doc["checkpoint"], key, "the proof's new checkpoint")
+    print("old root: %d events, %s (%s)" % (size1, show(root1), old_label))
+    print("new root: %d events, %s (the proof's new checkpoint)" % (size, show(root)))
+    if origin != doc["origin"]: raise ValueError("the proof's new checkpoint is of another log")
+    if origin1 != origin: raise ValueError("%s is of %s, the proof of %s" % (old_label, origin1, origin))
+    _, _, _, embedded = parse_checkpoint(doc["oldCheckpoint"], None, "the proof's old checkpoint", report=False)
+    if embedded != body1 or doc["size1"] != size1 or b64(doc["root1"]) != root1:
+        raise ValueError("the proof starts from another old checkpoint (%s events, root %s), not %s"
+                         % (doc["size1"], doc["root1"], old_label))
+    if size != doc["size2"] or root != b64(doc["root2"]):
+        raise ValueError("the proof's new checkpoint does not match the proof")
+    verify_consistency(size1, size, [b64(p) for p in doc["path"]], root1, root)
+    print("consistency %d -> %d events: OK" % (size1, size))
+
+USAGE = 2
+
+def usage(why):
+    print("verify_proof.py: %s\n%s" % (why, __doc__), file=sys.stderr)
+    return USAGE
+
+def read_text(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 def main(argv):
-    key = None
-    if len(argv) >= 2 and argv[0] == "--key":
-        key, argv = argv[1].strip(), argv[2:]
-    if len(argv) != 1:
-        print(__doc__, file=sys.stderr)
-        return 2
-    with open(argv[0], encoding="utf-8") as f:
-        text = f.read()
-    try:
-        if text.lstrip().startswith("{"):
-            check(json.loads(text), key)
+    key, old = None, None
+    while len(argv) >= 2 and argv[0] in ("--key", "--old"):
+        if argv[0] == "--key":
+            key = argv[1].strip()
         else:
-            origin, size, root = parse_checkpoint(text, key)
-            print("checkpoint of %s: %d events, root %s: OK" % (origin, size, base64.b64encode(root).decode()))
-    except (ValueError, KeyError, TypeError, IndexError) as e:
+            old = argv[1]
+        argv = argv[2:]
+    if len(argv) != 1:
+        return usage("give one CHECKPOINT or PROOF file, after the options")
+    try:
+        text = read_text(argv[0])
+        old_note = None if old is None else read_text(old)
+    except (OSError, UnicodeDecodeError) as e:
+        return usage("cannot read %s" % e)
+    try:
+        doc = json.loads(text) if text.lstrip().startswith("{") else None
+        kind = doc.get("type") if isinstance(doc, dict) else None
+        if kind == "consistency" and old_note is None:
+            return usage("a consistency proof is checked from the checkpoint you kept: --old FILE "
+                         "(the old checkpoint inside the proof is the prover's word)")
+        if kind != "consistency" and old_note is not None:
+            return usage("--old goes with a consistency proof")
+        verifier = parse_verifier_key(key) if key else None
+        if doc is None:
+            origin, size, root, _ = parse_checkpoint(text, verifier, "the checkpoint")
+            print("checkpoint of %s: %d events, root %s: OK" % (origin, size, show(root)))
+        elif kind == "inclusion":
+            check_inclusion(doc, verifier)
+        elif kind == "consistency":
+            check_consistency(doc, verifier, old_note, "old checkpoint %s" % old)
+        else:
+            raise ValueError("unknown proof type")
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
         print("FAILED: %s" % e)
         return 1
     return 0

@@ -82,16 +82,39 @@ package struct LogCheckpoint: Sendable, Equatable {
         var description: String { "\(LogCheckpoint.fileName) ignored: \(reason) [I1]" }
     }
 
-    /// `decode`, saying why the bytes are refused.
-    static func decodeChecked(_ bytes: [UInt8], ledgerId: UUID) throws(Rejection) -> LogCheckpoint {
-        guard bytes.count >= 96, Array(bytes[0..<8]) == magic else { throw Rejection(reason: "not an index (magic)") }
-        return try bytes.withUnsafeBytes { b in Result { () throws(Rejection) -> LogCheckpoint in try decodeFields(b, ledgerId: ledgerId) } }.get()
+    /// What `verify` finds of the index (I1 in two halves): its own bytes, then the log.
+    enum Examination: Equatable {
+        /// There is no index.
+        case absent
+        /// Intact and in agreement with the log: used.
+        case agrees(LogCheckpoint)
+        /// Its own bytes fail (magic, size, checksum, fields): derived data that was
+        /// damaged, ignored and rebuilt by the next writer; nothing to say of the log.
+        case damaged(Rejection)
+        /// An intact index (its checksum holds) that does not fit this log: another
+        /// ledger's, or written for bytes the log no longer holds (cut or replaced).
+        case disagrees(Rejection)
     }
 
-    private static func decodeFields(_ b: UnsafeRawBufferPointer, ledgerId: UUID) throws(Rejection) -> LogCheckpoint {
-        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[8..<24])) }
-        guard UUID(uuid: uuid) == ledgerId else { throw Rejection(reason: "another ledger's index") }
+    /// `decode`, saying why the bytes are refused: first the file's own checks, so that
+    /// damage to any byte is named as such (`checksum`), then the ledger id.
+    static func decodeChecked(_ bytes: [UInt8], ledgerId: UUID) throws(Rejection) -> LogCheckpoint {
+        let (stored, checkpoint) = try decodeIntact(bytes)
+        guard stored == ledgerId else { throw Rejection(reason: "another ledger's index") }
+        return checkpoint
+    }
+
+    /// The ledger id an index names and its checkpoint, when its own bytes hold: magic,
+    /// entryCount against the size (before anything else is read from it), the CRC, and
+    /// entries that ascend.
+    static func decodeIntact(_ bytes: [UInt8]) throws(Rejection) -> (ledgerId: UUID, checkpoint: LogCheckpoint) {
+        guard bytes.count >= 96, Array(bytes[0..<8]) == magic else { throw Rejection(reason: "not an index (magic)") }
+        return try bytes.withUnsafeBytes { b in
+            Result { () throws(Rejection) -> (ledgerId: UUID, checkpoint: LogCheckpoint) in try decodeFields(b) }
+        }.get()
+    }
+
+    private static func decodeFields(_ b: UnsafeRawBufferPointer) throws(Rejection) -> (ledgerId: UUID, checkpoint: LogCheckpoint) {
         // The count is untrusted: compare it with the file's size before making it an Int.
         let storedCount = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 80, as: UInt64.self))
         guard storedCount <= UInt64((b.count - 96) / 16) else {
@@ -104,6 +127,8 @@ package struct LogCheckpoint: Sendable, Equatable {
         guard crc == UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 92, as: UInt32.self)) else {
             throw Rejection(reason: "checksum")
         }
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[8..<24])) }
         var entries: [SparseEntry] = []
         entries.reserveCapacity(count)
         for i in 0..<count {
@@ -116,11 +141,12 @@ package struct LogCheckpoint: Sendable, Equatable {
             where later.firstSequence <= earlier.firstSequence || later.offset <= earlier.offset {
             throw Rejection(reason: "entry \(i + 1) does not ascend")
         }
-        return LogCheckpoint(
+        let checkpoint = LogCheckpoint(
             coveredLength: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 24, as: UInt64.self)),
             nextSequence: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 32, as: UInt64.self)),
             lastRecordedAt: Int64(littleEndian: b.loadUnaligned(fromByteOffset: 40, as: Int64.self)),
             link: SHA256Digest(UnsafeRawBufferPointer(rebasing: b[48..<80])), entries: entries)
+        return (UUID(uuid: uuid), checkpoint)
     }
 
     /// Loads the checkpoint if it is intact and agrees with the log: it covers no
@@ -135,34 +161,52 @@ package struct LogCheckpoint: Sendable, Equatable {
     /// `load` of an index that exists, saying why it is not used (I1).
     static func loadChecked(_ fs: any LogFileSystem, log: any LogFile, logLength: UInt64, ledgerId: UUID,
                             genesis: SHA256Digest) throws(Rejection) -> LogCheckpoint {
-        guard let file = try? fs.open(fileName, .readOnly) else { throw Rejection(reason: "cannot be opened") }
+        switch examine(fs, log: log, logLength: logLength, ledgerId: ledgerId, genesis: genesis) {
+        case .agrees(let checkpoint): return checkpoint
+        case .damaged(let why), .disagrees(let why): throw why
+        case .absent: throw Rejection(reason: "cannot be opened")
+        }
+    }
+
+    /// The index judged by I1, telling damage to its own bytes from an intact index that
+    /// does not fit the log (`verify` reports only the second).
+    static func examine(_ fs: any LogFileSystem, log: any LogFile, logLength: UInt64, ledgerId: UUID,
+                        genesis: SHA256Digest) -> Examination {
+        guard fs.exists(fileName) else { return .absent }
+        guard let file = try? fs.open(fileName, .readOnly) else { return .damaged(Rejection(reason: "cannot be opened")) }
         defer { file.close() }
-        guard let size = try? file.size(), size <= 1 << 32 else { throw Rejection(reason: "larger than 4 GiB") }
+        guard let size = try? file.size(), size <= 1 << 32 else { return .damaged(Rejection(reason: "larger than 4 GiB")) }
         var bytes = [UInt8](repeating: 0, count: Int(size))
         guard (try? bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }) == Int(size) else {
-            throw Rejection(reason: "cannot be read")
+            return .damaged(Rejection(reason: "cannot be read"))
         }
-        let checkpoint = try decodeChecked(bytes, ledgerId: ledgerId)
-        guard checkpoint.coveredLength >= UInt64(LogFormat.fileHeaderLength), checkpoint.coveredLength <= logLength else {
-            throw Rejection(reason: "coveredLength \(checkpoint.coveredLength) outside the log's \(logLength) bytes")
+        let stored: UUID, checkpoint: LogCheckpoint
+        do { (stored, checkpoint) = try decodeIntact(bytes) } catch { return .damaged(error) }
+        // Fields that contradict each other are damage too, whatever the CRC says.
+        guard checkpoint.coveredLength >= UInt64(LogFormat.fileHeaderLength) else {
+            return .damaged(Rejection(reason: "coveredLength \(checkpoint.coveredLength) inside the file header"))
         }
         guard checkpoint.nextSequence >= 1,
               checkpoint.entries.allSatisfy({ $0.offset < checkpoint.coveredLength && $0.firstSequence < checkpoint.nextSequence })
-        else { throw Rejection(reason: "an entry beyond coveredLength or nextSequence") }
+        else { return .damaged(Rejection(reason: "an entry beyond coveredLength or nextSequence")) }
+        guard stored == ledgerId else { return .disagrees(Rejection(reason: "another ledger's index")) }
+        guard checkpoint.coveredLength <= logLength else {
+            return .disagrees(Rejection(reason: "coveredLength \(checkpoint.coveredLength) outside the log's \(logLength) bytes"))
+        }
         if checkpoint.coveredLength == UInt64(LogFormat.fileHeaderLength) {
             guard checkpoint.link == genesis && checkpoint.nextSequence == 1 else {
-                throw Rejection(reason: "an empty log's index without the genesis link")
+                return .disagrees(Rejection(reason: "an empty log's index without the genesis link"))
             }
-            return checkpoint
+            return .agrees(checkpoint)
         }
-        var stored = [UInt8](repeating: 0, count: LogFormat.linkLength)
-        let got = try? stored.withUnsafeMutableBytes {
+        var link = [UInt8](repeating: 0, count: LogFormat.linkLength)
+        let got = try? link.withUnsafeMutableBytes {
             try log.read(into: $0, at: checkpoint.coveredLength - UInt64(LogFormat.linkLength))
         }
-        guard got == LogFormat.linkLength, SHA256Digest(stored) == checkpoint.link else {
-            throw Rejection(reason: "its link is not the log's at byte \(checkpoint.coveredLength)")
+        guard got == LogFormat.linkLength, SHA256Digest(link) == checkpoint.link else {
+            return .disagrees(Rejection(reason: "its link is not the log's at byte \(checkpoint.coveredLength)"))
         }
-        return checkpoint
+        return .agrees(checkpoint)
     }
 
     /// The coveredLength an intact index of this ledger claims, whatever the log's

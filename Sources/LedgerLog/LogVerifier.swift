@@ -15,8 +15,17 @@ public enum LogVerifier {
         /// The first failed rule, if any; `inDurablePrefix` tells corruption from a
         /// possibly torn tail. Either way the log is not intact.
         public let damage: LogDamage?
-        /// A derived index that disagrees with the log (it is rebuilt on open; not damage).
-        public let staleIndex: Bool
+        /// Why an intact `index/log.idx` (its checksum holds) does not fit the log — another
+        /// ledger's, or written for bytes the log no longer holds: evidence that the log
+        /// was cut or replaced. Nil when there is no index, it agrees, or it is damaged.
+        public let indexDisagreement: String?
+        /// Why `index/log.idx` is ignored when its own bytes are damaged (I1, e.g.
+        /// `index/log.idx ignored: checksum [I1]`): derived data, rebuilt by the next
+        /// writer's open; says nothing about the log, which was checked in full.
+        public let ignoredIndex: String?
+
+        /// An intact index that disagrees with the log (`indexDisagreement`).
+        public var staleIndex: Bool { indexDisagreement != nil }
 
         /// True when the log is intact.
         public var isIntact: Bool { damage == nil }
@@ -44,7 +53,7 @@ public enum LogVerifier {
             }
             return Report(header: LogFileHeader(formatVersion: 0, minReaderVersion: 0, ledgerId: UUIDZero.value, createdAt: 0),
                           bytes: size, batches: 0, seals: 0, records: 0, nextSequence: 1, chainHead: .zero,
-                          damage: damage, staleIndex: false)
+                          damage: damage, indexDisagreement: nil, ignoredIndex: nil)
         }
         let scanner = LogScanner(file: file, end: opening.size, offset: UInt64(LogFormat.fileHeaderLength), nextSequence: 1,
                                  link: opening.genesis, lastRecordedAt: opening.header.createdAt, checkChain: true,
@@ -76,16 +85,24 @@ public enum LogVerifier {
             damage = LogDamage(kind: .truncatedBelowDurable, offset: opening.size, length: knownDurable - opening.size,
                                sequence: nil, inDurablePrefix: true)
         }
-        var stale = false
-        if let checkpoint = LogCheckpoint.load(fs, log: file, logLength: opening.size, ledgerId: opening.header.ledgerId,
-                                               genesis: opening.genesis) {
-            stale = checkpoint.entries.contains { sparse[$0.offset] != $0.firstSequence }
-                || checkpoint.coveredLength > scanner.offset
-        } else if fs.exists(LogCheckpoint.fileName) {
-            stale = true
+        // I1: a damaged index is derived data to rebuild; an intact one that does not fit
+        // the log is a finding.
+        var disagreement: String?, ignored: String?
+        switch LogCheckpoint.examine(fs, log: file, logLength: opening.size, ledgerId: opening.header.ledgerId,
+                                     genesis: opening.genesis) {
+        case .absent: break
+        case .damaged(let why): ignored = why.description
+        case .disagrees(let why): disagreement = why.reason
+        case .agrees(let checkpoint):
+            if let entry = checkpoint.entries.first(where: { sparse[$0.offset] != $0.firstSequence }) {
+                disagreement = "its entry for event \(entry.firstSequence) at byte \(entry.offset) is not a batch of the log"
+            } else if checkpoint.coveredLength > scanner.offset {
+                disagreement = "it covers \(checkpoint.coveredLength) bytes, the log is valid to byte \(scanner.offset)"
+            }
         }
         return Report(header: opening.header, bytes: opening.size, batches: batches, seals: seals, records: records,
-                      nextSequence: scanner.nextSequence, chainHead: scanner.link, damage: damage, staleIndex: stale)
+                      nextSequence: scanner.nextSequence, chainHead: scanner.link, damage: damage,
+                      indexDisagreement: disagreement, ignoredIndex: ignored)
     }
 }
 

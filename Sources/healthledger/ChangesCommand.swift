@@ -33,7 +33,8 @@ enum ChangesCommand {
 
         --follow: after catching up, keep printing each commit's changes (each answer
         ending with its anchor line) as other processes write, until interrupted or
-        stdout is closed. The log is watched (inotify on Linux, else its length and
+        stdout is closed. A ledger folder replaced by another ledger meanwhile ends it
+        (exit 5, ledgerReplaced: the ledger at PATH is another one). The log is watched (inotify on Linux, else its length and
         time are polled every 50 ms); only the new events are read.
 
         \(WhereExpression.grammar)

@@ -15,6 +15,8 @@ enum CheckpointCommand {
         followed, when the ledger has a key (keys/checkpoint.key, see `key generate`)
         or --key FILE is given, by a blank line and an Ed25519 signature line
         (`— name base64(keyhash ‖ signature)`, golang.org/x/mod/sumdb/note).
+        A key file that anyone but its owner may read or write is refused (exit 5, as
+        ssh refuses an unprotected private key): chmod 600 it.
         Keep the output: `verify --checkpoint FILE` later proves the ledger still
         extends it, and `prove --from-checkpoint FILE` proves it to someone else.
         --size N: the checkpoint of the first N events instead of all.

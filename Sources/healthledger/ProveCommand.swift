@@ -15,7 +15,7 @@ enum ProveCommand {
         ledger's RFC 9162 Merkle tree. Prints the leaf index, the tree size (all events,
         or the first S), the record's bytes (the leaf input, base64), the sample as JSON
         when asked by UUID, the audit path and the checkpoint note of that tree
-        (signed when the ledger has a key).
+        (signed when the ledger has a key; a key file others may read is refused, exit 5).
         Consistency: the tree of OLD.txt's size is a prefix of today's tree; prints both
         sizes and roots, the proof and today's checkpoint note.
         --json prints one object, the input of tools/verify_proof.py:

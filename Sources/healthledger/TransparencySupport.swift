@@ -37,9 +37,24 @@ enum Transparency {
             if keyPath != nil { throw CLIError.notFound("keyNotFound: \(path)") }
             return nil
         }
+        try refuseUnprotectedKey(path)
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw CLIError.invalidInput("unreadableKey: \(path)") }
         do { return try SignedNote.Signer(privateKey: text) } catch {
             throw CLIError.invalidInput("malformedKey: \(path): \(error)")
+        }
+    }
+
+    /// Refuses a private key file that anyone but its owner may read or write (any group
+    /// or other permission bit, as ssh refuses an unprotected private key): a signature
+    /// by a key others could have copied proves nothing. Exit 5, naming the file, its
+    /// mode and the fix.
+    static func refuseUnprotectedKey(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw CLIError.invalidInput("unreadableKey: \(path)") }
+        let mode = info.st_mode & 0o7777
+        guard mode & 0o077 == 0 else {
+            throw CLIError(status: ExitStatus.refused, message: "unprotectedKey: \(path) has mode \(String(format: "%04o", mode)): "
+                           + "a private key must be readable by its owner alone (chmod 600 \(path))")
         }
     }
 

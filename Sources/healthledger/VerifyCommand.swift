@@ -9,7 +9,9 @@ enum VerifyCommand {
         USAGE: healthledger [--ledger PATH] verify [--checkpoint OLD.txt [--verifier-key KEY]] [--json]
 
         Check everything:
-          1. the log: framing, checksums and the SHA-256 hash chain over every byte;
+          1. the log: framing, checksums and the SHA-256 hash chain over every byte
+             (a damaged index/log.idx, derived data, is named as ignored, not a problem;
+             an intact one that does not fit the log is one);
           2. the events: each decodes and obeys the rules at its point in the log
              (dense sequence numbers, unique UUIDs, permissions, deleters, sync versions);
           3. every stored snapshot equals a fresh replay to its position;
@@ -40,8 +42,8 @@ enum VerifyCommand {
         }
         // A damaged log stops the scan early, so the index naturally covers more than
         // was scanned; report a stale index only for an otherwise sound log.
-        if report.log.staleIndex && report.log.damage == nil {
-            problems.append(("log", nil, nil, "index/log.idx disagrees with the log (the log was cut or replaced?)"))
+        if let why = report.log.indexDisagreement, report.log.damage == nil {
+            problems.append(("log", nil, nil, "index/log.idx disagrees with the log: \(why) (the log was cut or replaced?)"))
         }
         if let e = report.eventProblem {
             switch e {
@@ -62,6 +64,7 @@ enum VerifyCommand {
             o.set("chainHead", report.log.chainHead.hex)
             o.set("digest", report.digest.hex)
             o.set("snapshotsChecked", report.snapshotsChecked)
+            if let ignored = report.log.ignoredIndex { o.set("ignoredIndex", ignored) }
             if let open = report.openImport {
                 o.set("openImportStartedAt", open.startedAt)
                 o.set("eventsOfOpenImport", report.eventsOfOpenImport)
@@ -82,6 +85,9 @@ enum VerifyCommand {
                 Output.line("import open since event #\(open.startedAt): \(report.eventsOfOpenImport) events decoded, not applied (rule E11; the next writer aborts it)")
             }
             Output.line("snapshots checked: \(report.snapshotsChecked)")
+            if let ignored = report.log.ignoredIndex {
+                Output.line("\(ignored): derived data, rebuilt by the next writer; the log was checked in full without it")
+            }
             for note in merkle.notes { Output.line(note) }
             for p in problems {
                 let at = [p.1.map { "sequence \($0)" }, p.2.map { "byte \($0)" }].compactMap { $0 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import LedgerLog
 
 /// `healthledger changes`: the feed on the command line, refused anchors, and `--follow`
 /// across processes.
@@ -70,5 +71,68 @@ struct ChangesCommandTests {
         let lines = follower.output.split(separator: "\n")
         #expect(lines.count == 6)
         #expect(lines.filter { $0.hasPrefix("{\"anchor\":") }.count == 3)
+    }
+
+    /// Issue 28 (14): a follower whose ledger folder is replaced by another ledger says
+    /// that the ledger at the path is another one (exit 5), not that its index and the
+    /// log disagree or that a history was rewritten.
+    @Test func followOnAFolderReplacedByAnotherLedgerSaysTheLedgerIsAnotherOne() throws {
+        let dir = try StoreCommandTests.prepared()
+        let other = try StoreCommandTests.prepared()
+        _ = try save(other, "71")
+        let otherId = try LogReader(other.fs).header.ledgerId
+        let ownId = try LogReader(dir.fs).header.ledgerId
+        let follower = try CLIRunner.start(["--ledger", dir.path, "changes", "bodyMass", "--owner", "--follow"], stderr: .pipe)
+        defer {
+            follower.kill(SIGTERM)
+            follower.wait()
+        }
+        #expect(follower.waitForOutput(containing: "anchor: ", seconds: 60))
+        // The folder is moved away and another ledger copied into its place.
+        let fm = FileManager.default
+        try fm.moveItem(atPath: dir.path, toPath: dir.path + "-moved")
+        try fm.copyItem(atPath: other.path, toPath: dir.path)
+        let message = "healthledger: ledgerReplaced: the ledger at \(dir.path) is another one (ledger \(otherId)); this feed was reading ledger \(ownId)\n"
+        #expect(follower.waitForStderr(containing: "\n", seconds: 60))
+        #expect(follower.errorOutput == message)
+        #expect(follower.wait() == .exited(5))
+    }
+
+    /// Issue 28, item 15: a copy whose tail was cut and re-appended holds as many samples
+    /// and deletions as the anchor covers, so only the anchor's history check refuses it
+    /// (exit 5); the original still accepts the anchor.
+    @Test func anAnchorIsRefusedByACopyCutAndReAppendedWithTheSameCounts() async throws {
+        let dir = try StoreCommandTests.prepared()
+        _ = try save(dir, "71")
+        let first = try run(dir, ["changes", "bodyMass", "--owner"])
+        #expect(first.status == 0)
+        let anchorLine = try #require(first.stdout.split(separator: "\n").last)
+        #expect(anchorLine.hasPrefix("anchor: "))
+        let anchor = String(anchorLine.dropFirst("anchor: ".count))
+
+        let copy = TemporaryDirectory()
+        try FileManager.default.createDirectory(at: copy.url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: dir.path, toPath: copy.path)
+        // From the 71 kg save on, cut and re-appended as 72 kg: two samples, no deletions, as before.
+        let (from, to) = (RecordDamageCommandTests.valueBytes(71), RecordDamageCommandTests.valueBytes(72))
+        let cut = try RecordDamageCommandTests.record(holding: from, in: copy.fs).record.sequence
+        var changed = 0
+        try await LogRewriter.rechain(copy.fs, from: cut) { record in
+            guard let r = record.payload.firstRange(of: from) else { return record }
+            var p = record.payload
+            p.replaceSubrange(r, with: to)
+            changed += 1
+            return LogRecord(kind: record.kind, kindVersion: record.kindVersion, payload: p)
+        }
+        #expect(changed == 1)
+        #expect(try run(copy, ["changes", "bodyMass", "--owner"]).stdout.split(separator: "\n").count == 3)
+
+        let refused = try run(copy, ["changes", "bodyMass", "--owner", "--anchor", anchor])
+        #expect(refused.status == 5)
+        #expect(refused.stdout == "")
+        #expect(refused.stderr == "healthledger: anchorHistoryRewritten: the ledger's history up to the anchor (2 samples, 0 deletions) is not the one the anchor was issued for\n")
+        let accepted = try run(dir, ["changes", "bodyMass", "--owner", "--anchor", anchor])
+        #expect(accepted.status == 0)
+        #expect(accepted.stdout == "anchor: \(anchor)\n")
     }
 }

@@ -32,13 +32,22 @@ struct TransparencyCommandTests {
     static let python: String? = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
     static let verifier = SharedData.repositoryRoot.appendingPathComponent("tools/verify_proof.py").path
 
-    /// Runs tools/verify_proof.py on `text` (written to a file); its exit status and output.
-    static func pythonCheck(_ text: String, key: String?) throws -> (Int32, String) {
+    /// Runs tools/verify_proof.py on `text` (written to a file), with `--old oldPath` (the
+    /// checkpoint the verifier kept) when given; its exit status and output.
+    static func pythonCheck(_ text: String, key: String?, oldPath: String? = nil) throws -> (Int32, String) {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("proof-\(UUID().uuidString)")
         try text.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let run = try ChildProcess.run(python!, [verifier] + (key.map { ["--key", $0] } ?? []) + [file.path], stderr: .inherit)
+        let options = (key.map { ["--key", $0] } ?? []) + (oldPath.map { ["--old", $0] } ?? [])
+        let run = try ChildProcess.run(python!, [verifier] + options + [file.path], stderr: .null)
         return (run.status, run.stdoutText)
+    }
+
+    /// Writes `text` to `name` in the ledger's temporary folder; its path.
+    static func keep(_ text: String, _ name: String, in dir: TemporaryDirectory) throws -> String {
+        let file = dir.url.appendingPathComponent(name)
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        return file.path
     }
 
     @Test(.enabled(if: python != nil, "needs python3 for tools/verify_proof.py"))
@@ -58,28 +67,27 @@ struct TransparencyCommandTests {
             #expect(status == 0, "\(out)")
         }
         let size = Int(now.components(separatedBy: "\n")[1])!
-        var proofs: [String] = []
-        for seq in 1...size { proofs.append(try Self.ok(dir, ["--json", "prove", "--seq", "\(seq)"])) }
-        for s in [4, size - 1] { proofs.append(try Self.ok(dir, ["--json", "prove", "--seq", "3", "--size", "\(s)"])) }
-        proofs.append(try Self.ok(dir, ["--json", "prove", uuids[2]]))
-        let oldFile = dir.url.appendingPathComponent("old.txt")
-        try old.write(to: oldFile, atomically: true, encoding: .utf8)
-        proofs.append(try Self.ok(dir, ["--json", "prove", "--from-checkpoint", oldFile.path]))
+        // Each proof, with the old checkpoint a consistency proof is checked from (--old).
+        var proofs: [(proof: String, oldPath: String?)] = []
+        for seq in 1...size { proofs.append((try Self.ok(dir, ["--json", "prove", "--seq", "\(seq)"]), nil)) }
+        for s in [4, size - 1] { proofs.append((try Self.ok(dir, ["--json", "prove", "--seq", "3", "--size", "\(s)"]), nil)) }
+        proofs.append((try Self.ok(dir, ["--json", "prove", uuids[2]]), nil))
+        let oldFile = try Self.keep(old, "old.txt", in: dir)
+        proofs.append((try Self.ok(dir, ["--json", "prove", "--from-checkpoint", oldFile]), oldFile))
         for m in 1...size {
-            let cp = try Self.ok(dir, ["checkpoint", "--size", "\(m)"])
-            try cp.write(to: oldFile, atomically: true, encoding: .utf8)
-            proofs.append(try Self.ok(dir, ["--json", "prove", "--from-checkpoint", oldFile.path]))
+            let cpFile = try Self.keep(try Self.ok(dir, ["checkpoint", "--size", "\(m)"]), "old-\(m).txt", in: dir)
+            proofs.append((try Self.ok(dir, ["--json", "prove", "--from-checkpoint", cpFile]), cpFile))
         }
-        #expect(proofs[size + 2].contains("\"sample\":{\"uuid\":\"\(uuids[2])\""))
-        for proof in proofs {
-            let (status, out) = try Self.pythonCheck(proof, key: key)
+        #expect(proofs[size + 2].proof.contains("\"sample\":{\"uuid\":\"\(uuids[2])\""))
+        for (proof, oldPath) in proofs {
+            let (status, out) = try Self.pythonCheck(proof, key: key, oldPath: oldPath)
             #expect(status == 0, "\(proof)\n\(out)")
             // A flipped character in a path hash is refused.
             if let r = proof.range(of: "\"path\":[\"") {
                 var bad = proof
                 let i = r.upperBound
                 bad.replaceSubrange(i...i, with: proof[i] == "A" ? "B" : "A")
-                #expect(try Self.pythonCheck(bad, key: key).0 == 1)
+                #expect(try Self.pythonCheck(bad, key: key, oldPath: oldPath).0 == 1)
             }
         }
         // A checkpoint signed by another key is refused.

@@ -176,9 +176,14 @@ struct FormatRuleTests {
         flipped[40] ^= 1
         #expect(try rejection(flipped) == LogCheckpoint.Rejection(reason: "checksum"))
         #expect(try rejection(flipped)?.description == "index/log.idx ignored: checksum [I1]")
-        var foreign = index
-        foreign[8] ^= 1
+        // Another ledger's index (intact: its checksum holds); a flipped ledgerId byte is
+        // damage, not another ledger (issue 28: the checksum is checked first).
+        let foreign = try #require(LogCheckpoint.decode(index, ledgerId: reader.header.ledgerId))
+            .encoded(ledgerId: UUID(uuidString: "6C656467-6572-4000-8000-0000000000FF")!)
         #expect(try rejection(foreign) == LogCheckpoint.Rejection(reason: "another ledger's index"))
+        var flippedId = index
+        flippedId[8] ^= 1
+        #expect(try rejection(flippedId) == LogCheckpoint.Rejection(reason: "checksum"))
         #expect(try rejection(index, log: Array(bytes[0..<Self.batchOffset(2)]))
                 == LogCheckpoint.Rejection(reason: "coveredLength \(bytes.count) outside the log's 472 bytes"))
     }

@@ -111,6 +111,10 @@ public enum ChangeFeedError: Error, Equatable, Sendable, CustomStringConvertible
     case rolledBack(anchorSlots: UInt64, ledgerSlots: UInt64, anchorDeletions: UInt64, ledgerDeletions: UInt64)
     /// The history the anchor covers is not the history of this ledger (rewritten, or cut and re-appended).
     case historyRewritten(slots: UInt64, deletions: UInt64)
+    /// The log at the ledger's path belongs to another ledger than the one whose state
+    /// the feed holds: the folder was replaced (say, by another ledger's copy) since it
+    /// was opened. Nothing is read from it.
+    case ledgerReplaced(path: String, found: UUID, expected: UUID)
 
     public var description: String {
         switch self {
@@ -120,6 +124,8 @@ public enum ChangeFeedError: Error, Equatable, Sendable, CustomStringConvertible
             "anchorRolledBack: the anchor covers \(a) samples and \(ad) deletions, the ledger holds \(l) and \(ld): its history was rolled back"
         case .historyRewritten(let s, let d):
             "anchorHistoryRewritten: the ledger's history up to the anchor (\(s) samples, \(d) deletions) is not the one the anchor was issued for"
+        case .ledgerReplaced(let path, let found, let expected):
+            "ledgerReplaced: the ledger at \(path) is another one (ledger \(found)); this feed was reading ledger \(expected)"
         }
     }
 }
@@ -171,11 +177,12 @@ public struct ChangeSet: Sendable, Hashable {
 public enum ChangeFeed {
     /// Changes of `types` after `anchor` (nil: from the beginning) that match
     /// `predicate` and are visible to `app` (nil: the owner, everything), at most
-    /// `limit` (0: all).
+    /// `limit` (0: all). `ledgerId` is the ledger `state` was built from: a log of another
+    /// ledger at `fs` (the folder replaced since) is `ChangeFeedError.ledgerReplaced`.
     package static func changes(of types: Set<ObjectType>, predicate: SamplePredicate?, anchor: ChangeAnchor?, limit: Int,
                                app: AppOrdinal?, ledgerId: UUID, fs: any LogFileSystem,
                                in state: inout LedgerState) throws -> ChangeSet {
-        let scan = try Scan(fs: fs)
+        let scan = try Scan(fs: fs, ledgerId: ledgerId)
         defer { scan.file.close() }
         return try scan.run(types: types, predicate: predicate, anchor: anchor, limit: limit > 0 ? limit : Int.max, app: app,
                             ledgerId: ledgerId, state: &state)
@@ -185,7 +192,7 @@ public enum ChangeFeed {
     /// what an observer starts from.
     package static func currentAnchor(of types: Set<ObjectType>, app: AppOrdinal?, ledgerId: UUID, fs: any LogFileSystem,
                                      in state: inout LedgerState) throws -> ChangeAnchor {
-        let scan = try Scan(fs: fs)
+        let scan = try Scan(fs: fs, ledgerId: ledgerId)
         defer { scan.file.close() }
         let index = state.samples
         let readable = app == nil ? [] : Scan.readable(types: types, app: app, state: state)
@@ -196,7 +203,7 @@ public enum ChangeFeed {
 
     /// Checks that `anchor` belongs to this ledger and history (throws which it is not).
     package static func validate(_ anchor: ChangeAnchor, ledgerId: UUID, fs: any LogFileSystem, state: LedgerState) throws {
-        let scan = try Scan(fs: fs)
+        let scan = try Scan(fs: fs, ledgerId: ledgerId)
         defer { scan.file.close() }
         try scan.validate(anchor, ledgerId: ledgerId, index: state.samples)
     }
@@ -206,9 +213,21 @@ public enum ChangeFeed {
         let file: any LogFile
         var sequences: [UInt64: UInt64] = [:]
 
-        init(fs: any LogFileSystem) throws {
+        /// Opens the log at the ledger's path, refusing one of another ledger than
+        /// `ledgerId` (the one the state was built from): offsets from that state mean
+        /// nothing there.
+        init(fs: any LogFileSystem, ledgerId: UUID) throws {
             self.fs = fs
             file = try fs.open(LogWriter.logFileName, .readOnly)
+            let found: UUID
+            do { found = try LogFileHeader.read(from: file, path: fs.path).ledgerId } catch {
+                file.close()
+                throw error
+            }
+            guard found == ledgerId else {
+                file.close()
+                throw ChangeFeedError.ledgerReplaced(path: fs.path, found: found, expected: ledgerId)
+            }
         }
 
         func read(_ count: Int, at offset: UInt64) throws -> [UInt8] {

@@ -91,6 +91,16 @@ package struct LogFileHeader: Sendable, Equatable {
         return bytes
     }
 
+    /// The header of an open log file, validated (H1–H4): which ledger a file opened by
+    /// name now holds (a folder may have been replaced since the ledger was opened).
+    package static func read(from file: any LogFile, path: String) throws -> LogFileHeader {
+        var bytes = [UInt8](repeating: 0, count: LogFormat.fileHeaderLength)
+        guard try bytes.withUnsafeMutableBytes({ try file.read(into: $0, at: 0) }) == LogFormat.fileHeaderLength else {
+            throw LogError.notALedgerLog(reason: "\(path)/\(LogWriter.logFileName) is shorter than a log header")
+        }
+        return try bytes.withUnsafeBytes { try decode($0) }
+    }
+
     /// Decodes and validates (rules H1–H4 of FORMAT.md).
     static func decode(_ b: UnsafeRawBufferPointer) throws(LogError) -> LogFileHeader {
         // H1: the file starts with the magic.
