@@ -14,6 +14,23 @@ struct FeedSource: Sendable {
         try await ledger.storeRead(as: viewer) { try $0.changes(of: types, predicate: predicate, anchor: anchor, limit: limit) }
     }
 
+    /// `anchored`, but when nothing has changed, waits up to `seconds` for a commit
+    /// and asks again: returns as soon as a commit brings a change this viewer sees
+    /// (a long poll), or the empty set at the deadline.
+    func anchored(_ types: Set<ObjectType>, predicate: SamplePredicate?, anchor: ChangeAnchor?, limit: Int,
+                  waitingUpTo seconds: Double) async throws -> ChangeSet {
+        let deadline = Date().addingTimeInterval(max(0, seconds))
+        while true {
+            let seen = await ledger.lastCommittedSequence
+            let set = try await anchored(types, predicate: predicate, anchor: anchor, limit: limit)
+            let left = deadline.timeIntervalSinceNow
+            guard set.changes.isEmpty, left > 0, !Task.isCancelled else { return set }
+            guard await ledger.waitForCommit(after: seen, timeout: left) else {
+                return try await anchored(types, predicate: predicate, anchor: anchor, limit: limit)
+            }
+        }
+    }
+
     func current(_ types: Set<ObjectType>) async throws -> ChangeAnchor {
         try await ledger.storeRead(as: viewer) { try $0.currentAnchor(of: types) }
     }
@@ -63,6 +80,15 @@ extension HealthStore {
         try await feed.anchored(types, predicate: predicate, anchor: anchor, limit: limit)
     }
 
+    /// The anchored query as a long poll: when nothing changed after `anchor`, waits up
+    /// to `seconds` for a commit that brings a change this app may see, and returns as
+    /// soon as one does (or the empty set at the deadline; a cancelled task returns
+    /// at once).
+    public func anchoredObjects(of types: Set<ObjectType>, predicate: SamplePredicate? = nil, anchor: ChangeAnchor?,
+                                limit: Int = 0, waitingUpTo seconds: Double) async throws -> ChangeSet {
+        try await feed.anchored(types, predicate: predicate, anchor: anchor, limit: limit, waitingUpTo: seconds)
+    }
+
     /// The anchored query with an update handler: pages of changes from `anchor`
     /// (nil: everything), then each later commit's changes, until the task is
     /// cancelled. Each element's `newAnchor` resumes after it.
@@ -86,6 +112,12 @@ extension OwnerStore {
     public func anchoredObjects(of types: Set<ObjectType>, predicate: SamplePredicate? = nil, anchor: ChangeAnchor?,
                                 limit: Int = 0) async throws -> ChangeSet {
         try await feed.anchored(types, predicate: predicate, anchor: anchor, limit: limit)
+    }
+
+    /// `HealthStore.anchoredObjects(…, waitingUpTo:)` for the owner.
+    public func anchoredObjects(of types: Set<ObjectType>, predicate: SamplePredicate? = nil, anchor: ChangeAnchor?,
+                                limit: Int = 0, waitingUpTo seconds: Double) async throws -> ChangeSet {
+        try await feed.anchored(types, predicate: predicate, anchor: anchor, limit: limit, waitingUpTo: seconds)
     }
 
     /// `HealthStore.changes` for the owner.

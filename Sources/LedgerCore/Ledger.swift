@@ -80,6 +80,9 @@ public actor Ledger {
     /// reopen would replay, measured as `snapshotEvery` counts it.
     private var replayWorkSinceSnapshot: UInt64
     private var fetcher: SampleFetcher
+    /// Callers waiting for a commit after a sequence (`waitForCommit`), by ticket.
+    var commitWaiters: [UInt64: (after: UInt64, resume: CheckedContinuation<Bool, Never>)] = [:]
+    var nextCommitWaiter: UInt64 = 0
 
     /// What opening a ledger found and did.
     public struct OpenReport: Sendable {
@@ -208,6 +211,7 @@ public actor Ledger {
             failure = error
             throw error
         }
+        signalCommitted()
     }
 
     /// Decides several commands in order, each against the state the ones before it
@@ -251,6 +255,7 @@ public actor Ledger {
             failure = error
             throw error
         }
+        signalCommitted()
         return stored
     }
 
@@ -465,6 +470,7 @@ public actor Ledger {
             failure = error
             throw error
         }
+        signalCommitted()
         return (results, ticket.sequences)
     }
 

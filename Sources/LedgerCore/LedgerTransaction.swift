@@ -35,6 +35,7 @@ extension Ledger {
         let waiting = waitingForTransaction
         waitingForTransaction = []
         for continuation in waiting { continuation.resume() }
+        signalCommitted()
     }
 
     private func require(_ t: ImportTransaction) throws(ImportTransactionError) {

@@ -1,0 +1,68 @@
+import Foundation
+import HealthModel
+import HealthLedger
+import LedgerCore
+import Testing
+import TestSupport
+
+/// The change feed as a long poll (issue 30): it returns as soon as a commit brings a
+/// change the reader may see, waits on through changes it may not, and returns empty
+/// at its deadline.
+struct LongPollTests {
+    static let seven = UUID(uuidString: "00000000-0000-4000-8000-000000000007")!
+
+    static func stores() async throws -> (OwnerStore, HealthStore, HealthStore) {
+        let ledger = try makeLedger()
+        let owner = OwnerStore(ledger: ledger)
+        let app = try await HealthStore(ledger: ledger, app: tracker)
+        let other = try await HealthStore(ledger: ledger, app: healthApp)
+        try await app.requestAuthorization(toShare: [.quantity(.bodyMass)], read: [])
+        try await other.requestAuthorization(toShare: [.quantity(.bodyMass)], read: [])
+        try await owner.grantRequested(app: tracker.bundleIdentifier)
+        try await owner.grantRequested(app: healthApp.bundleIdentifier)
+        return (owner, app, other)
+    }
+
+    @Test func aLongPollReturnsAsSoonAsACommitBringsAVisibleChange() async throws {
+        let (_, app, other) = try await Self.stores()
+        let anchor = try await app.anchoredObjects(of: [.quantity(.bodyMass)], anchor: nil).newAnchor
+        let started = Date()
+        async let polled = app.anchoredObjects(of: [.quantity(.bodyMass)], anchor: anchor, waitingUpTo: 10)
+        // Another app's save: the poller may not read it (no read permission), so it waits on.
+        try await Task.sleep(for: .milliseconds(150))
+        try await other.save(try weight(80, at: "2026-03-01T08:00:00Z"))
+        try await Task.sleep(for: .milliseconds(150))
+        let committed = Date()
+        try await app.save(try weight(70, at: "2026-03-01T09:00:00Z", uuid: Self.seven))
+        let set = try await polled
+        let answered = Date()
+        #expect(set.changes.count == 1)
+        guard case .added(let added)? = set.changes.first else { Issue.record("not an addition: \(set.changes)"); return }
+        #expect(added.uuid == Self.seven)
+        #expect(answered.timeIntervalSince(committed) < 1.0, "answered \(answered.timeIntervalSince(committed)) s after the commit")
+        #expect(answered.timeIntervalSince(started) < 5)
+    }
+
+    @Test func aLongPollWithNothingNewReturnsEmptyAtItsDeadline() async throws {
+        let (_, app, _) = try await Self.stores()
+        let anchor = try await app.anchoredObjects(of: [.quantity(.bodyMass)], anchor: nil).newAnchor
+        let started = Date()
+        let set = try await app.anchoredObjects(of: [.quantity(.bodyMass)], anchor: anchor, waitingUpTo: 0.3)
+        let waited = Date().timeIntervalSince(started)
+        #expect(set.changes.isEmpty)
+        #expect(set.newAnchor == anchor)
+        #expect(waited >= 0.29 && waited < 3, "waited \(waited) s")
+    }
+
+    @Test func aCancelledLongPollReturnsAtOnce() async throws {
+        let (owner, _, _) = try await Self.stores()
+        let anchor = try await owner.anchoredObjects(of: [.quantity(.bodyMass)], anchor: nil).newAnchor
+        let started = Date()
+        let task = Task { try await owner.anchoredObjects(of: [.quantity(.bodyMass)], anchor: anchor, waitingUpTo: 30) }
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        let set = try await task.value
+        #expect(set.changes.isEmpty)
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+}
