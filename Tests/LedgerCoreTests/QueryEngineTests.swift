@@ -131,16 +131,16 @@ struct QueryEngineTests {
         let ledger = try makeLedger(fs)
         let importer = AppRegistration(bundleIdentifier: "export:Health", name: "Health", readPurpose: nil, sharePurpose: nil,
                                        imported: true)
-        try await ledger.execute(.registerApp(importer))
         func raw(_ id: String, _ value: String?, _ reason: String, _ n: Int, at: String) throws -> Sample {
             .unrecognized(UnrecognizedSample(typeIdentifier: id, value: value, unit: nil, reason: reason,
                                              common: try SampleCommon(uuid: fixedUUID(n), startDate: date(at), endDate: date(at))))
         }
-        try await ledger.execute(.save(bundleIdentifier: importer.bundleIdentifier, samples: [
+        // what an import brings (rule E13: only an import registers and saves as `export:` sources)
+        try await ledger.importing([.registerApp(importer), .save(bundleIdentifier: importer.bundleIdentifier, samples: [
             try raw("HKDataTypeSleepDurationGoal", "28800", "unknown type", 1, at: "2026-03-01T08:00:00Z"),
             try raw("HKQuantityTypeIdentifierStepCount", nil, "no value", 2, at: "2026-03-02T08:00:00Z"),
             try raw("HKDataTypeSleepDurationGoal", "27000", "unknown type", 3, at: "2026-03-03T08:00:00Z"),
-        ]))
+        ])])
         let newestFirst = SampleQuery(type: Self.steps, sort: [SampleSortDescriptor(.startDate, ascending: false)])
         let found = try await ledger.read { state throws -> [Sample] in
             var out: [Sample] = []
