@@ -81,6 +81,8 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
         return (ExitStatus.damaged, "damaged: \(e)")
     case let e as StatisticsError:
         return (ExitStatus.invalidInput, e.description)
+    case let e as StatisticsNotFinite:
+        return (ExitStatus.failure, e.description)  // a read failing on stored data, not on its input
     case let e as ChangeFeedError:
         if case .malformedAnchor = e { return (ExitStatus.invalidInput, e.description) }
         return (ExitStatus.refused, e.description)

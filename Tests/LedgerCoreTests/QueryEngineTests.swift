@@ -263,8 +263,11 @@ struct SampleJSONWriterTests {
                                    metadata: ["quote\"d": .string("tab\there \\ \u{1}"), "é": .string("ünïcode")],
                                    source: Source(bundleIdentifier: "com.example.\"odd\"", name: "Odd"))
         samples.append(.quantity(try QuantitySample(type: .bodyMass, quantity: try Quantity(70.125, unit: "kg"), common: odd)))
+        // beyond today's bound (1e15): a value an earlier release stored, read back unchecked
         samples.append(.quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(1e16, unit: "count"),
-                                                    start: date("0001-01-01T00:00:00Z"), end: date("9999-12-31T23:59:59Z"))))
+                                                    common: try SampleCommon(startDate: date("0001-01-01T00:00:00Z"),
+                                                                             endDate: date("9999-12-31T23:59:59Z")),
+                                                    checkingRange: false)))
         samples.append(.category(try CategorySample(type: .sleepAnalysis, value: 0, start: t, end: t)))
         samples.append(.unrecognized(UnrecognizedSample(typeIdentifier: "HKX", value: nil, unit: nil, reason: "r",
                                                         common: try SampleCommon(startDate: date("1969-12-31T23:59:59Z"),
