@@ -208,18 +208,47 @@ public actor HealthStore {
     }
 
     /// What `save` refuses before the rules see it: nothing to save, a record of an
-    /// unknown type, a metadata key starting with `HK` that HealthKit does not define.
+    /// unknown type, a metadata key starting with `HK` that HealthKit does not define or
+    /// holding a value of another type than HealthKit's (`HKWasUserEntered: "yes"`), a
+    /// quantity outside its type's range (a sample made unchecked, as a log's are read
+    /// back), a workout event that ends after its workout.
     static func checkSavable(_ objects: [Sample]) throws {
         guard !objects.isEmpty else { throw HealthStoreError.invalidArgument("save needs at least one object") }
         for object in objects {
-            if case .unrecognized = object {
-                throw HealthStoreError.invalidArgument("apps save only types this version knows")
-            }
             var metadata = [object.common.metadata]
-            if case .correlation(let c) = object { metadata += c.objects.map(\.common.metadata) }
-            for entry in metadata.joined() where entry.key.hasPrefix("HK") && !Metadata.isDefinedByHealthKit(entry.key) {
-                throw HealthStoreError.invalidArgument("metadata key '\(entry.key)' starts with HK but HealthKit defines no such key")
+            switch object {
+            case .unrecognized:
+                throw HealthStoreError.invalidArgument("apps save only types this version knows")
+            case .quantity(let q):
+                try q.type.validate(q.quantity)
+            case .correlation(let c):
+                metadata += c.objects.map(\.common.metadata)
+                for member in c.objects { try member.type.validate(member.quantity) }
+            case .workout(let w):
+                metadata += w.events.map(\.metadata)
+                try checkEvents(w.events, endingBy: w.endDate, of: "workout \(w.uuid.uuidString)")
+            case .category:
+                break
             }
+            try checkMetadata(metadata)
+        }
+    }
+
+    /// HealthKit's metadata keys as an app may give them: only keys HealthKit defines
+    /// start with `HK`, each with its type of value.
+    static func checkMetadata(_ metadata: [Metadata]) throws {
+        for entry in metadata.joined() where entry.key.hasPrefix("HK") && !Metadata.isDefinedByHealthKit(entry.key) {
+            throw HealthStoreError.invalidArgument("metadata key '\(entry.key)' starts with HK but HealthKit defines no such key")
+        }
+        for m in metadata { try m.checkHealthKitValueTypes() }
+    }
+
+    /// HealthKit's rule for a workout's events: each lies within its workout, its
+    /// duration included (an event at the end lasting 10 hours does not).
+    static func checkEvents(_ events: [WorkoutEvent], endingBy end: Date, of what: String) throws {
+        for event in events where event.date.addingTimeInterval(event.duration) > end {
+            throw HealthStoreError.invalidArgument("\(what): a \(event.kind.identifier) event at \(ISO8601.string(event.date)) lasting "
+                                                   + "\(Quantity.format(event.duration)) s ends after the workout (\(ISO8601.string(end)))")
         }
     }
 
@@ -247,6 +276,7 @@ public actor HealthStore {
     /// (`invalidWorkoutActivity`); another app's workout is `authorizationDenied`.
     public func addWorkoutActivities(_ activities: [WorkoutActivity], to workout: UUID) async throws {
         guard !activities.isEmpty else { throw HealthStoreError.invalidArgument("addWorkoutActivities needs at least one activity") }
+        try Self.checkMetadata(activities.flatMap { [$0.metadata] + $0.events.map(\.metadata) })
         try await mappingRules {
             try await ledger.execute(.addWorkoutActivities(bundleIdentifier: app.bundleIdentifier, workout: workout,
                                                            activities: activities))
@@ -261,6 +291,7 @@ public actor HealthStore {
                        activities: [WorkoutActivity]) async throws {
         let objects = samples + [.workout(workout)]
         try Self.checkSavable(objects)
+        try Self.checkMetadata(activities.flatMap { [$0.metadata] + $0.events.map(\.metadata) })
         var commands: [LedgerCommand] = [.save(bundleIdentifier: app.bundleIdentifier, samples: objects)]
         if !associating.isEmpty {
             commands.append(.associate(bundleIdentifier: app.bundleIdentifier, workout: workout.uuid, samples: associating))

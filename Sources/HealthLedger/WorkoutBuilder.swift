@@ -118,7 +118,7 @@ public actor WorkoutBuilder {
     }
 
     /// endCollection(withEnd:): ends the workout at `date` (not before its start, nor
-    /// before any sample's end or event).
+    /// before any sample's end or any event's end: its date plus its duration).
     public func endCollection(at date: Date) throws {
         guard state == .collecting, let start = startDate else { throw refuse("endCollection needs a collection that began") }
         guard date >= start else { throw refuse("the end \(ISO8601.string(date)) is before the start \(ISO8601.string(start))") }
@@ -127,6 +127,11 @@ public actor WorkoutBuilder {
         }
         if let late = events.first(where: { $0.date > date }) {
             throw refuse("an event at \(ISO8601.string(late.date)) is after \(ISO8601.string(date))")
+        }
+        // HealthKit: an event lies within its workout, its duration included
+        if let late = events.first(where: { $0.date.addingTimeInterval($0.duration) > date }) {
+            throw refuse("a \(late.kind.identifier) event at \(ISO8601.string(late.date)) lasting \(Quantity.format(late.duration)) s "
+                         + "ends after \(ISO8601.string(date))")
         }
         if let late = workoutActivities.first(where: { $0.endDate > date }) {
             throw refuse("activity \(late.uuid.uuidString) ends after \(ISO8601.string(date))")

@@ -14,6 +14,11 @@ enum AppCommand {
         and NSHealthShareUsageDescription (why it reads: --read-purpose); requesting
         authorization without the one a request needs is refused.
 
+        ID is a bundle identifier of HealthKit's kind: letters, digits, '.' and '-', at
+        most 255 bytes (else exit 3, rule E14). `export:NAME` names a source an Apple
+        Health import brought: only an import registers or renames those (exit 5,
+        rule E13), and no one else saves or deletes as them.
+
         \(ExitStatus.table)
         """
 

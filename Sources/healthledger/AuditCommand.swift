@@ -123,17 +123,24 @@ enum StatsCommand {
             return
         }
         Output.line("log: \(logBytes) bytes, \(state.lastSequence) events, chain head \(head)")
+        // Columns as wide as their content: no name is cut.
         Output.line("events by kind:")
-        for kind in EventKind.allCases { Output.line("  \(kind.name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(state.eventCounts[kind.rawValue] ?? 0)") }
+        var kinds = TextColumns()
+        for kind in EventKind.allCases { kinds.add(kind.name, String(state.eventCounts[kind.rawValue] ?? 0)) }
+        for line in kinds.lines { Output.line(line) }
         Output.line("live samples by type and source (\(state.samples.count - state.samples.deletedCount) live, \(state.samples.deletedCount) deleted):")
+        var live = TextColumns()
         for type in bySource.keys.sorted() {
-            for source in bySource[type]!.keys.sorted() { Output.line("  \(type)  \(source)  \(bySource[type]![source]!)") }
+            for source in bySource[type]!.keys.sorted() { live.add(type, source, String(bySource[type]![source]!)) }
         }
+        for line in live.lines { Output.line(line) }
         if !raw.isEmpty {
             Output.line("records kept raw by identifier and source (query --owner --raw IDENTIFIER):")
+            var kept = TextColumns()
             for identifier in raw.keys.sorted() {
-                for source in raw[identifier]!.keys.sorted() { Output.line("  \(identifier)  \(source)  \(raw[identifier]![source]!)") }
+                for source in raw[identifier]!.keys.sorted() { kept.add(identifier, source, String(raw[identifier]![source]!)) }
             }
+            for line in kept.lines { Output.line(line) }
         }
         Output.line("apps: \(state.registry.apps.map(\.bundleIdentifier).joined(separator: ", "))")
     }

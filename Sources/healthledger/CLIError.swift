@@ -65,10 +65,14 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
         case .notAvailableOnDevice, .objectNotFound: return (ExitStatus.notFound, e.description)
         case .invalidArgument: return (ExitStatus.invalidInput, e.description)
         case .refused(let rule) where rule.code == "objectNotFound": return (ExitStatus.notFound, e.description)
+        case .refused(.invalidBundleIdentifier): return (ExitStatus.invalidInput, e.description)
         default: return (ExitStatus.refused, e.description)
         }
     case let e as RuleViolation:
-        if case .tooLarge = e { return (ExitStatus.invalidInput, e.description) }
+        switch e {
+        case .tooLarge, .invalidBundleIdentifier: return (ExitStatus.invalidInput, e.description)
+        default: break
+        }
         return (e.code == "objectNotFound" ? ExitStatus.notFound : ExitStatus.refused, e.description)
     case let e as LedgerError:
         if case .replayFailed = e { return (ExitStatus.damaged, e.description) }
@@ -77,6 +81,8 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
         return (ExitStatus.damaged, "damaged: \(e)")
     case let e as StatisticsError:
         return (ExitStatus.invalidInput, e.description)
+    case let e as StatisticsNotFinite:
+        return (ExitStatus.failure, e.description)  // a read failing on stored data, not on its input
     case let e as ChangeFeedError:
         if case .malformedAnchor = e { return (ExitStatus.invalidInput, e.description) }
         return (ExitStatus.refused, e.description)

@@ -48,8 +48,12 @@ enum Parse {
         }
     }
 
+    /// A decimal number (`DecimalNumber`: not hexadecimal); `nan` and `inf` are
+    /// `nonFiniteValue`.
     static func number(_ text: String, _ what: String) throws -> Double {
-        guard let v = Double(text) else { throw CLIError.invalidInput("invalidValue: \(what) '\(text)' is not a number") }
+        guard let v = Double(text), DecimalNumber.isDecimal(text) || !v.isFinite else {
+            throw CLIError.invalidInput("invalidValue: \(what) '\(text)' is not a number")
+        }
         guard v.isFinite else { throw HealthModelError.nonFiniteValue(field: what) }
         return v
     }
@@ -81,10 +85,10 @@ enum Parse {
 
     static func metadataValue(_ text: String) -> MetadataValue {
         if let i = Int64(text) { return .integer(i) }
-        if let d = Double(text), d.isFinite { return .number(d) }
+        if let d = DecimalNumber.parse(text) { return .number(d) }
         if text == "true" || text == "false" { return .bool(text == "true") }
         let parts = text.split(separator: " ", maxSplits: 1)
-        if parts.count == 2, let v = Double(parts[0]), v.isFinite, let q = try? Quantity(v, unit: String(parts[1])) {
+        if parts.count == 2, let v = DecimalNumber.parse(String(parts[0])), let q = try? Quantity(v, unit: String(parts[1])) {
             return .quantity(q)
         }
         return .string(text)

@@ -25,7 +25,10 @@ enum ReportCommand {
         read answers in its timeline). --from/--to: samples overlapping [from, to).
         --tz: day boundaries and times (default: the ledger's zone, else UTC); a
         date alone for --from, --to or --now is the start of that day there.
-        --now: the report's time (default: now). --out: the file (default: stdout).
+        --now: the report's time (default: now). --out: the file (default: stdout),
+        written with mode 0600 (readable by you alone, as the ledger's files: it holds
+        the whole profile). A chart whose values the ledger cannot add up to finite
+        numbers (values saved before they were bounded) is named as not drawn.
 
         \(ExitStatus.table)
         """
@@ -71,11 +74,8 @@ enum ReportCommand {
             return ReportHTML.render(try await ReportGatherer.gather(viewer, options: options))
         }
         if let out, out != "-" {
-            do {
-                try Data(html.utf8).write(to: URL(fileURLWithPath: out), options: .atomic)
-            } catch {
-                throw CLIError(status: ExitStatus.failure, message: "report: cannot write \(out): \(error.localizedDescription)")
-            }
+            // mode 0600, as the ledger's files: the page holds the whole profile
+            try PrivateFile.write(Array(html.utf8), to: out, what: "report")
         } else {
             Output.line(String(html.dropLast()))
         }

@@ -42,9 +42,14 @@ enum StatisticsCommand {
           --unit U          values in U (default: the type's canonical unit)
           --as-of T         the ledger as it was at T (ISO 8601): its samples and the
                             source priority then in force
-          --json            one line per bucket, empty buckets too ({"empty":true})
+          --json            one line per bucket, empty buckets too ({"empty":true}), every
+                            digit kept (the table rounds as the Health app shows: sums of
+                            counts such as steps whole, other values to 4 significant digits)
 
         An app without read permission for TYPE gets statistics over its own samples only.
+        A day the zone skipped (Pacific/Apia's 2011-12-30) is no bucket. A value the
+        ledger cannot add up to a finite number (values saved before they were bounded)
+        fails the read, naming its bucket (statisticNotFinite, exit 1).
 
         \(WhereExpressionGrammarHint.text)
 
@@ -179,26 +184,34 @@ enum StatisticsCommand {
             Output.line((["start", "end"] + names).joined(separator: "\t"))
         }
 
-        func convert(_ v: Double?) throws -> Double? {
-            try v.map { try Quantity($0, type.canonicalUnit).doubleValue(for: unit) }
-        }
-
-        func values(_ v: StatisticsValues) throws -> [(String, Double?)] {
+        /// The bucket `s`'s values (of `source`, or merged) in the shown unit, by column;
+        /// one that does not convert to a finite number fails the read, naming it.
+        func values(_ v: StatisticsValues, of s: Statistics, source: String? = nil) throws -> [(String, Double?)] {
             try columns.map { name, option in
+                let canonical: Double?
                 switch option {
-                case .cumulativeSum: (name, try convert(v.sum))
-                case .discreteAverage: (name, try convert(v.average))
-                case .discreteMin: (name, try convert(v.minimum))
-                case .discreteMax: (name, try convert(v.maximum))
-                case .mostRecent: (name, try convert(v.mostRecent))
-                default: (name, v.duration)
+                case .cumulativeSum: canonical = v.sum
+                case .discreteAverage: canonical = v.average
+                case .discreteMin: canonical = v.minimum
+                case .discreteMax: canonical = v.maximum
+                case .mostRecent: canonical = v.mostRecent
+                default: return (name, v.duration)
                 }
+                guard let canonical else { return (name, nil) }
+                let shown = type.canonicalUnit == unit ? canonical : try Quantity(canonical, type.canonicalUnit).doubleValue(for: unit)
+                guard shown.isFinite else {
+                    throw StatisticsNotFinite(type: type, statistic: name, start: s.startDate, end: s.endDate, source: source)
+                }
+                return (name, shown)
             }
         }
 
-        func json(_ v: StatisticsValues) throws -> JSONObject {
+        /// Whether column `name` shows whole numbers: a sum of counts (steps, as the Health app).
+        func whole(_ name: String) -> Bool { name == "sum" && unit == .count }
+
+        func json(_ v: StatisticsValues, of s: Statistics, source: String? = nil) throws -> JSONObject {
             var o = JSONObject()
-            for (name, value) in try values(v) { o.set(name, value) }
+            for (name, value) in try values(v, of: s, source: source) { o.set(name, value) }
             if options.contains(.mostRecent), let i = v.mostRecentInterval {
                 o.set("mostRecentStart", StatisticsCommand.local(i.start, zone))
                 o.set("mostRecentEnd", StatisticsCommand.local(i.end, zone))
@@ -217,11 +230,11 @@ enum StatisticsCommand {
                 if s.isEmpty {
                     o.set("empty", true)
                 } else {
-                    let merged = try json(s.values)
+                    let merged = try json(s.values, of: s)
                     o.setRaw("values", merged.string)
                     if options.contains(.separateBySource) {
                         var by = JSONObject()
-                        for source in s.sources { by.set(source, try json(s.valuesBySource[source]!)) }
+                        for source in s.sources { by.set(source, try json(s.valuesBySource[source]!, of: s, source: source)) }
                         o.set("sources", by)
                     }
                 }
@@ -229,15 +242,15 @@ enum StatisticsCommand {
                 return
             }
             guard !s.isEmpty else { return }
-            func cells(_ v: StatisticsValues) throws -> [String] {
-                try values(v).map { $0.1.map(Quantity.format) ?? "-" }
+            func cells(_ v: StatisticsValues, source: String? = nil) throws -> [String] {
+                try values(v, of: s, source: source).map { name, value in value.map { TableNumber.format($0, whole: whole(name)) } ?? "-" }
             }
             Output.line(([start, end] + (try cells(s.values))).joined(separator: "\t"))
             if options.contains(.mostRecent), let i = s.values.mostRecentInterval {
                 Output.line("  most recent sample: \(StatisticsCommand.local(i.start, zone)) – \(StatisticsCommand.local(i.end, zone))")
             }
             for source in s.sources {
-                Output.line((["  " + source, ""] + (try cells(s.valuesBySource[source]!))).joined(separator: "\t"))
+                Output.line((["  " + source, ""] + (try cells(s.valuesBySource[source]!, source: source))).joined(separator: "\t"))
             }
         }
     }

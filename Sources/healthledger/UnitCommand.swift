@@ -41,7 +41,10 @@ enum UnitCommand {
             let from = try args.required("FROM unit")
             let to = try args.required("TO unit")
             try args.finish()
-            guard let value = Double(valueText) else { throw CLIError.invalidInput("invalidValue: '\(valueText)' is not a number") }
+            // decimal only (`DecimalNumber`: 0x10 is no number here); nan and inf are nonFiniteValue
+            guard let value = Double(valueText), DecimalNumber.isDecimal(valueText) || !value.isFinite else {
+                throw CLIError.invalidInput("invalidValue: '\(valueText)' is not a number")
+            }
             guard value.isFinite else { throw HealthModelError.nonFiniteValue(field: "VALUE") }
             let converter = try HealthUnit(from).converter(to: try HealthUnit(to))
             Output.line(String(format: "%.17g", converter.convert(value)))

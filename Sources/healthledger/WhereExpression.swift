@@ -10,8 +10,10 @@ enum WhereExpression {
           term    := factor ("and" factor)*
           factor  := "not" factor | "(" expr ")" | "exists" metadata.KEY | field op operand
           op      := = | != | < | <= | > | >=
-          field   := value           quantity value (any compatible unit: value > 180 count/min),
-                                     or category value (by name or number: value = asleepCore)
+          field   := value           quantity value, with its unit (any compatible unit:
+                                     value > 180 count/min; a count type's may go without:
+                                     value > 10000), or category value (by name or number:
+                                     value = asleepCore)
                      uuid            = or != a UUID
                      source          = or != a bundle identifier
                      device.name | device.manufacturer | device.model | device.localIdentifier
@@ -19,7 +21,9 @@ enum WhereExpression {
                      activity        workout activity type (= or !=: running)
                      duration        workout duration (seconds, or with a time unit: 30 min)
                      energy | distance   workout totals, with a unit (300 kcal, 5 km)
+                                     (activity, duration, energy, distance: workouts only)
           operand := NUMBER [UNIT] | true | false | WORD | "quoted string"
+                     (NUMBER is decimal: 72, -0.5, 1e5; not 0x10)
                      (a WORD that is an ISO 8601 date is a date; quote units with
                      parentheses: "mL/(kg*min)")
           e.g. --where 'value > 100 kg and metadata.HKWasUserEntered = true and not source = com.example.scale'
@@ -141,17 +145,28 @@ enum WhereExpression {
             }
         }
 
-        /// NUMBER [UNIT]: the unit is the next word or string when it is not a keyword.
-        mutating func quantity(_ operand: Token, default unit: HealthUnit?) throws -> Quantity {
-            guard operand.kind == .word, let v = Double(operand.text), v.isFinite else {
+        /// Whether a unit follows: the next word or string when it is not a keyword.
+        var unitFollows: Bool { (peek.kind == .word && !["and", "or"].contains(peek.text)) || peek.kind == .string }
+
+        /// NUMBER [UNIT] (a decimal number: `DecimalNumber`); without a unit, `unit`, or
+        /// an error saying which unit is wanted (`missing`).
+        mutating func quantity(_ operand: Token, default unit: HealthUnit?, missing: String? = nil) throws -> Quantity {
+            guard operand.kind == .word, let v = DecimalNumber.parse(operand.text) else {
                 throw error(operand.column, "expected a number, found '\(operand.text)'")
             }
-            if (peek.kind == .word && !["and", "or"].contains(peek.text)) || peek.kind == .string {
+            if unitFollows {
                 let u = take()
                 do { return try Quantity(v, unit: u.text) } catch { throw WhereExpression.error(u.column, "\(error)") }
             }
-            guard let unit else { throw error(peek.column, "expected a unit after \(operand.text)") }
+            guard let unit else { throw error(peek.column, missing ?? "expected a unit after \(operand.text)") }
             return try Quantity(v, unit)
+        }
+
+        /// The workout fields apply to workouts only (elsewhere they would match nothing, silently).
+        func requireWorkout(_ field: Token) throws {
+            guard type == .workout else {
+                throw error(field.column, "'\(field.text)' applies to workouts, not \(type.shortName)")
+            }
         }
 
         mutating func test(field: Token) throws -> SamplePredicate {
@@ -175,7 +190,11 @@ enum WhereExpression {
                 switch type {
                 case .quantity(let q):
                     let at = peek.column
-                    let value = try quantity(operand, default: q.canonicalUnit)
+                    // a bare number is a count only for a count type: a heart rate of 1 is 1 count/s
+                    // or 1 count/min, so a type of any other kind needs its unit said
+                    let value = try quantity(operand, default: q.canonicalUnit == .count ? .count : nil,
+                                             missing: "\(q.shortName) values have a unit: write one after \(operand.text) "
+                                                 + "(\(q.canonicalUnit.canonicalString) or another unit of \(q.dimension))")
                     guard (try? value.doubleValue(for: q.canonicalUnit)) != nil else {
                         throw error(at, "unit '\(value.unit)' does not fit \(q.shortName) (\(q.canonicalUnit))")
                     }
@@ -194,15 +213,19 @@ enum WhereExpression {
             case "source":
                 return try equality(.sources([operand.text]))
             case "activity":
+                try requireWorkout(field)
                 guard let a = try? WorkoutActivityType(name: operand.text) else {
                     throw error(operand.column, "unknown workout activity type '\(operand.text)'")
                 }
                 return try equality(.workoutActivity(a))
             case "duration":
+                try requireWorkout(field)
                 return .workoutDuration(op, try quantity(operand, default: try HealthUnit("s")).doubleValue(for: try HealthUnit("s")))
             case "energy":
+                try requireWorkout(field)
                 return .workoutEnergy(op, try quantity(operand, default: nil))
             case "distance":
+                try requireWorkout(field)
                 return .workoutDistance(op, try quantity(operand, default: nil))
             default:
                 if field.text.hasPrefix("device."), let p = SamplePredicate.DeviceProperty(rawValue: String(field.text.dropFirst(7))) {
@@ -212,8 +235,7 @@ enum WhereExpression {
                     let key = String(field.text.dropFirst(9))
                     if operand.kind == .string { return .metadata(key, op, .string(operand.text)) }
                     if operand.text == "true" || operand.text == "false" { return .metadata(key, op, .bool(operand.text == "true")) }
-                    let unitFollows = (peek.kind == .word && !["and", "or"].contains(peek.text)) || peek.kind == .string
-                    if let d = Double(operand.text), d.isFinite {
+                    if let d = DecimalNumber.parse(operand.text) {
                         if unitFollows { return .metadata(key, op, .quantity(try quantity(operand, default: nil))) }
                         return .metadata(key, op, Int64(operand.text).map(MetadataValue.integer) ?? .number(d))
                     }

@@ -133,6 +133,24 @@ struct ReportCommandTests {
         #expect(try StoreCommandTests.contents(dir) == before)
     }
 
+    /// Issue 28, item 14: `--out` writes the page (the whole profile) with mode 0600, as
+    /// the ledger's files, whatever the umask, and replaces a file already there (its
+    /// mode with it).
+    @Test func theReportFileIsReadableByItsOwnerAlone() throws {
+        let dir = try Self.twoApps()
+        let out = dir.url.deletingLastPathComponent().appendingPathComponent("report.html").path
+        func mode() throws -> Int { (try FileManager.default.attributesOfItem(atPath: out)[.posixPermissions] as! NSNumber).intValue }
+        _ = try Self.run(dir, ["report", "--owner", "--now", "2026-03-01T00:00:00Z", "--out", out])
+        #expect(try mode() == 0o600)
+        #expect(try String(contentsOfFile: out, encoding: .utf8).hasPrefix("<!DOCTYPE html>"))
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: out)
+        _ = try Self.run(dir, ["report", "--owner", "--now", "2026-03-01T00:00:00Z", "--out", out])
+        #expect(try mode() == 0o600)
+        // nothing else left beside it (the temporary file was renamed)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.deletingLastPathComponent().path).sorted()
+                == [dir.url.lastPathComponent, "report.html"].sorted())
+    }
+
     // MARK: In a real browser
 
     /// The check itself can fail: a page that logs and fetches is caught.

@@ -94,6 +94,60 @@ struct StatisticsCommandTests {
         #expect(none.stdout == "start\tend\tsum (count)\n")
     }
 
+    /// Issue 28, item 14: Pacific/Apia skipped 2011-12-30 when it crossed the date line:
+    /// no bucket of no length for it, in JSON or the table; and the table rounds as the
+    /// Health app shows (steps whole) while JSON keeps every digit.
+    @Test func aDayTheZoneSkippedIsNoBucketAndTheTableRoundsSteps() throws {
+        let dir = TemporaryDirectory()
+        func run(_ args: [String], stdin: String? = nil) throws -> CLIResult {
+            let r = try CLIRunner.run(["--ledger", dir.path] + args, stdin: stdin)
+            #expect(r.status == 0, "\(args): \(r.stderr)")
+            return r
+        }
+        _ = try run(["init", "--tz", "Pacific/Apia"])
+        _ = try run(["app", "register", "--app", "com.x", "--name", "X", "--share-purpose", "s", "--read-purpose", "r"])
+        _ = try run(["--app", "com.x", "request", "--share", "stepCount", "--read", "stepCount"])
+        _ = try run(["authorize", "--app", "com.x", "--requested"])
+        // 100 steps over 36 hours: 16 on 29 December, 20 on 31 December (local)
+        _ = try run(["--app", "com.x", "ingest"],
+                    stdin: #"{"type":"stepCount","value":100,"unit":"count","start":"2011-12-29T08:00:00-10:00","end":"2011-12-31T20:00:00+14:00"}"# + "\n")
+        let json = try run(["statistics", "stepCount", "--owner", "--by", "day", "--json", "--from", "2011-12-28", "--to", "2012-01-02"])
+        #expect(json.stdout == """
+            {"start":"2011-12-28T00:00:00-10:00","end":"2011-12-29T00:00:00-10:00","type":"stepCount","unit":"count","empty":true}
+            {"start":"2011-12-29T00:00:00-10:00","end":"2011-12-31T00:00:00+14:00","type":"stepCount","unit":"count","values":{"sum":44.44444444444444}}
+            {"start":"2011-12-31T00:00:00+14:00","end":"2012-01-01T00:00:00+14:00","type":"stepCount","unit":"count","values":{"sum":55.55555555555556}}
+            {"start":"2012-01-01T00:00:00+14:00","end":"2012-01-02T00:00:00+14:00","type":"stepCount","unit":"count","empty":true}
+
+            """)
+        let table = try run(["statistics", "stepCount", "--owner", "--by", "day"])
+        #expect(table.stdout == """
+            start\tend\tsum (count)
+            2011-12-29T00:00:00-10:00\t2011-12-31T00:00:00+14:00\t44
+            2011-12-31T00:00:00+14:00\t2012-01-01T00:00:00+14:00\t56
+
+            """)
+    }
+
+    /// Issue 28, item 14: averages in the table to four significant digits (never
+    /// fewer than the whole part), every digit in JSON.
+    @Test func theTableShowsAveragesToFourSignificantDigits() throws {
+        let dir = try Self.ledger()
+        for (v, at) in [("61", "12:00"), ("62", "12:01"), ("62", "12:02")] {
+            let r = try CLIRunner.run(["--ledger", dir.path, "save", "--app", "com.example.hr", "--type", "heartRate", "--value", v,
+                                       "--unit", "count/min", "--start", "2025-06-02T\(at):00Z"])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let day = ["--ledger", dir.path, "statistics", "heartRate", "--owner", "--average", "--unit", "count/min",
+                   "--from", "2025-06-02T00:00:00Z", "--to", "2025-06-03T00:00:00Z"]
+        let table = try CLIRunner.run(day)
+        #expect(table.stdout == "start\tend\taverage (count/min)\n2025-06-02T00:00:00+00:00\t2025-06-03T00:00:00+00:00\t61.67\n")
+        let json = try CLIRunner.run(day + ["--json"])
+        #expect(json.stdout.contains("\"values\":{\"average\":61.66666666666666}"), "\(json.stdout)")
+        // in the canonical count/s
+        let perSecond = try CLIRunner.run(Array(day.dropLast(6)) + ["--from", "2025-06-02T00:00:00Z", "--to", "2025-06-03T00:00:00Z"])
+        #expect(perSecond.stdout.hasSuffix("\t1.028\n"), "\(perSecond.stdout)")
+    }
+
     @Test func badRequestsFailWithTypedErrors() throws {
         let dir = try Self.ledger()
         let wrong = try CLIRunner.run(["--ledger", dir.path, "statistics", "stepCount", "--owner", "--average"])

@@ -156,6 +156,19 @@ struct StoreCommandTests {
         #expect(stats.stdout.contains("\"HKQuantityTypeIdentifierBodyMass\":{\"com.example.scale\":100001}"))
     }
 
+    /// Issue 28, item 14: `stats` sizes its columns to their content: no kind's name is
+    /// cut (`activitySummariesRecorded` was shown as `activitySummariesRecorde`).
+    @Test func statsColumnsAreAsWideAsTheirLongestCell() throws {
+        let dir = try Self.prepared()
+        let r = try CLIRunner.run(["--ledger", dir.path, "stats"])
+        #expect(r.status == 0)
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("  activitySummariesRecorded  0"))
+        #expect(lines.contains("  appRegistered              1"))
+        #expect(lines.contains("  samplesSaved               1"))
+        #expect(lines.contains("  HKQuantityTypeIdentifierBodyMass  com.example.scale  1"))
+    }
+
     @Test func aBadLineStopsTheIngestAndItsBatchIsNotAppended() throws {
         let dir = try Self.prepared()
         var lines: [String] = []

@@ -9,10 +9,11 @@ import TestSupport
 /// HKStatisticsQuery / HKStatisticsCollectionQuery through the stores: source
 /// priority (default order, the owner's list, replay), visibility, collections.
 struct StatisticsStoreTests {
+    // Apple's devices by their bundle identifiers (only an import marks an app imported: rule E13)
     static let watch = AppRegistration(bundleIdentifier: "com.apple.health.WATCH-UUID", name: "Alice's Apple Watch",
-                                       readPurpose: "r", sharePurpose: "s", imported: true)
+                                       readPurpose: "r", sharePurpose: "s")
     static let phone = AppRegistration(bundleIdentifier: "com.apple.health.PHONE-UUID", name: "Alice's iPhone",
-                                       readPurpose: "r", sharePurpose: "s", imported: true)
+                                       readPurpose: "r", sharePurpose: "s")
     static let appA = AppRegistration(bundleIdentifier: "com.example.a", name: "A", readPurpose: "r", sharePurpose: "s")
     static let appB = AppRegistration(bundleIdentifier: "com.example.b", name: "B", readPurpose: "r", sharePurpose: "s")
     static let steps = ObjectType.quantity(.stepCount)
@@ -112,10 +113,11 @@ struct StatisticsStoreTests {
         // granted in this order: a third-party app, the exported iPhone, the exported Watch
         _ = try await Self.store(ledger, Self.appA)
         for name in ["Bob’s iPhone", "Bob’s Apple Watch"] {
-            try await ledger.execute(.registerApp(AppRegistration(bundleIdentifier: "export:" + name, name: name, readPurpose: nil,
-                                                                  sharePurpose: nil, imported: true)))
-            try await ledger.execute(.decideAuthorization(bundleIdentifier: "export:" + name,
-                                                          decisions: [(Self.steps, .granted, nil)], basis: .imported))
+            // as an import registers its sources (rule E13: only an import may)
+            try await ledger.importing([.registerApp(AppRegistration(bundleIdentifier: "export:" + name, name: name, readPurpose: nil,
+                                                                     sharePurpose: nil, imported: true)),
+                                        .decideAuthorization(bundleIdentifier: "export:" + name,
+                                                             decisions: [(Self.steps, .granted, nil)], basis: .imported)])
         }
         #expect(await owner.sourcePriority(for: .stepCount) == ["export:Bob’s Apple Watch", "export:Bob’s iPhone",
                                                                 Self.appA.bundleIdentifier])

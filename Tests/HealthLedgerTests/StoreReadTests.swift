@@ -50,11 +50,11 @@ struct StoreReadTests {
         let ledger = try makeLedger()
         let importer = AppRegistration(bundleIdentifier: "export:Health", name: "Health", readPurpose: nil, sharePurpose: nil,
                                        imported: true)
-        try await ledger.execute(.registerApp(importer))
         let t = date("2026-03-01T08:00:00Z")
         let raw = UnrecognizedSample(typeIdentifier: "HKDataTypeSleepDurationGoal", value: "28800", unit: nil, reason: "unknown type",
                                      common: try SampleCommon(startDate: t, endDate: t))
-        try await ledger.execute(.save(bundleIdentifier: importer.bundleIdentifier, samples: [.unrecognized(raw)]))
+        // what an import brings (rule E13: only an import registers and saves as `export:` sources)
+        try await ledger.importing([.registerApp(importer), .save(bundleIdentifier: importer.bundleIdentifier, samples: [.unrecognized(raw)])])
         let owner = OwnerStore(ledger: ledger)
         let found = try await owner.rawSamples(identifier: "HKDataTypeSleepDurationGoal")
         #expect(found.map(\.uuid) == [raw.uuid])

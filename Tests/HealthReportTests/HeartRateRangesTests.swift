@@ -10,8 +10,7 @@ import TestSupport
 /// statistics projection (no sample decoded): they equal a brute force over the
 /// decoded samples, for the owner and for an app that may read only its own.
 @Suite struct HeartRateRangesTests {
-    static let watch = AppRegistration(bundleIdentifier: "com.apple.health.WATCH", name: "Watch", readPurpose: "r", sharePurpose: "s",
-                                       imported: true)
+    static let watch = AppRegistration(bundleIdentifier: "com.apple.health.WATCH", name: "Watch", readPurpose: "r", sharePurpose: "s")
     static let band = AppRegistration(bundleIdentifier: "com.example.band", name: "Band", readPurpose: "r", sharePurpose: "s")
     static let heartRate = ObjectType.quantity(.heartRate)
 

@@ -131,16 +131,16 @@ struct QueryEngineTests {
         let ledger = try makeLedger(fs)
         let importer = AppRegistration(bundleIdentifier: "export:Health", name: "Health", readPurpose: nil, sharePurpose: nil,
                                        imported: true)
-        try await ledger.execute(.registerApp(importer))
         func raw(_ id: String, _ value: String?, _ reason: String, _ n: Int, at: String) throws -> Sample {
             .unrecognized(UnrecognizedSample(typeIdentifier: id, value: value, unit: nil, reason: reason,
                                              common: try SampleCommon(uuid: fixedUUID(n), startDate: date(at), endDate: date(at))))
         }
-        try await ledger.execute(.save(bundleIdentifier: importer.bundleIdentifier, samples: [
+        // what an import brings (rule E13: only an import registers and saves as `export:` sources)
+        try await ledger.importing([.registerApp(importer), .save(bundleIdentifier: importer.bundleIdentifier, samples: [
             try raw("HKDataTypeSleepDurationGoal", "28800", "unknown type", 1, at: "2026-03-01T08:00:00Z"),
             try raw("HKQuantityTypeIdentifierStepCount", nil, "no value", 2, at: "2026-03-02T08:00:00Z"),
             try raw("HKDataTypeSleepDurationGoal", "27000", "unknown type", 3, at: "2026-03-03T08:00:00Z"),
-        ]))
+        ])])
         let newestFirst = SampleQuery(type: Self.steps, sort: [SampleSortDescriptor(.startDate, ascending: false)])
         let found = try await ledger.read { state throws -> [Sample] in
             var out: [Sample] = []
@@ -263,8 +263,11 @@ struct SampleJSONWriterTests {
                                    metadata: ["quote\"d": .string("tab\there \\ \u{1}"), "é": .string("ünïcode")],
                                    source: Source(bundleIdentifier: "com.example.\"odd\"", name: "Odd"))
         samples.append(.quantity(try QuantitySample(type: .bodyMass, quantity: try Quantity(70.125, unit: "kg"), common: odd)))
+        // beyond today's bound (1e15): a value an earlier release stored, read back unchecked
         samples.append(.quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(1e16, unit: "count"),
-                                                    start: date("0001-01-01T00:00:00Z"), end: date("9999-12-31T23:59:59Z"))))
+                                                    common: try SampleCommon(startDate: date("0001-01-01T00:00:00Z"),
+                                                                             endDate: date("9999-12-31T23:59:59Z")),
+                                                    checkingRange: false)))
         samples.append(.category(try CategorySample(type: .sleepAnalysis, value: 0, start: t, end: t)))
         samples.append(.unrecognized(UnrecognizedSample(typeIdentifier: "HKX", value: nil, unit: nil, reason: "r",
                                                         common: try SampleCommon(startDate: date("1969-12-31T23:59:59Z"),

@@ -294,13 +294,14 @@ struct AbsentFromExportRulesTests {
         let ledger = try makeLedger()
         let imported = AppRegistration(bundleIdentifier: "export:Health", name: "Health", readPurpose: nil, sharePurpose: nil,
                                        imported: true)
-        try await ledger.execute(.registerApp(imported))
-        try await ledger.execute(.decideAuthorization(bundleIdentifier: imported.bundleIdentifier,
-                                                      decisions: [(.quantity(.bodyMass), .granted, nil)], basis: .imported))
-        try await ledger.grant(appA, share: [.quantity(.bodyMass)])
         let fromExport = try quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z")
         let fromApp = try quantitySample(.bodyMass, 71, "kg", at: "2026-02-02T08:00:00Z")
-        try await ledger.execute(.save(bundleIdentifier: imported.bundleIdentifier, samples: [fromExport]))
+        // an earlier import brought the imported source's sample (rule E13: only an import may)
+        try await ledger.importing([.registerApp(imported),
+                                    .decideAuthorization(bundleIdentifier: imported.bundleIdentifier,
+                                                         decisions: [(.quantity(.bodyMass), .granted, nil)], basis: .imported),
+                                    .save(bundleIdentifier: imported.bundleIdentifier, samples: [fromExport])])
+        try await ledger.grant(appA, share: [.quantity(.bodyMass)])
         try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [fromApp]))
         let id = fixedUUID(77)
         func absence(_ uuids: [UUID]) -> ExportAbsence {

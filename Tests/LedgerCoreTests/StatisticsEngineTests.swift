@@ -157,6 +157,35 @@ struct StatisticsEngineTests {
         #expect(out.allSatisfy { $0?.merged.sum == 100 })
     }
 
+    /// Issue 28, item 14: Pacific/Apia skipped 2011-12-30 (it crossed the date line).
+    /// The calendar gives that day's bucket no length; it does not exist, and a
+    /// collection lists the four days around it, each 24 hours, without a gap.
+    @Test func aDayTheZoneSkippedIsNoBucket() throws {
+        let apia = TimeZone(identifier: "Pacific/Apia")!
+        let b = StatisticsBuckets(anchor: ISO8601.date(from: "2000-01-01T00:00:00-11:00")!, interval: try StatisticsInterval(.day),
+                                  timeZone: apia)
+        let first = b.index(containing: Self.t("2011-12-28T00:00:00-10:00"))
+        let last = b.index(containing: Self.t("2012-01-01T12:00:00+14:00"))
+        #expect(last - first == 4)  // five calendar days counted from the anchor, one of them skipped
+        let kept = (first...last).filter(b.exists)
+        #expect(kept.count == 4)
+        #expect(kept.map { b.start($0) } == ["2011-12-28T00:00:00-10:00", "2011-12-29T00:00:00-10:00", "2011-12-31T00:00:00+14:00",
+                                              "2012-01-01T00:00:00+14:00"].map(Self.t))
+        #expect(kept.map { b.start($0 + 1) - b.start($0) } == [86_400, 86_400, 86_400, 86_400])
+        let collection = StatisticsCollection(type: .stepCount, options: .cumulativeSum, buckets: b, filled: [:])
+        var listed: [(Double, Double)] = []
+        try collection.enumerateStatistics(from: Date(timeIntervalSinceReferenceDate: Self.t("2011-12-28T00:00:00-10:00")),
+                                           to: Date(timeIntervalSinceReferenceDate: Self.t("2012-01-02T00:00:00+14:00"))) {
+            listed.append(($0.startDate.timeIntervalSinceReferenceDate, $0.endDate.timeIntervalSinceReferenceDate))
+        }
+        #expect(listed.map(\.0) == kept.map { b.start($0) })
+        #expect(listed.allSatisfy { $0.1 - $0.0 == 86_400 })
+        // fixed-length buckets always exist
+        let hours = StatisticsBuckets(anchor: ISO8601.date(from: "2000-01-01T00:00:00-11:00")!, interval: try StatisticsInterval(.hour),
+                                      timeZone: apia)
+        #expect(hours.exists(hours.index(containing: Self.t("2011-12-30T12:00:00Z"))))
+    }
+
     @Test func weekBucketsAnchoredOnAMonday() throws {
         let b = StatisticsBuckets(anchor: ISO8601.date(from: "2025-01-06T00:00:00+01:00")!,  // a Monday
                                   interval: try StatisticsInterval(.week), timeZone: Self.berlin)

@@ -7,14 +7,28 @@
 /// - percentages (`%`): a fraction 0…1, as HealthKit stores them;
 /// - temperatures (`degC`): above absolute zero (−273.15 °C; a body temperature
 ///   below 0 °C is implausible but not physically impossible for water);
-/// - sound levels (`dBASPL`): any finite value (decibels are logarithmic);
+/// - sound levels (`dBASPL`): −1,000…1,000 dB (decibels are logarithmic; their
+///   average adds up 10^(L/10), which must stay finite);
 /// - `height`, `bodyMass`, `leanBodyMass` and the heart rates (`heartRate`,
 ///   `restingHeartRate`, `walkingHeartRateAverage`): greater than 0;
 /// - everything else (counts, distances, energies, durations, masses, volumes,
 ///   speeds, powers, pressures, concentrations): 0 or more.
+///
+/// And every value's magnitude is at most 10^15 in the canonical unit (since issue
+/// 28: 1e308 steps is no measurement, and a day's sum of such values is infinite).
+/// The bound keeps every sum a ledger can hold finite: a log holds at most 2^40
+/// bytes (FORMAT.md, S3's record offsets) and a saved sample takes more than 40 of
+/// them, so fewer than 2^35 (3.4·10^10) samples fall in any bucket, and their sum stays
+/// below 3.4·10^25 in the canonical unit — below 10^283 in any unit of the same
+/// dimension whose scale is within 10^±250 of it, and far below Double's 1.8·10^308.
+/// Time-weighted averages multiply values by durations of at most 3.2·10^11 s (years
+/// 1…9999): 10^15 × 3.2·10^11 × 3.4·10^10 ≈ 10^37. No real measurement comes near:
+/// 10^15 steps, metres (a thousand times the Sun's distance), kilocalories or grams.
+/// Values already in a log are read back unchecked (`checkingRange: false`): statistics
+/// over such old values fail by name rather than drop a bucket (`StatisticsNotFinite`).
 public enum QuantityValueRange: String, Sendable, Hashable, CaseIterable {
-    /// Any finite value.
-    case any
+    /// A sound level: −1,000…1,000 (in dB).
+    case soundLevel
     /// 0 or more.
     case nonNegative
     /// Greater than 0.
@@ -24,10 +38,29 @@ public enum QuantityValueRange: String, Sendable, Hashable, CaseIterable {
     /// Above −273.15 in degrees Celsius.
     case aboveAbsoluteZero
 
-    /// Whether `value` (in the type's canonical unit) is in the range.
-    public func contains(_ value: Double) -> Bool {
+    /// The largest magnitude a value of any type has, in its canonical unit (see above).
+    public static let maximumMagnitude = 1e15
+
+    /// The largest magnitude a value in this range has, in the canonical unit.
+    public var maximumMagnitude: Double {
         switch self {
-        case .any: value.isFinite
+        case .soundLevel: 1000
+        case .fraction: 1
+        default: Self.maximumMagnitude
+        }
+    }
+
+    /// Whether `value` (in the type's canonical unit) is in the range: its lower bound
+    /// and its largest magnitude.
+    public func contains(_ value: Double) -> Bool {
+        holdsLowerBound(value) && value.magnitude <= maximumMagnitude
+    }
+
+    /// Whether `value` is above the range's lower bound (for every range but
+    /// temperatures that is a matter of sign, which any unit of the type keeps).
+    public func holdsLowerBound(_ value: Double) -> Bool {
+        switch self {
+        case .soundLevel: value >= -maximumMagnitude
         case .nonNegative: value >= 0
         case .positive: value > 0
         case .fraction: (0...1).contains(value)
@@ -35,14 +68,22 @@ public enum QuantityValueRange: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// The range as a person reads it, in `unit`.
+    /// The lower bound as a person reads it, in `unit`.
     public func text(unit: String) -> String {
         switch self {
-        case .any: "any finite value"
+        case .soundLevel: "-1000…1000 \(unit)"
         case .nonNegative: "≥ 0 \(unit)"
         case .positive: "> 0 \(unit)"
         case .fraction: "0…1 (HealthKit stores percentages as fractions)"
         case .aboveAbsoluteZero: "> -273.15 \(unit) (absolute zero)"
+        }
+    }
+
+    /// The upper bound as a person reads it, in the canonical unit `unit`.
+    public func upperText(unit: String) -> String {
+        switch self {
+        case .soundLevel, .fraction: text(unit: unit)
+        default: "|value| ≤ 1e15 \(unit) (no measurement is larger, and sums must stay finite)"
         }
     }
 }
@@ -62,7 +103,7 @@ extension QuantityType {
         switch type.descriptor.canonicalUnit {
         case "%": .fraction
         case "degC": .aboveAbsoluteZero
-        case "dBASPL": .any
+        case "dBASPL": .soundLevel
         default: positiveTypes.contains(type.shortName) ? .positive : .nonNegative
         }
     }

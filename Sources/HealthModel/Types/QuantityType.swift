@@ -82,19 +82,46 @@ public struct QuantityType: Hashable, Sendable, Comparable, CustomStringConverti
     /// The second half of `validate`: the value, in a unit `validateUnit` admits, is in
     /// range (a percentage a fraction; unless `checkingRange` is false, `validRange`).
     public func validateValue(_ value: Double, unit: HealthUnit, checkingRange: Bool = true) throws {
+        try validateValue(value, unit: unit, canonical: checkingRange ? canonicalValue(value, unit: unit) : value,
+                          checkingRange: checkingRange)
+    }
+
+    /// `validateValue(_:unit:checkingRange:)` of a value whose canonical-unit value the
+    /// caller has already worked out (`canonical`; the importer's prepared units convert
+    /// once per record for the statistics projection anyway).
+    public func validateValue(_ value: Double, unit: HealthUnit, canonical: Double, checkingRange: Bool = true) throws {
         if isPercentage, !(0...1).contains(value) {
             throw HealthModelError.valueOutOfRange(field: "\(shortName) value", value: value,
                                                    range: "0…1 (HealthKit stores percentages as fractions)")
         }
         guard checkingRange else { return }
         let range = validRange
-        let inCanonical = range == .aboveAbsoluteZero
-            ? ((try? Quantity(value, unit).doubleValue(for: canonicalUnit)) ?? value) : value
-        // Every other range is about the sign, which a unit (a positive factor) keeps.
-        guard range.contains(inCanonical) else {
+        // The lower bounds are about the sign, which a unit (a positive factor) keeps,
+        // but for temperatures (an affine unit moves the zero).
+        guard range.holdsLowerBound(range == .aboveAbsoluteZero ? canonical : value) else {
             throw HealthModelError.valueOutOfRange(field: "\(shortName) value", value: value,
                                                    range: range.text(unit: range == .aboveAbsoluteZero ? canonicalUnit.canonicalString : unit.canonicalString))
         }
+        // The upper bound in the canonical unit, where statistics add values up (NaN fails).
+        guard canonical.magnitude <= range.maximumMagnitude else {
+            throw HealthModelError.valueOutOfRange(field: "\(shortName) value", value: value,
+                                                   range: range.upperText(unit: canonicalUnit.canonicalString))
+        }
+    }
+
+    /// `value`, in `unit` (one the type admits), in the type's canonical unit: one
+    /// multiplication for a unit of the canonical unit's dimension (no cache is
+    /// consulted: every sample saved asks), the unit's converter otherwise
+    /// (temperatures, sound levels, molar units); the value as given when nothing
+    /// converts it.
+    public func canonicalValue(_ value: Double, unit: HealthUnit) -> Double {
+        let canonical = canonicalUnit
+        let a = unit.storage, b = canonical.storage
+        if a === b { return value }
+        if a.dimension == b.dimension, a.pointOffset == nil, b.pointOffset == nil, !a.isSoundPressureLevel, !b.isSoundPressureLevel {
+            return value * (a.siFactor / b.siFactor)  // UnitConverter's linear scale, the same number
+        }
+        return (try? unit.converter(to: canonical).convert(value)) ?? value
     }
 
     static let canonicalUnits: [HealthUnit] = table.map {

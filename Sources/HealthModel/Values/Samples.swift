@@ -273,10 +273,18 @@ public struct Workout: SampleValue {
                 routes: [WorkoutRoute] = [], common: SampleCommon, checkingRange: Bool = true) throws {
         guard duration.isFinite else { throw HealthModelError.nonFiniteValue(field: "workout duration") }
         if checkingRange {
-            for (name, total) in [("totalEnergyBurned", totalEnergyBurned), ("totalDistance", totalDistance)] {
-                if let total, total.value < 0 {
+            for (name, total, canonical) in [("totalEnergyBurned", totalEnergyBurned, HealthUnit.kilocalorie),
+                                             ("totalDistance", totalDistance, HealthUnit.meter)] {
+                guard let total else { continue }
+                if total.value < 0 {
                     throw HealthModelError.valueOutOfRange(field: "workout \(name)", value: total.value,
                                                            range: "≥ 0 \(total.unit.canonicalString)")
+                }
+                // as a quantity sample's values: at most 1e15 in the canonical unit (sums stay finite)
+                let inCanonical = (try? total.doubleValue(for: canonical)) ?? total.value
+                if !(inCanonical <= QuantityValueRange.maximumMagnitude) {
+                    throw HealthModelError.valueOutOfRange(field: "workout \(name)", value: total.value,
+                                                           range: QuantityValueRange.nonNegative.upperText(unit: canonical.canonicalString))
                 }
             }
         }

@@ -100,6 +100,20 @@ public struct HealthReportData: Sendable {
         }
     }
 
+    /// A chart the report could not draw, and why: shown where the charts are, never
+    /// left out silently (a day whose steps do not add up to a finite number, …).
+    public struct NotDrawn: Sendable, Equatable {
+        /// The chart's id (`steps`, `heart-rate`, …: its figure's is `fig-` + id).
+        public let id: String
+        public let title: String
+        public let reason: String
+        public init(id: String, title: String, reason: String) {
+            self.id = id
+            self.title = title
+            self.reason = reason
+        }
+    }
+
     /// `owner` or the app's bundle identifier.
     public var viewer: String
     public var appBundle: String?
@@ -132,6 +146,9 @@ public struct HealthReportData: Sendable {
     /// Per charted cumulative type, the source order in force (first wins); empty for
     /// an app (the order is the owner's to see).
     public var priorities: [(type: String, sources: [String])] = []
+    /// Charts the data could not be drawn for (gathering found values that do not add
+    /// up to finite numbers); `ReportHTML` adds those whose values it finds so.
+    public var notDrawn: [NotDrawn] = []
     public var timeline: [TimelineEntry] = []
     /// Timeline entries left out past the report's limit.
     public var timelineOmitted = 0

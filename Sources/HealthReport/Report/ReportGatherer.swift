@@ -75,7 +75,11 @@ public enum ReportGatherer {
         }
 
         // Heart rate per day, from the statistics projection (no sample decoded).
-        data.heartRate = try await viewer.dailyRanges(.heartRate, unit: HealthReportUnits.perMinute, period: options.period, days: &days)
+        do {
+            data.heartRate = try await viewer.dailyRanges(.heartRate, unit: HealthReportUnits.perMinute, period: options.period, days: &days)
+        } catch let e as StatisticsNotFinite {
+            data.notDrawn.append(HealthReportData.NotDrawn(id: "heart-rate", title: "Heart rate per day", reason: e.description))
+        }
         var resting: [(Double, Double)] = []
         try await viewer.forEach(.quantity(.restingHeartRate), in: options.period) { s in
             if case .quantity(let q) = s, let v = try? q.quantity.doubleValue(for: HealthReportUnits.perMinute) { resting.append((q.startDate.timeIntervalSince1970, v)) }
@@ -117,9 +121,18 @@ public enum ReportGatherer {
 
         // Daily steps and active energy: the statistics engine, sources merged by the
         // priority order in force (as the Health app counts), never a sum of our own.
-        data.steps = try await viewer.dailySums(.stepCount, unit: .count, period: options.period, zone: options.timeZone, days: &days)
-        data.activeEnergy = try await viewer.dailySums(.activeEnergyBurned, unit: .kilocalorie, period: options.period,
-                                                       zone: options.timeZone, days: &days)
+        // A chart whose values do not add up (old values too large) is named as not drawn.
+        do {
+            data.steps = try await viewer.dailySums(.stepCount, unit: .count, period: options.period, zone: options.timeZone, days: &days)
+        } catch let e as StatisticsNotFinite {
+            data.notDrawn.append(HealthReportData.NotDrawn(id: "steps", title: "Daily steps", reason: e.description))
+        }
+        do {
+            data.activeEnergy = try await viewer.dailySums(.activeEnergyBurned, unit: .kilocalorie, period: options.period,
+                                                           zone: options.timeZone, days: &days)
+        } catch let e as StatisticsNotFinite {
+            data.notDrawn.append(HealthReportData.NotDrawn(id: "active-energy", title: "Active energy per day", reason: e.description))
+        }
         for type in [QuantityType.stepCount, .activeEnergyBurned] {
             if let order = await viewer.sourcePriority(type), !order.isEmpty { data.priorities.append((type.shortName, order)) }
         }

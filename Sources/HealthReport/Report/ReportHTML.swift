@@ -55,13 +55,22 @@ public enum ReportHTML {
         }()
         func noon(_ d: Int) -> Double { days.start(ofDay: d) + day / 2 }
         var figures: [String] = []
+        var notDrawn = data.notDrawn
+        /// Whether every value of a chart is finite; else the chart is named as not drawn.
+        func drawable(_ id: String, _ title: String, _ values: [Double]) -> Bool {
+            guard let bad = values.first(where: { !$0.isFinite }) else { return true }
+            notDrawn.append(HealthReportData.NotDrawn(id: id, title: title, reason: "a value is \(bad) (the ledger holds values too large to add up or convert, saved before values were bounded)"))
+            return false
+        }
         func figure(_ chart: Chart, _ table: ReportTable, note: String = "") -> String {
             "<figure id=\"fig-\(chart.id)\"><figcaption><h3>\(SVGText.escape(chart.title))</h3>\(note.isEmpty ? "" : "<p class=\"note\">\(SVGText.escape(note))</p>")</figcaption>"
                 + chart.svg()
                 + "<details><summary>Data table (\(table.rows.count) row\(table.rows.count == 1 ? "" : "s"), one per \(table.rowUnit))</summary>\(table.html)</details></figure>"
         }
 
-        if !data.bodyMass.isEmpty {
+        if !data.bodyMass.isEmpty,
+           drawable("body-mass", "Body mass", data.bodyMass.map(\.1) + data.bodyMassAverage.map(\.value)
+                        + ReportGatherer.dailyMeans(data.bodyMass, &days).map(\.value)) {
             let points = data.bodyMass.map { ChartPoint(x: $0.0, y: $0.1) }
             let average = data.bodyMassAverage.map { ChartPoint(x: noon($0.day), y: $0.value) }
             let chart = Chart(id: "body-mass", title: "Body mass", description: "Body mass in kilograms, \(points.count) measurements from \(LocalDays.text(ofDay: days.day(points.first!.x))) to \(LocalDays.text(ofDay: days.day(points.last!.x))), with the 7-day mean.",
@@ -74,7 +83,8 @@ public enum ReportHTML {
                                           format: format.number, decimals: [2, 2])
             figures.append(figure(chart, table))
         }
-        if !data.bodyMassIndex.isEmpty {
+        if !data.bodyMassIndex.isEmpty,
+           drawable("bmi", "Body mass index", data.bodyMassIndex.map(\.1) + ReportGatherer.dailyMeans(data.bodyMassIndex, &days).map(\.value)) {
             let points = data.bodyMassIndex.map { ChartPoint(x: $0.0, y: $0.1) }
             let name = data.bodyMassIndexComputed ? "BMI (weight over the latest height)" : "BMI"
             let chart = Chart(id: "bmi", title: "Body mass index", description: "\(name), \(points.count) values.", unit: "kg/m²",
@@ -90,6 +100,7 @@ public enum ReportHTML {
             var weeks: [Int: (Double, Int)] = [:]
             for s in steps { let w = LocalDays.week(ofDay: s.day); let e = weeks[w] ?? (0, 0); weeks[w] = (e.0 + s.value, e.1 + 1) }
             let weekly = weeks.keys.sorted().map { w in ChartPoint(x: days.start(ofDay: LocalDays.firstDay(ofWeek: w)) + 3.5 * day, y: weeks[w]!.0 / Double(weeks[w]!.1)) }
+            if drawable("steps", "Daily steps", steps.map(\.value) + weekly.map(\.y)) {
             let chart = Chart(id: "steps", title: "Daily steps", description: "Steps per day, every source merged by priority (the statistics engine), \(steps.count) days, with each week's mean.",
                               unit: "steps", xAxis: .time(zone), layers: [.bars(name: "steps per day", points: steps.map { ChartPoint(x: days.start(ofDay: $0.day), y: $0.value) }, style: 4, width: day),
                                                                            .line(name: "weekly mean", points: weekly, style: 1, maxGap: 8 * day)],
@@ -97,8 +108,10 @@ public enum ReportHTML {
             let table = ReportTable.daily(days: steps.map(\.day), columns: ["Day", "Steps"], values: steps.map { [$0.value] }, rollups: [.sum],
                                           format: format.number, decimals: [0])
             figures.append(figure(chart, table))
+            }
         }
-        if !data.heartRate.isEmpty || !data.restingHeartRate.isEmpty {
+        if !data.heartRate.isEmpty || !data.restingHeartRate.isEmpty,
+           drawable("heart-rate", "Heart rate per day", data.heartRate.flatMap { [$0.min, $0.mean, $0.max] } + data.restingHeartRate.map(\.value)) {
             var layers: [Chart.Layer] = []
             if !data.heartRate.isEmpty {
                 layers.append(.band(name: "min–max, line: mean", points: data.heartRate.map { ChartPoint(x: noon($0.day), y: $0.mean, low: $0.min, high: $0.max) }, style: 1, maxGap: 1.5 * day))
@@ -116,7 +129,7 @@ public enum ReportHTML {
                                           values: keys.map { byDay[$0]! }, rollups: [.min, .mean, .max, .mean], format: format.number, decimals: [0, 1, 0, 1])
             figures.append(figure(chart, table))
         }
-        if !data.sleep.isEmpty {
+        if !data.sleep.isEmpty, drawable("sleep", "Sleep per night", data.sleep.flatMap { $0.hours + [$0.inBed] }) {
             let names = ReportGatherer.sleepStages.map(\.name)
             var layers: [Chart.Layer] = [.stacked(names: names, stacks: data.sleep.map { Chart.Stack(x: days.start(ofDay: $0.day) - day / 2, values: $0.hours) }, firstStyle: 0, width: day)]
             let inBed = data.sleep.filter { $0.inBed > 0 }
@@ -129,7 +142,7 @@ public enum ReportHTML {
                                           decimals: Array(repeating: 2, count: names.count + 1))
             figures.append(figure(chart, table))
         }
-        if !data.activeEnergy.isEmpty {
+        if !data.activeEnergy.isEmpty, drawable("active-energy", "Active energy per day", data.activeEnergy.map(\.value)) {
             let energy = data.activeEnergy
             let chart = Chart(id: "active-energy", title: "Active energy per day", description: "Active energy burned per day in kilocalories, every source merged by priority (the statistics engine), \(energy.count) days.",
                               unit: "kcal", xAxis: .time(zone), layers: [.bars(name: "active energy", points: energy.map { ChartPoint(x: days.start(ofDay: $0.day), y: $0.value) }, style: 5, width: day)],
@@ -148,7 +161,10 @@ public enum ReportHTML {
             figures.append(figure(chart, ReportTable(columns: ["Week of"] + data.workoutTypes, rows: rows, rowUnit: "week")))
         }
         var s = "<section id=\"charts\"><h2>Charts</h2>"
-        s += figures.isEmpty ? "<p>No data to chart in this period.</p>" : figures.joined()
+        for n in notDrawn {
+            s += "<p class=\"problem\" id=\"not-drawn-\(SVGText.escape(n.id))\"><strong>\(SVGText.escape(n.title))</strong>: not drawn: \(SVGText.escape(n.reason))</p>"
+        }
+        s += figures.isEmpty && notDrawn.isEmpty ? "<p>No data to chart in this period.</p>" : figures.joined()
         return s + "</section>"
     }
 

@@ -7,7 +7,8 @@ extension ReportViewer {
     /// Daily sums of a cumulative type from the statistics engine (HKStatisticsCollection
     /// with `cumulativeSum`, one bucket per local day in `zone`: every source merged by
     /// the priority order in force, as the Health app counts), as this viewer may see
-    /// them. Days without samples are left out.
+    /// them. Days without samples are left out; a day whose sum is not a finite number
+    /// (old values too large to add up) throws `StatisticsNotFinite`.
     func dailySums(_ type: QuantityType, unit: HealthUnit, period: DatePredicate?, zone: TimeZone,
                    days: inout LocalDays) async throws -> [HealthReportData.DayValue] {
         let anchor = Date(timeIntervalSince1970: days.start(ofDay: 0))  // a local midnight
@@ -23,7 +24,12 @@ extension ReportViewer {
         }
         var out: [HealthReportData.DayValue] = []
         for bucket in collection.statistics() {
-            guard let sum = bucket.sumQuantity, let value = try? sum.doubleValue(for: unit) else { continue }
+            guard let sum = bucket.values.sum else { continue }  // (a bucket listed has its sum)
+            // a day whose sum does not convert to a finite number fails the chart by name, never left out
+            let value = type.canonicalUnit == unit ? sum : try Quantity(sum, type.canonicalUnit).doubleValue(for: unit)
+            guard value.isFinite else {
+                throw StatisticsNotFinite(type: type, statistic: "sum", start: bucket.startDate, end: bucket.endDate)
+            }
             // the bucket starts at a local midnight; an hour in keeps DST days on their date
             out.append(HealthReportData.DayValue(day: days.day(bucket.startDate.timeIntervalSince1970 + 3600), value: value))
         }
@@ -41,7 +47,9 @@ extension ReportViewer {
 extension ReportViewer {
     /// Each local day's minimum, mean and maximum of a quantity type in `unit`, over the
     /// samples (as this viewer may see them) starting that day, from the statistics
-    /// projection: no sample is decoded. Days without samples are left out.
+    /// projection: no sample is decoded. Days without samples are left out; a day
+    /// whose values are not finite in `unit` or do not add up to a finite mean (old values
+    /// too large) throws `StatisticsNotFinite`.
     func dailyRanges(_ type: QuantityType, unit: HealthUnit, period: DatePredicate?,
                      days: inout LocalDays) async throws -> [HealthReportData.DayRange] {
         let entries: [StatisticsEntry]
@@ -67,9 +75,17 @@ extension ReportViewer {
             }
             mins[i] = min(mins[i], v); maxs[i] = max(maxs[i], v); sums[i] += v; ns[i] += 1
         }
-        return rangeDays.indices.map {
-            HealthReportData.DayRange(day: rangeDays[$0], min: mins[$0], mean: sums[$0] / Double(ns[$0]), max: maxs[$0], count: ns[$0])
+        var out: [HealthReportData.DayRange] = []
+        for i in rangeDays.indices {
+            let range = HealthReportData.DayRange(day: rangeDays[i], min: mins[i], mean: sums[i] / Double(ns[i]), max: maxs[i], count: ns[i])
+            // a day whose values do not add up to a finite mean fails the chart by name, never left out
+            for (name, v) in [("minimum", range.min), ("average", range.mean), ("maximum", range.max)] where !v.isFinite {
+                throw StatisticsNotFinite(type: type, statistic: name, start: Date(timeIntervalSince1970: days.start(ofDay: range.day)),
+                                          end: Date(timeIntervalSince1970: days.start(ofDay: range.day + 1)))
+            }
+            out.append(range)
         }
+        return out
     }
 }
 

@@ -141,7 +141,7 @@ package final class PreparedUnit: Sendable {
     package func validate(_ value: Double) throws {
         guard value.isFinite else { throw HealthModelError.nonFiniteValue(field: "quantity value") }
         if !unitAllowed { try type.validateUnit(unit) }  // throws what validate(value:unit:) would
-        try type.validateValue(value, unit: unit)
+        try type.validateValue(value, unit: unit, canonical: canonicalValue(value))
     }
 }
 

@@ -72,7 +72,7 @@ public enum LedgerDecider {
         out.reserveCapacity(events.count)
         for event in events {
             let facts = EventFacts(event)
-            try LedgerRules.check(facts, in: state)
+            try LedgerRules.checkAppend(facts, in: state)
             out.append((event, facts))
         }
         return out
@@ -94,7 +94,7 @@ public enum LedgerDecider {
             replacements[i] = state.samples.entry(slot).uuid
         }
         let decided = encoded.replacing(replacements)
-        if checkingRules { try LedgerRules.check(decided.facts(app: ordinal), in: state) }
+        if checkingRules { try LedgerRules.checkAppend(decided.facts(app: ordinal), in: state) }
         return (ordinal, decided)
     }
 
@@ -205,7 +205,7 @@ public enum LedgerDecider {
             let new = samples.filter { !already.contains($0) }
             guard new.isEmpty else { return [.samplesAssociated(app: ordinal, workout: workout, samples: new)] }
             // Nothing new: still only what this app may do (checked as if recorded).
-            try LedgerRules.check(EventFacts(.samplesAssociated(app: ordinal, workout: workout, samples: samples)), in: state)
+            try LedgerRules.checkAppend(EventFacts(.samplesAssociated(app: ordinal, workout: workout, samples: samples)), in: state)
             return []
         case .setPreferredUnit(let type, let unit):
             return state.preferredUnits[type] == unit ? [] : [.preferredUnitSet(type: type, unit: unit)]

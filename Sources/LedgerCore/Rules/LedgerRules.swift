@@ -5,7 +5,7 @@ import HealthModel
 ///
 /// One piece of code, used by the store before it appends and by `verify` when it
 /// checks a log written by anyone (including a tampered tool). FORMAT.md's "Rules"
-/// (E1–E12) are these; each refusal names its rule (`RuleViolation.ruleID`):
+/// (E1–E12) are these (the store adds E13–E14 for what it appends: `AppendRules`); each refusal names its rule (`RuleViolation.ruleID`):
 /// - apps act only once registered; registrations take ordinals in order;
 /// - a save needs share permission for each sample's type (for a correlation, its
 ///   members' types) at that point in the log; a revoked permission stops saves from
@@ -34,6 +34,13 @@ enum LedgerRules {
         } catch {
             return error
         }
+    }
+
+    /// `check`, then the rules for appended events only (`AppendRules`: E13, E14): what
+    /// the store runs before it appends. Replay and `verify` run `check` alone.
+    static func checkAppend(_ facts: EventFacts, in state: LedgerState) throws(RuleViolation) {
+        try check(facts, in: state)
+        try AppendRules.check(facts, in: state)
     }
 
     static func check(_ facts: EventFacts, in state: LedgerState) throws(RuleViolation) {

@@ -62,6 +62,14 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// An `absentFromExport` removes what no import brought (a sample of a source that
     /// is not imported, a correlation's member on its own, a day without a summary).
     case notBroughtByImport(String)
+    /// Something only an import does (rule E13, since issue 28, checked on append): an
+    /// app named `export:…` registered or renamed, an app marked imported, a decision on
+    /// an imported basis, or an imported source acting, outside an import transaction.
+    case reservedForImports(String)
+    /// A new app's bundle identifier that is not HealthKit's kind (rule E14, since issue
+    /// 28, checked on append): a character other than `A–Z a–z 0–9 . -`, or more than
+    /// 255 bytes. The string says which.
+    case invalidBundleIdentifier(String, String)
     /// A credential refused (rule E15): an id already issued, a subject that is not the
     /// owner or a registered app, an imported source, an over-long name; a
     /// revocation of an unknown or already revoked credential.
@@ -69,7 +77,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(text) [\(ruleID)]" }
 
-    /// The FORMAT.md rule the event breaks ("Rules": E1–E12; `tooLarge` is the log's R2/B5).
+    /// The FORMAT.md rule the event breaks ("Rules": E1–E14; `tooLarge` is the log's R2/B5).
     public var ruleID: String {
         switch self {
         case .appNotRegistered(_, let rule), .authorizationNotDetermined(_, _, let rule), .authorizationDenied(_, _, let rule),
@@ -85,6 +93,8 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .notBroughtByImport: "E9"
         case .invalidWorkoutActivity: "E10"
         case .invalidAssociation: "E12"
+        case .reservedForImports: "E13"
+        case .invalidBundleIdentifier: "E14"
         case .invalidCredential: "E15"
         case .tooLarge: "R2/B5"
         }
@@ -115,6 +125,8 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .importMismatch(let id, let why, _): "importMismatch: import \(id.uuidString) \(why)"
         case .tooLarge(let bytes, let limit): "tooLarge: \(bytes) bytes exceeds the limit of \(limit) bytes"
         case .invalidSourcePriority(let why): "invalidSourcePriority: \(why)"
+        case .reservedForImports(let what): "reservedForImports: \(what)"
+        case .invalidBundleIdentifier(let bundle, let why): "invalidBundleIdentifier: '\(bundle)' \(why)"
         case .invalidCredential(let why): "invalidCredential: \(why)"
         }
     }

@@ -103,7 +103,8 @@ public struct StatisticsCollection: Sendable {
 
     /// Every bucket from the one holding `from` to the one holding the instant just
     /// before `to`, in order, empty ones included (HealthKit's
-    /// enumerateStatistics(from:to:with:)). Throws `invalidRange` when `to` < `from`,
+    /// enumerateStatistics(from:to:with:)); a day the zone skipped is no bucket
+    /// (`StatisticsBuckets.exists`). Throws `invalidRange` when `to` < `from`,
     /// `tooManyBuckets` past the limit.
     public func enumerateStatistics(from: Date, to: Date, _ body: (Statistics) throws -> Void) throws {
         guard to >= from else {
@@ -115,7 +116,7 @@ public struct StatisticsCollection: Sendable {
         guard last - first < StatisticsBuckets.limit else {
             throw StatisticsError.tooManyBuckets(count: last - first + 1, limit: StatisticsBuckets.limit)
         }
-        for k in first...last { try body(bucket(k)) }
+        for k in first...last where buckets.exists(k) { try body(bucket(k)) }
     }
 
     func bucket(_ k: Int) -> Statistics {

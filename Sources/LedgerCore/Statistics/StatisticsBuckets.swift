@@ -61,6 +61,12 @@ public struct StatisticsBuckets: Sendable {
         }
     }
 
+    /// Whether bucket `k` has any length. A calendar day (or a week, month or year
+    /// starting on one) that the zone skipped — Pacific/Apia went from 2011-12-29 to
+    /// 2011-12-31 when it crossed the date line — starts where the next bucket starts:
+    /// it holds no instant, and a collection lists no such bucket.
+    public func exists(_ k: Int) -> Bool { fixedStep != nil || start(k + 1) > start(k) }
+
     /// The k of the bucket holding instant `t`: start(k) ≤ t < start(k + 1).
     public func index(containing t: Double) -> Int {
         let a = anchor.timeIntervalSinceReferenceDate

@@ -13,7 +13,8 @@ import LedgerLog
 /// Which samples: live quantity samples of the type that `visibility` lets the
 /// caller see (an app without read permission: its own only) and that match the
 /// date predicate (`DatePredicate.matches`: by default any overlap). Their values are
-/// split over the buckets by time (`StatisticsEngine`).
+/// split over the buckets by time (`StatisticsEngine`). A value that comes out not
+/// finite (old values too large to add up) fails the query (`StatisticsNotFinite`).
 public enum StatisticsQuery {
     /// The engine's entries for a type: matching, visible, live samples in timeline order,
     /// ranked by the source priority in force.
@@ -93,7 +94,9 @@ public enum StatisticsQuery {
                               isEmpty: true)
         }
         let result = StatisticsEngine.compute(list, style: type.aggregationStyle, options: options, borders: [low, high])[0]
-        return statistics(type: type, result, from: low, to: high, state: state)
+        let s = statistics(type: type, result, from: low, to: high, state: state)
+        try StatisticsNotFinite.check(s)
+        return s
     }
 
     /// HKStatisticsCollectionQuery: buckets of `interval` from `anchor` in `timeZone`,
@@ -115,8 +118,11 @@ public enum StatisticsQuery {
             let borders = try buckets.borders(from: first, through: last)
             let results = StatisticsEngine.compute(list, style: type.aggregationStyle, options: options, borders: borders)
             for (i, r) in results.enumerated() {
-                guard let r else { continue }
-                filled[first + i] = statistics(type: type, r, from: borders[i], to: borders[i + 1], state: state)
+                // a bucket of no length (a day a zone skipped) holds nothing and is not a bucket
+                guard let r, borders[i + 1] > borders[i] else { continue }
+                let s = statistics(type: type, r, from: borders[i], to: borders[i + 1], state: state)
+                try StatisticsNotFinite.check(s)  // never a bucket without its value
+                filled[first + i] = s
             }
         }
         return StatisticsCollection(type: type, options: options, buckets: buckets, filled: filled)
