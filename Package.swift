@@ -63,6 +63,15 @@ let package = Package(
         .target(name: "HealthReport", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting", "HealthLedger"],
                 swiftSettings: strictMemorySafety),
 
+        // Health Auto Export's JSON pushes (an iPhone app's REST automation) mapped to
+        // HealthKit samples, identity from content. Pure values, no I/O.
+        .target(name: "HealthAutoExport", dependencies: ["HealthModel", "LedgerChecksums", "LedgerReporting"]),
+
+        // The ledger as a service: routes, credentials, the access log, over the store
+        // API (HealthLedger) and LedgerHTTP; the second front end beside the CLI.
+        .target(name: "LedgerServer", dependencies: ["LedgerHTTP", "HealthModel", "HealthLedger", "LedgerReporting",
+                                                     "HealthReport", "HealthAutoExport"]),
+
         // HTTP/1.1 on POSIX sockets (epoll, one event-loop thread, handlers as Swift
         // tasks): the request parser, the response writer, limits. Knows nothing of health.
         .target(name: "LedgerHTTP", dependencies: ["CLinuxEvents"]),
@@ -72,7 +81,7 @@ let package = Package(
         // The command-line tool.
         .executableTarget(name: "healthledger",
                           dependencies: ["CLedgerAccel", "HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting",
-                                         "HealthLedger", "AppleHealthImport", "HealthReport"]
+                                         "HealthLedger", "AppleHealthImport", "HealthReport", "LedgerHTTP", "LedgerServer"]
                               + (withPostgres ? ["LedgerPostgres"] : []),
                           swiftSettings: withPostgres ? [.define("HEALTHLEDGER_POSTGRES")] : []),
 
@@ -87,8 +96,10 @@ let package = Package(
         .executableTarget(name: "ledger-torture", dependencies: ["LedgerLog", "LedgerCore", "TestSupport"], path: "tools/ledger-torture"),
 
         // Shared test support: the simulated disk, seeded randomness, temporary folders.
-        .target(name: "TestSupport", dependencies: ["LedgerLog", "LedgerCore", "HealthModel"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["LedgerLog", "LedgerCore", "HealthModel", "LedgerHTTP"], path: "Tests/TestSupport"),
         .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerHTTP", "TestSupport"]),
+        .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerHTTP", "HealthLedger", "HealthAutoExport",
+                                                              "LedgerReporting", "TestSupport"]),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"], swiftSettings: strictMemorySafety),
         .testTarget(name: "LedgerLogTests", dependencies: ["LedgerChecksums", "LedgerLog", "TestSupport", "ledger-torture"]),
         .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerChecksums", "LedgerCore", "LedgerReporting", "TestSupport", "LedgerFuzz"]),

@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import LedgerCore
+import LedgerReporting
 
 /// Whom a credential acts for.
 public enum CredentialHolder: Sendable, Hashable, CustomStringConvertible {
@@ -29,6 +30,22 @@ public struct CredentialInfo: Sendable, Equatable {
     public let revokedAt: UInt64?
     public let revokedDate: Date?
     public let revocationReason: String?
+
+    /// As JSON (`token list --json`, `GET /v1/tokens`): id, holder, name, status,
+    /// issuedAt (and its event's sequence), expiresAt, revokedAt, revocationReason.
+    public func json(now: Date) -> JSONObject {
+        var o = JSONObject()
+        o.set("id", id.description)
+        o.set("holder", holder.description)
+        o.set("name", name)
+        o.set("status", status(at: now))
+        o.set("issuedAt", ISO8601.string(issuedDate))
+        o.set("issuedAtSequence", issuedAt)
+        o.set("expiresAt", expiresAt.map { ISO8601.string($0) })
+        o.set("revokedAt", revokedDate.map { ISO8601.string($0) })
+        o.set("revocationReason", revocationReason)
+        return o
+    }
 
     /// `valid`, `revoked` or `expired`, at `now`.
     public func status(at now: Date) -> String {
@@ -80,6 +97,14 @@ extension OwnerStore {
         try await mappingRules { try await ledger.execute(.revokeCredential(id, reason: reason)) }
     }
 
+    /// The store a registered app reaches the ledger through (its door: nothing of the
+    /// ledger's write path or raw state). Appends nothing.
+    public func store(forApp bundle: String) async throws -> HealthStore {
+        let registration = await ledger.read { state in state.registry.ordinal(of: bundle).flatMap { state.registry.registration($0) } }
+        guard let registration else { throw HealthStoreError.invalidArgument("\(bundle) is not registered") }
+        return try await HealthStore(ledger: ledger, app: registration)
+    }
+
     /// Every credential issued, by id.
     public func credentials() async -> [CredentialInfo] {
         await ledger.read { state in
@@ -122,5 +147,21 @@ extension CredentialInfo {
         revokedAt = entry.revokedAt
         revokedDate = entry.revokedRecordedAt.map(date)
         revocationReason = entry.revocationReason
+    }
+}
+
+/// A credential's lifetime as people write it: a whole number and a unit — `90s`,
+/// `30m`, `12h`, `30d`, `8w` — at most ten years.
+public enum CredentialLifetime {
+    public static let maxSeconds: Double = 10 * 366 * 86_400
+
+    public static func seconds(_ text: String) throws -> Double {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
+        guard let last = text.last, let unit = units[last], text.count >= 2, text.count <= 12,
+              text.dropLast().allSatisfy({ $0.isASCII && $0.isNumber }), let n = Double(text.dropLast()), n >= 1 else {
+            throw HealthStoreError.invalidArgument("a lifetime is a whole number and s, m, h, d or w (30d, 12h), not '\(text.prefix(40))'")
+        }
+        guard n * unit <= maxSeconds else { throw HealthStoreError.invalidArgument("a lifetime is at most ten years, not \(text)") }
+        return n * unit
     }
 }

@@ -37,7 +37,7 @@ enum ChangesCommand {
         (exit 5, ledgerReplaced: the ledger at PATH is another one). The log is watched (inotify on Linux, else its length and
         time are polled every 50 ms); only the new events are read.
 
-        \(WhereExpression.grammar)
+        \(SamplePredicate.grammar)
 
         \(ExitStatus.table)
         """
@@ -61,7 +61,7 @@ enum ChangesCommand {
             _ = whereText
             throw CLIError.usage("--where applies to one type at a time")
         }
-        let predicate = try whereText.map { try WhereExpression.parse($0, type: types[0]) }
+        let predicate = try whereText.map { try Parse.predicate($0, types[0]) }
         var anchor = try anchorText.map { try ChangeAnchor(text: $0) }
 
         let (fs, reader) = try LedgerAccess.reader(global)

@@ -36,6 +36,12 @@ enum Identity {
 enum Parse {
     static func type(_ text: String) throws -> ObjectType { try ObjectType(identifier: text) }
 
+    /// A predicate in the `--where` language (`SamplePredicate.grammar`); a syntax
+    /// error is usage (exit 2) naming the option and the column.
+    static func predicate(_ text: String, _ type: ObjectType, option: String = "--where") throws -> SamplePredicate {
+        do { return try SamplePredicate(parsing: text, for: type) } catch { throw CLIError.usage("\(option): \(error)") }
+    }
+
     /// An ISO 8601 date or date-time; with `zone`, a date alone is the start of that
     /// day in the zone (the owner's day boundaries).
     static func date(_ text: String, _ what: String, zone: TimeZone? = nil) throws -> Date {

@@ -52,133 +52,37 @@ enum IngestCommand {
     }
 
     /// The fields a line may hold; any other is refused (a misspelt "metdata" is not
-    /// silently dropped).
-    static let fields = ["type", "value", "unit", "start", "end", "uuid", "metadata", "device"]
+    /// dropped silently). The JSON form and its reading are the library's
+    /// (`SampleJSONReader`, shared with the server's `POST /v1/samples`).
+    static let fields = SampleJSONReader.fields
 
-    /// The fields of a device object.
-    static let deviceFields = ["name", "manufacturer", "model", "hardwareVersion", "firmwareVersion", "softwareVersion",
-                               "localIdentifier", "udiDeviceIdentifier"]
+    /// Runs a reading step, a refusal of the JSON form being invalid input (exit 3).
+    static func reading<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let e as SampleJSONError { throw CLIError.invalidInput(e.description) }
+    }
 
     static func wrongType(_ field: String, _ expected: String, _ got: JSONValue) -> CLIError {
-        CLIError.invalidInput("wrongType: \(field) must be \(expected), not \(got.kindName)")
+        CLIError.invalidInput(SampleJSONReader.wrongType(field, expected, got).description)
     }
 
     static func missing(_ field: String, _ why: String = "") -> CLIError {
-        CLIError.invalidInput("missingField: \"\(field)\"\(why)")
+        CLIError.invalidInput(SampleJSONReader.missing(field, why).description)
     }
 
     /// A string field: nil when absent; wrong type refused.
     static func string(_ object: JSONValue, _ field: String) throws -> String? {
-        guard let v = object[field] else { return nil }
-        guard case .string(let s) = v else { throw wrongType("\"\(field)\"", "a string", v) }
-        return s
+        try reading { try SampleJSONReader.string(object, field) }
     }
 
-    /// A sample from one line's JSON. Every field is checked for its JSON type; a
-    /// field of the wrong type is refused as such (never taken for a missing one),
-    /// an unknown field is refused, and nothing given is dropped.
-    /// With `zone`, a date alone is the start of that day there (the owner's day).
+    /// A sample from one line's JSON (`SampleJSONReader.sample`). With `zone`, a date
+    /// alone is the start of that day there (the owner's day).
     static func sample(_ value: JSONValue, zone: TimeZone? = nil) throws -> Sample {
-        guard case .object(let members) = value else { throw wrongType("a line", "a JSON object", value) }
-        for (name, _) in members where !fields.contains(name) {
-            throw CLIError.invalidInput("unknownField: \"\(name)\" (fields: \(fields.joined(separator: ", ")))")
-        }
-        guard let typeText = try string(value, "type") else { throw missing("type") }
-        let type = try Parse.type(typeText)
-        guard let startText = try string(value, "start") else { throw missing("start") }
-        let start = try Parse.date(startText, "start", zone: zone)
-        let end = try string(value, "end").map { try Parse.date($0, "end", zone: zone) } ?? start
-        var uuid = UUID()
-        if let t = try string(value, "uuid") {
-            guard let parsed = UUID(uuidString: t) else { throw CLIError.invalidInput("invalidUUID: \"uuid\" '\(t)'") }
-            uuid = parsed
-        }
-        let metadata = try self.metadata(value["metadata"])
-        let device = try self.device(value["device"])
-        let unit = try string(value, "unit")
-        let valueText: String
-        switch (type, value["value"]) {
-        case (_, nil):
-            throw missing("value")
-        case (.quantity, .number(_, let text)?):
-            valueText = text
-            guard unit != nil else { throw missing("unit", " (a quantity type needs one)") }
-        case (.quantity(let q), let v?):
-            throw wrongType("\"value\"", "a number for \(q.identifier)", v)
-        case (.category(let c), .number(_, let text)?):
-            guard unit == nil else { throw CLIError.invalidInput("unexpectedField: \"unit\" is for quantity types; \(c.identifier) is a category type") }
-            guard !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) else {
-                throw CLIError.invalidInput("invalidCategoryValue: \"value\" \(text) is not a whole number (\(c.identifier))")
-            }
-            valueText = text
-        case (.category(let c), .string(let s)?):
-            guard unit == nil else { throw CLIError.invalidInput("unexpectedField: \"unit\" is for quantity types; \(c.identifier) is a category type") }
-            guard Int(s) == nil, Double(s)?.isFinite != true else {
-                throw CLIError.invalidInput("wrongType: \"value\" \"\(s)\" is a number in a string; give a value name or a JSON number (\(c.identifier))")
-            }
-            valueText = s
-        case (.category(let c), let v?):
-            throw wrongType("\"value\"", "a value name or a number for \(c.identifier)", v)
-        default:
-            throw CLIError.invalidInput("wrongKindOfType: ingest takes quantity and category types, not \(type.identifier)")
-        }
-        return try SaveCommand.sample(type: type, value: valueText, unit: unit, start: start, end: end, uuid: uuid,
-                                      metadata: metadata, device: device)
+        try reading { try SampleJSONReader.sample(value, zone: zone) }
     }
 
-    /// `metadata`: an object of strings, numbers and booleans. A whole number is kept
-    /// as an integer when it fits Int64; the sync identity must be a string and an
-    /// integer written as one (`HKMetadataKeySyncVersion: 3`, not `"3"` or `3.0`), both
-    /// or neither.
+    /// `metadata` (`SampleJSONReader.metadata`).
     static func metadata(_ value: JSONValue?) throws -> Metadata {
-        var metadata = Metadata()
-        guard let value else { return metadata }
-        guard case .object(let members) = value else { throw wrongType("\"metadata\"", "an object", value) }
-        for (k, v) in members {
-            switch v {
-            case .string(let s): metadata.append(k, .string(s))
-            case .number(let d, let text): metadata.append(k, Int64(text).map(MetadataValue.integer) ?? .number(d))
-            case .bool(let b): metadata.append(k, .bool(b))
-            default: throw wrongType("metadata \"\(k)\"", "a string, number or boolean", v)
-            }
-        }
-        let id = Metadata.WellKnownKey.syncIdentifier, version = Metadata.WellKnownKey.syncVersion
-        switch (value[id], value[version]) {
-        case (nil, nil): break
-        case (.string?, .number(_, let text)?):
-            guard Int64(text) != nil else {
-                throw CLIError.invalidInput("invalidSyncVersion: metadata \"\(version)\" must be a whole number in the 64-bit range, not \(text)")
-            }
-        case (_?, nil): throw missing("metadata \"\(version)\"", " (\(id) needs it)")
-        case (nil, _?): throw missing("metadata \"\(id)\"", " (\(version) needs it)")
-        case (.string?, let v?): throw wrongType("metadata \"\(version)\"", "a whole number", v)
-        case (let v?, _): throw wrongType("metadata \"\(id)\"", "a string", v)
-        }
-        return metadata
-    }
-
-    /// `device`: an object of the known device fields, each a string.
-    static func device(_ value: JSONValue?) throws -> Device? {
-        guard let value else { return nil }
-        guard case .object(let members) = value else { throw wrongType("\"device\"", "an object", value) }
-        var d = Device()
-        for (k, v) in members {
-            guard deviceFields.contains(k) else {
-                throw CLIError.invalidInput("unknownField: device \"\(k)\" (fields: \(deviceFields.joined(separator: ", ")))")
-            }
-            guard case .string(let s) = v else { throw wrongType("device \"\(k)\"", "a string", v) }
-            switch k {
-            case "name": d.name = s
-            case "manufacturer": d.manufacturer = s
-            case "model": d.model = s
-            case "hardwareVersion": d.hardwareVersion = s
-            case "firmwareVersion": d.firmwareVersion = s
-            case "softwareVersion": d.softwareVersion = s
-            case "localIdentifier": d.localIdentifier = s
-            default: d.udiDeviceIdentifier = s
-            }
-        }
-        return d
+        try reading { try SampleJSONReader.metadata(value) }
     }
 
     /// The input line a refused batch failed on, when the refusal names it.

@@ -52,7 +52,7 @@ enum QueryCommand {
         EXPR is exit 2 with its column counted from just after the colon.
         e.g. query --owner food --member 'dietaryEnergyConsumed: value > 500 kcal'
 
-        \(WhereExpression.grammar)
+        \(SamplePredicate.grammar)
 
         \(ExitStatus.table)
         """
@@ -138,7 +138,7 @@ enum QueryCommand {
                 if key.isWorkoutField && type != .workout {
                     throw CLIError.usage("--sort \(sortText) applies to workouts only")
                 }
-                let filter = try whereText.map { try WhereExpression.parse($0, type: type) }
+                let filter = try whereText.map { try Parse.predicate($0, type) }
                 if !memberTexts.isEmpty {
                     guard case .correlation(let correlationType) = type else {
                         throw CLIError.usage("--member applies to correlation types (food, bloodPressure)")
@@ -152,14 +152,9 @@ enum QueryCommand {
                         guard case .quantity(let memberType) = try Parse.type(name), correlationType.admits(memberType) else {
                             throw CLIError.usage("--member: \(name) is not a member type of \(correlationType.shortName)")
                         }
-                        let predicate: SamplePredicate
-                        do {
-                            predicate = try WhereExpression.parse(String(text[text.index(after: colon)...]), type: .quantity(memberType))
-                        } catch let error as CLIError {
-                            // columns count from just after the colon
-                            throw CLIError(status: error.status,
-                                           message: error.message.replacingOccurrences(of: "--where: ", with: "--member \(name): "))
-                        }
+                        // columns count from just after the colon
+                        let predicate = try Parse.predicate(String(text[text.index(after: colon)...]), .quantity(memberType),
+                                                            option: "--member \(name)")
                         // two predicates on one member type: one member must satisfy both
                         members[memberType] = members[memberType].map { .and([$0, predicate]) } ?? predicate
                     }

@@ -100,7 +100,7 @@ enum StatisticsCommand {
             throw CLIError.usage("--every and --anchor go with --by")
         }
         var anchorGiven = try anchorText.map { try Parse.date($0, "--anchor") }
-        let filter = try whereText.map { try WhereExpression.parse($0, type: .quantity(type)) }
+        let filter = try whereText.map { try Parse.predicate($0, .quantity(type)) }
 
         let (fs, reader) = try LedgerAccess.reader(global)
         let loaded = try StateLoader.load(fs, reader: reader, limit: asOf.map { .instant($0) } ?? .end, progress: Progress.replay())

@@ -41,6 +41,8 @@ let commands: [Command] = [
     UnitCommand.command,
     CopyCommand.command,
     LedgersCommand.command,
+    TokenCommand.command,
+    ServeCommand.command,
 ]
 
 let topHelp = """

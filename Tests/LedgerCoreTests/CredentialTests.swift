@@ -60,7 +60,7 @@ struct CredentialTests {
         }
         try await ledger.execute(.registerApp(appA))
         let imported = AppRegistration(bundleIdentifier: "export:Watch", name: "Watch", readPurpose: nil, sharePurpose: nil, imported: true)
-        try await ledger.execute(.registerApp(imported))
+        try await ledger.importing([.registerApp(imported)])  // only an import registers one (E13)
         await #expect(throws: RuleViolation.invalidCredential("export:Watch is an imported source: it acts only through imports")) {
             try await ledger.execute(Self.issue(token, to: .app(2)))
         }

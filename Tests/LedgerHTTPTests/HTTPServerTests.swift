@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import LedgerHTTP
+import TestSupport
 import Synchronization
 import Testing
 
@@ -112,7 +113,7 @@ import Testing
 
     @Test func aStreamedBodyArrivesWholeInChunksAndWaitsForASlowReader() async throws {
         let produced = Atomic<Int>(0)
-        let piece = [UInt8](repeating: 0x61, count: 64 << 10)
+        let piece = [UInt8](repeating: 0x61, count: 256 << 10)
         let s = try Self.server { _, _ in
             HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/x-ndjson")]), body: .stream { writer in
                 for _ in 0..<64 {
@@ -124,7 +125,7 @@ import Testing
         let c = try RawClient(s.address)
         c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         // Not reading: the producer stops once the socket buffers and the high-water
-        // mark are full, far short of 64 pieces (4 MiB).
+        // mark are full, far short of 64 pieces (16 MiB).
         try await Task.sleep(for: .milliseconds(500))
         let early = produced.load(ordering: .relaxed)
         #expect(early < 64, "the producer ran \(early) pieces ahead of a reader that reads nothing")

@@ -89,9 +89,11 @@ enum LedgerRules {
             }
             switch h.kind {
             case .unrecognized:
-                guard state.registry.registration(app)?.imported == true else {
-                    throw .unrecognizedTypeNotAllowed(app: state.registry.label(app), type: "(raw identifier)")
-                }
+                // E2 (since issue 30): any registered app may keep raw records — imported
+                // sources their export's, an app a bridge's (Health Auto Export's metrics
+                // with no HealthKit type). Only the owner reads them; no type's
+                // permission covers them. HealthKit's `save` refuses them before the rules.
+                break
             case .correlation:
                 break  // its members carry the permission check
             default:

@@ -37,8 +37,6 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     case replacementMismatch(uuid: UUID, expected: UUID?, recorded: UUID?)
     /// Something only the owner may do (set characteristics, decide authorization).
     case ownerOnly(action: String)
-    /// A record of an unknown type saved by an app that is not an imported source.
-    case unrecognizedTypeNotAllowed(app: String, type: String)
     /// A deletion's tombstone that does not carry the object's sync identity.
     case tombstoneMismatch(UUID, rule: String = "E5")
     /// A save or delete with nothing in it.
@@ -85,7 +83,6 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
              .emptyCall(_, let rule), .importMismatch(_, _, let rule):
             rule
         case .registrationOutOfOrder: "E1"
-        case .unrecognizedTypeNotAllowed: "E2"
         case .duplicateUUID: "E3"
         case .syncVersionNotNewer, .syncIdentifierRepeated, .syncReplacementTypeMismatch, .replacementMismatch: "E4"
         case .typeNotAuthorizable, .ownerOnly: "E6"
@@ -119,7 +116,6 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .replacementMismatch(let u, let e, let r): "replacementMismatch: \(u.uuidString) should replace \(e?.uuidString ?? "nothing") but records \(r?.uuidString ?? "nothing")"
         case .notBroughtByImport(let what): "notBroughtByImport: \(what)"
         case .ownerOnly(let action): "ownerOnly: only the ledger's owner may \(action)"
-        case .unrecognizedTypeNotAllowed(let app, let type): "unrecognizedTypeNotAllowed: \(app) may not save records of unknown type \(type)"
         case .tombstoneMismatch(let u, _): "tombstoneMismatch: the tombstone of \(u.uuidString) does not carry its sync identity"
         case .emptyCall(let what, _): "emptyCall: \(what) with nothing in it"
         case .importMismatch(let id, let why, _): "importMismatch: import \(id.uuidString) \(why)"

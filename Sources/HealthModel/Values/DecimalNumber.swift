@@ -3,15 +3,15 @@
 /// `.5`, `1e5`, `2.5E-3`. Not everything Swift's `Double(_:)` reads: hexadecimal
 /// (`0x10`, `0x1p4`) is no number here, so `value > 0x10` is refused rather than
 /// compared as 16, and neither are `inf` and `nan`.
-enum DecimalNumber {
+public enum DecimalNumber {
     /// The finite number `text` writes in decimal, else nil.
-    static func parse(_ text: String) -> Double? {
+    public static func parse(_ text: String) -> Double? {
         guard isDecimal(text), let v = Double(text), v.isFinite else { return nil }
         return v
     }
 
     /// Whether `text` is written as a decimal number (whatever its size).
-    static func isDecimal(_ text: String) -> Bool {
+    public static func isDecimal(_ text: String) -> Bool {
         var bytes = Array(text.utf8)[...]
         if let c = bytes.first, c == UInt8(ascii: "+") || c == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
         func digits() -> Int {

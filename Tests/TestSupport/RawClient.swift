@@ -6,24 +6,27 @@ import LedgerHTTP
 
 /// A blocking socket client for tests: sends exact bytes and reads responses as a
 /// strict client would (status line, headers, Content-Length or chunked body).
-final class RawClient: @unchecked Sendable {
+public final class RawClient: @unchecked Sendable {
     // @unchecked: one test uses a client at a time; its blocking reads run on a
     // thread of their own (`onThread`) so that they never hold one of the few
     // threads of Swift's cooperative pool, which the server's handlers need.
-    let fd: Int32
+    public let fd: Int32
     private var buffer: [UInt8] = []
 
-    struct Response {
-        let status: Int
-        let headers: [(String, String)]
-        let body: [UInt8]
-        func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
-        var text: String { String(decoding: body, as: UTF8.self) }
+    public struct Response: Sendable {
+        public let status: Int
+        public let headers: [(String, String)]
+        public let body: [UInt8]
+        public func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
+        public var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    struct Failure: Error, CustomStringConvertible { let description: String }
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        public init(description: String) { self.description = description }
+    }
 
-    init(_ address: ListenAddress, timeout: Double = 10) throws {
+    public init(_ address: ListenAddress, timeout: Double = 10) throws {
         switch address {
         case .tcp(let host, let port):
             fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -51,9 +54,9 @@ final class RawClient: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    func send(_ text: String) { send(Array(text.utf8)) }
+    public func send(_ text: String) { send(Array(text.utf8)) }
 
-    func send(_ bytes: [UInt8]) {
+    public func send(_ bytes: [UInt8]) {
         var i = 0
         while i < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + i, $0.count - i, Int32(MSG_NOSIGNAL)) }
@@ -72,7 +75,7 @@ final class RawClient: @unchecked Sendable {
     }
 
     /// Runs blocking work on a new thread and waits for it without blocking the pool.
-    static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    public static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
             let t = Thread { c.resume(with: Result { try body() }) }
             t.start()
@@ -80,12 +83,12 @@ final class RawClient: @unchecked Sendable {
     }
 
     /// Whether the server closed the connection (reads to its end; true on EOF).
-    func isClosedByServer() async -> Bool {
+    public func isClosedByServer() async -> Bool {
         (try? await Self.onThread { self.blockingIsClosedByServer() }) ?? false
     }
 
     /// The next response (a 100 Continue is returned like any other).
-    func response() async throws -> Response {
+    public func response() async throws -> Response {
         try await Self.onThread { try self.blockingResponse() }
     }
 

@@ -1,9 +1,33 @@
 import Foundation
 import HealthModel
-import LedgerCore
+
+/// Why a predicate's text does not parse: the 1-based column and what was wrong.
+/// Front ends say which option or parameter it came from (`--where: column 3: …`).
+public struct PredicateSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let column: Int
+    public let message: String
+    public var description: String { "column \(column): \(message)" }
+}
+
+extension SamplePredicate {
+    /// Parses the predicate language (`SamplePredicate.grammar`: `query --where`, the
+    /// server's `where=`) into a predicate for samples of `type`.
+    public init(parsing text: String, for type: ObjectType) throws(PredicateSyntaxError) {
+        do {
+            self = try PredicateLanguage.parse(text, type: type)
+        } catch let e as PredicateSyntaxError {
+            throw e
+        } catch {
+            throw PredicateSyntaxError(column: 1, message: "\(error)")
+        }
+    }
+
+    /// The language, as `healthledger query --help` prints it.
+    public static var grammar: String { PredicateLanguage.grammar }
+}
 
 /// `query TYPE --where EXPR`: a small expression language for HealthKit's predicates.
-enum WhereExpression {
+enum PredicateLanguage {
     static let grammar = """
         --where EXPR (HealthKit's predicates; words are case-sensitive):
           expr    := term ("or" term)*
@@ -37,8 +61,8 @@ enum WhereExpression {
         let column: Int
     }
 
-    static func error(_ column: Int, _ message: String) -> CLIError {
-        CLIError.usage("--where: column \(column): \(message)")
+    static func error(_ column: Int, _ message: String) -> PredicateSyntaxError {
+        PredicateSyntaxError(column: column, message: message)
     }
 
     static func tokens(_ text: String) throws -> [Token] {
@@ -156,7 +180,7 @@ enum WhereExpression {
             }
             if unitFollows {
                 let u = take()
-                do { return try Quantity(v, unit: u.text) } catch { throw WhereExpression.error(u.column, "\(error)") }
+                do { return try Quantity(v, unit: u.text) } catch { throw PredicateLanguage.error(u.column, "\(error)") }
             }
             guard let unit else { throw error(peek.column, missing ?? "expected a unit after \(operand.text)") }
             return try Quantity(v, unit)

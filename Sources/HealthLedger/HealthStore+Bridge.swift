@@ -1,0 +1,32 @@
+import Foundation
+import HealthModel
+import LedgerCore
+
+extension HealthStore {
+    /// Which of `uuids` this app has saved, live or deleted (a UUID is never reused,
+    /// rule E3): what a bridge that derives UUIDs from content asks before it saves,
+    /// so that a resend is "unchanged" rather than refused. Others' UUIDs are never
+    /// reported.
+    public func savedUUIDs(among uuids: [UUID]) async throws -> Set<UUID> {
+        let bundle = app.bundleIdentifier
+        return try await ledger.read { state throws -> Set<UUID> in
+            guard let ordinal = state.registry.ordinal(of: bundle) else {
+                throw HealthStoreError.invalidArgument("\(bundle) is not registered")
+            }
+            return Set(uuids.filter { uuid in state.samples.slot(of: uuid).map { state.samples.app($0) == ordinal } ?? false })
+        }
+    }
+
+    /// Saves what a bridge brought (Health Auto Export's pushes), all or nothing, as
+    /// `save` does — and, unlike `save` (HealthKit's API has no such thing), records
+    /// with no HealthKit type too, kept raw under this app (rule E2): the owner sees
+    /// them (`query --owner --raw`); no app reads them.
+    public func saveBridged(_ objects: [Sample]) async throws {
+        guard !objects.isEmpty else { throw HealthStoreError.invalidArgument("save needs at least one object") }
+        let known = objects.filter { if case .unrecognized = $0 { false } else { true } }
+        if !known.isEmpty { try Self.checkSavable(known) }
+        try await mappingRules {
+            try await ledger.execute(.save(bundleIdentifier: app.bundleIdentifier, samples: objects))
+        }
+    }
+}
