@@ -323,7 +323,7 @@ final class HTTPEventLoop: @unchecked Sendable {
         let id = c.id
         let handler = self.handler
         let loop = self
-        c.task = Task {
+        c.task = Task(executorPreference: ServerExecutor.shared) {
             let response = await handler(request, peer)
             let k = keepAlive && !response.closeAfter
             switch response.body {

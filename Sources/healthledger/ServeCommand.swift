@@ -12,6 +12,7 @@ enum ServeCommand {
     static let help = """
         USAGE: healthledger [--ledger PATH] serve [--listen ADDRESS] [--allow-remote]
                    [--max-body BYTES] [--max-connections N] [--rate N] [--idle-timeout S]
+                   [--header-timeout S]
 
         Serves the ledger over HTTP/1.1 to apps holding a bearer token (`token create`):
         a request's identity is its token alone, checked on every request. Routes (all
@@ -43,6 +44,8 @@ enum ServeCommand {
           --rate N           requests per second per token, bursts up to 2N (default
                              1000; 0: no limit): 429 with Retry-After beyond
           --idle-timeout S   close a kept-alive connection idle this long (default 60)
+          --header-timeout S a request's head must arrive within S seconds of its first
+                             byte (default 10): a slow client gets 408 and is closed
 
         SIGTERM or SIGINT: stop accepting, finish the requests in flight, sync, exit 0.
 
@@ -70,6 +73,10 @@ enum ServeCommand {
         if let text = try args.option("--idle-timeout") {
             guard let n = Double(text), n.isFinite, n > 0, n <= 86_400 else { throw CLIError.usage("--idle-timeout takes seconds, up to 86400") }
             limits.idleSeconds = n
+        }
+        if let text = try args.option("--header-timeout") {
+            guard let n = Double(text), n.isFinite, n > 0, n <= 3600 else { throw CLIError.usage("--header-timeout takes seconds, up to 3600") }
+            limits.headSeconds = n
         }
         try args.finish()
         let address: ListenAddress

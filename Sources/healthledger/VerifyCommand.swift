@@ -54,6 +54,15 @@ enum VerifyCommand {
         if let e = report.readProblem, report.log.damage == nil { problems.append(("log", nil, nil, e.description)) }
         for f in report.snapshots { problems.append(("snapshot", f.sequence, nil, f.description)) }
         problems += merkle.problems
+        // The access log beside the ledger (serve's record of every read), when there is one.
+        let access = try AccessLog.verify(ledgerPath: try LedgerAccess.localFolder(global))
+        if let access {
+            if let d = access.log.damage {
+                problems.append(("access log", d.sequence, d.offset, "\(d.kind.rawValue) (\(d.kind.ruleIDs))"))
+            } else if let e = access.undecodable {
+                problems.append(("access log", nil, nil, "a record is not an access entry: \(e)"))
+            }
+        }
 
         if global.json {
             var o = JSONObject()
@@ -65,6 +74,10 @@ enum VerifyCommand {
             o.set("digest", report.digest.hex)
             o.set("snapshotsChecked", report.snapshotsChecked)
             if let ignored = report.log.ignoredIndex { o.set("ignoredIndex", ignored) }
+            if let access {
+                o.set("accessLogEntries", access.entries)
+                o.set("accessLogChainHead", access.log.chainHead.hex)
+            }
             if let open = report.openImport {
                 o.set("openImportStartedAt", open.startedAt)
                 o.set("eventsOfOpenImport", report.eventsOfOpenImport)
@@ -85,6 +98,9 @@ enum VerifyCommand {
                 Output.line("import open since event #\(open.startedAt): \(report.eventsOfOpenImport) events decoded, not applied (rule E11; the next writer aborts it)")
             }
             Output.line("snapshots checked: \(report.snapshotsChecked)")
+            if let access, access.isIntact {
+                Output.line("access log: \(access.entries) reads recorded; chain head \(access.log.chainHead.hex)")
+            }
             if let ignored = report.log.ignoredIndex {
                 Output.line("\(ignored): derived data, rebuilt by the next writer; the log was checked in full without it")
             }

@@ -17,6 +17,8 @@ public final class RawClient: @unchecked Sendable {
         public let status: Int
         public let headers: [(String, String)]
         public let body: [UInt8]
+        /// When its last byte was read (on the reading thread, whatever the test's pool is doing).
+        public var receivedAt = Date()
         public func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
         public var text: String { String(decoding: body, as: UTF8.self) }
     }
