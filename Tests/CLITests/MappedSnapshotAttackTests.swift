@@ -70,4 +70,48 @@ struct MappedSnapshotAttackTests {
             #expect(ones.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 4096) } == ones.count)
         }
     }
+
+    /// Section 11's array (the UUID table's buckets) in a snapshot file's bytes.
+    static func bucketArray(_ bytes: [UInt8]) -> Range<Int>? {
+        var offset = 128
+        while offset + 24 <= bytes.count {
+            let id = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
+            let length = Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self) })
+            if id == 11 {
+                let blocks = Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 24 + 4, as: UInt32.self) })
+                let prefix = (8 + 4 * blocks + 7) / 8 * 8
+                return offset + 24 + prefix..<offset + 24 + length
+            }
+            offset += 24 + length + (8 - length % 8) % 8
+        }
+        return nil
+    }
+
+    /// A UUID-table block flipped: `prove UUID` and `query --after UUID` fail with the
+    /// block's S8 error (exit 6, the section and block named) — not "not found" (exit 4)
+    /// or "names no sample" (exit 2) from a lookup that read zeros — and once the
+    /// snapshot is set aside, the log answers both.
+    @Test func aDamagedUUIDTableFailsLookupsByUUIDWithS8NotNotFound() throws {
+        let (dir, snapshot) = try Self.ledger()
+        let first = try CLIRunner.run(["--ledger", dir.path, "--json", "query", "--owner", "heartRate", "--limit", "1"])
+        let uuid = try #require(first.stdout.split(separator: "\"uuid\":\"").dropFirst().first?.prefix(36)).description
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: snapshot)))
+        let buckets = try #require(Self.bucketArray(bytes) as Range<Int>?)
+        for i in stride(from: buckets.lowerBound, to: buckets.upperBound, by: 4096) { bytes[i] ^= 0x20 }
+        let name = "snapshots/" + URL(fileURLWithPath: snapshot).lastPathComponent
+        let s8 = "healthledger: damaged: snapshot \(name) is damaged: section 11 block 0 fails its check [S8]; it is derived data, now set aside: the next read rebuilds it from the log\n"
+        let lookups = [["prove", uuid], ["query", "--owner", "heartRate", "--after", uuid]]
+        for args in lookups {
+            try Data(bytes).write(to: URL(fileURLWithPath: snapshot))
+            let damaged = try CLIRunner.run(["--ledger", dir.path, "--json"] + args)
+            #expect(damaged.status == 6, "\(args)")
+            #expect(damaged.stdout == "", "\(args)")
+            #expect(damaged.stderr == s8, "\(args)")
+            #expect(FileManager.default.fileExists(atPath: snapshot + ".damaged"), "\(args)")
+            try FileManager.default.removeItem(atPath: snapshot + ".damaged")
+        }
+        for args in lookups {
+            #expect(try CLIRunner.run(["--ledger", dir.path, "--json"] + args).status == 0, "\(args)")
+        }
+    }
 }

@@ -66,4 +66,21 @@ struct MappedSnapshotChangeTests {
         #expect(try Self.readAll(mapped, dir) == expected)
         #expect(try mapped.checkIntact() == ())
     }
+
+    /// A damaged UUID-table block: a read resuming after a UUID fails with the block's
+    /// S8 problem — the lookup read zeros — instead of calling the cursor unknown.
+    @Test func aDamagedUUIDTableBlockFailsACursorReadWithS8NotInvalidCursor() async throws {
+        let dir = TemporaryDirectory()
+        let name = try await MappedSnapshotTests.ledgerWithSnapshot(dir)
+        let path = dir.path + "/" + name
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let buckets = try #require(MappedSnapshotTests.place(of: 11, in: bytes))
+        for i in stride(from: buckets.array, to: buckets.array + buckets.arrayLength, by: 8) { bytes[i + 6] ^= 0x10 }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let mapped = try MappedSnapshotTests.load(dir, mapped: true)
+        var view = try LedgerReadView(state: mapped, fs: dir.fs, ledgerId: fixedLedgerId, viewer: .owner)
+        #expect(throws: SnapshotProblem.unreadable(file: name, reason: "section 11 block 0 fails its check", rule: "S8")) {
+            try view.samples(SampleQuery(type: .quantity(.stepCount)), after: fixedUUID(10_005))
+        }
+    }
 }
