@@ -85,8 +85,14 @@ enum LedgerAccess {
     /// fails the command (exit 6) — what was printed may rest on it. Every read
     /// command gets this from `main`.
     static func checkMappedSnapshots() throws {
-        if let problem = watched.lazy.compactMap(\.problem).first { throw problem }
+        if let problem = damageFound { throw problem }
     }
+
+    /// The first problem the checks of a mapped snapshot found while this command ran
+    /// (rule S8), if any. `main` reports it in place of the error a command failed
+    /// with: that error (a UUID "not found", say) may rest on the zeros a damaged
+    /// block reads as.
+    static var damageFound: SnapshotProblem? { watched.lazy.compactMap(\.problem).first }
 
     /// Sets aside every mapped snapshot found damaged, so that the next read rebuilds
     /// from the log (`main`, after any command, failed or not).

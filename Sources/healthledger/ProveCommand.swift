@@ -83,7 +83,11 @@ enum ProveCommand {
         } else {
             guard let uuid = UUID(uuidString: uuidText ?? "") else { throw CLIError.usage("'\(uuidText ?? "")' is not a UUID") }
             var view = try LedgerView.open(global)
-            guard let slot = view.state.samples.slot(of: uuid) else { throw CLIError.notFound("sampleNotFound: \(uuid.uuidString)") }
+            let found = view.state.samples.slot(of: uuid)
+            // S8: not found (or found at an offset) in a damaged block of a mapped snapshot
+            // is no answer: the block's damage is.
+            try view.state.checkIntact()
+            guard let slot = found else { throw CLIError.notFound("sampleNotFound: \(uuid.uuidString)") }
             let record = try reader.record(atOffset: view.state.samples.entry(slot).recordOffset)
             sequence = record.sequence
             sampleJSON = SampleJSON.object(try view.fetcher.sample(slot, in: view.state)).string

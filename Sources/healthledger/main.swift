@@ -91,8 +91,11 @@ func runMain() async -> Int32 {
             Output.line(topHelp)
             if !args.flag("--help", "-h") { status = ExitStatus.usage }
         }
-    } catch {
+    } catch let failure {
         LedgerAccess.warnIfStoppedShort()  // e.g. "no data" from a read that stopped short
+        // A mapped snapshot found damaged while the command ran (S8) is its outcome,
+        // whatever it failed with: the failure may rest on a damaged block's zeros.
+        let error: any Error = LedgerAccess.damageFound ?? failure
         let (code, message) = describe(error)
         Output.error("healthledger: " + message)
         status = code

@@ -35,11 +35,15 @@ int hl_allocate(int fd, int64_t offset, int64_t length);
 /// back to the system when freed. Returns 1 on success (0 where there is no glibc).
 int hl_fix_mmap_threshold(int bytes);
 
-/// Atomic byte load (acquire) and store (release): the per-block state of a mapped
-/// snapshot column (0 unchecked, 1 checked, 2 damaged), read on every access, set once
-/// when the block is checked — by whichever thread touches it first.
+/// Atomic byte load (acquire), store (release) and compare-and-swap (acquire-release;
+/// 1 when `*p` held `expected` and now holds `desired`): the per-block state of a
+/// mapped snapshot column (0 unread, 3 being read, 1 checked, 2 damaged), read on every
+/// access, claimed by the one thread that reads and checks the block, set once.
 static inline uint8_t hl_atomic_load_u8(const uint8_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void hl_atomic_store_u8(uint8_t *p, uint8_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline int hl_atomic_cas_u8(uint8_t *p, uint8_t expected, uint8_t desired) {
+    return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
 
 /// Hints the CPU to fetch the cache line at `address` (no fault if it is invalid).
 static inline void hl_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }

@@ -2,20 +2,25 @@ import CLedgerAccel
 import Foundation
 import LedgerChecksums
 import LedgerLog
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One column of a projection — the sample slots, the UUID table's buckets, a
 /// timeline, the statistics values: contiguous fixed-size elements, either **owned**
-/// (an array, as every writer and every replay builds them) or **mapped** read-only
-/// from a snapshot file (`SnapshotFile.load(…, mapped: true)`: what a reader uses, so
-/// that opening a large ledger reads and parses no column).
+/// (an array, as every writer and every replay builds them) or **mapped** from a
+/// snapshot file (`SnapshotFile.load(…, mapped: true)`: what a reader uses, so that
+/// opening a large ledger reads and parses no column).
 ///
-/// A mapped column is checked lazily (rule S8): each 4 MiB block's CRC32C (and, for
-/// columns that hold slot numbers, that every value is a slot) the first time any
-/// element of it is read, by whichever thread reads first. A block that fails is
-/// read as zeros and recorded in the snapshot's `SnapshotDamage`, which readers check
-/// before they answer — a damaged snapshot makes a read fail, never answer wrongly,
-/// never trap. Writing to a mapped column first copies it into an owned one (every
-/// block checked), so the state a writer changes is always its own.
+/// A mapped column is read and checked lazily (rule S8): each 4 MiB block is copied
+/// from the file into private memory and checked there — its CRC32C and, for columns
+/// that hold slot numbers, that every value is a slot — the first time any element of
+/// it is read, by whichever thread reads first; every later read uses that copy
+/// (`MappedColumnBytes`), so a file changed after the check changes nothing. A block
+/// that fails is read as zeros and recorded in the snapshot's `SnapshotDamage`, which
+/// readers check before they answer — a damaged snapshot makes a read fail, never
+/// answer wrongly, never trap. Writing to a mapped column first copies it into an
+/// owned one (every block checked), so the state a writer changes is always its own.
 ///
 /// Invariant: exactly one of `owned` (when `mapped` is nil) and `mapped` holds the
 /// elements.
@@ -156,12 +161,26 @@ package final class SnapshotDamage: Sendable, Equatable {
     }
 }
 
-/// A column section's array in a mapped snapshot, with its block checksums and the
-/// state of each block (0 unchecked, 1 checked, 2 damaged; atomic bytes).
+/// A column section's array in a mapped snapshot (rule S8), held as private copies of
+/// its blocks: the first read of any element of a block copies the block from the file
+/// (`pread`, which comes back short when the file was cut — never a SIGBUS) into a
+/// region reserved for the whole array (`ReservedMemory`: untouched blocks cost
+/// nothing), checks the copy (its CRC32C and `valid`), and every later read of the
+/// block reads that copy. So the bytes a reader uses are the bytes it checked: the file
+/// truncated, overwritten in place, shrunk or grown after a block's check changes
+/// nothing read from it, and before the check makes the block fail. A block that fails
+/// reads as zeros and is recorded in `damage`.
+///
+/// Block states (atomic bytes): 0 unread, 3 being read (by the one thread that claimed
+/// it; others wait for it), 1 checked, 2 damaged.
 final class MappedColumnBytes: @unchecked Sendable {
-    // @unchecked: the mapping is read-only; `states` are atomic bytes; `repaired`
-    // is guarded by `lock`.
-    let mapping: FileMapping
+    // @unchecked: `file` is read with `pread` (thread-safe); each block of `copy` is
+    // written by the one thread that claimed it, and read only after its state says
+    // it is settled (release/acquire).
+    private let file: any LogFile
+    /// Where the array starts in the file.
+    private let fileOffset: UInt64
+    private let copy: ReservedMemory
     let base: UnsafeRawPointer
     let byteCount: Int
     let blockSize: Int
@@ -172,18 +191,19 @@ final class MappedColumnBytes: @unchecked Sendable {
     /// slot numbers of a timeline below the slot count).
     let valid: (@Sendable (UnsafeRawBufferPointer) -> Bool)?
     private let states: UnsafeMutablePointer<UInt8>
-    private let lock = NSLock()
-    /// With a damaged block: a copy of the array with every damaged block zeroed.
-    private var repaired: UnsafeMutableRawBufferPointer?
 
-    /// `checked`: every block was checked already, and found sound (by reading it).
-    init(mapping: FileMapping, offset: Int, byteCount: Int, blockSize: Int, crcs: [UInt32], section: UInt32,
-         damage: SnapshotDamage, valid: (@Sendable (UnsafeRawBufferPointer) -> Bool)? = nil, checked: Bool = false) {
-        precondition(offset >= 0 && byteCount >= 0 && offset + byteCount <= mapping.bytes.count && offset % 8 == 0,
-                     "a mapped section lies inside the file, aligned")
-        precondition(blockSize > 0 && crcs.count == (byteCount + blockSize - 1) / blockSize, "one checksum per block")
-        self.mapping = mapping
-        self.base = mapping.bytes.baseAddress! + offset
+    private static let unread: UInt8 = 0, checked: UInt8 = 1, damaged: UInt8 = 2, reading: UInt8 = 3
+
+    /// `byteCount` bytes of `file` from `offset` on, in blocks of `blockSize` with one
+    /// CRC32C each; nothing is read until an element is.
+    init(file: any LogFile, offset: UInt64, byteCount: Int, blockSize: Int, crcs: [UInt32], section: UInt32,
+         damage: SnapshotDamage, valid: (@Sendable (UnsafeRawBufferPointer) -> Bool)? = nil) throws {
+        precondition(byteCount >= 0 && blockSize > 0 && crcs.count == (byteCount + blockSize - 1) / blockSize,
+                     "one checksum per block")
+        self.file = file
+        self.fileOffset = offset
+        copy = try ReservedMemory(byteCount: byteCount)
+        base = UnsafeRawPointer(copy.bytes.baseAddress!)
         self.byteCount = byteCount
         self.blockSize = blockSize
         self.crcs = crcs
@@ -191,32 +211,52 @@ final class MappedColumnBytes: @unchecked Sendable {
         self.damage = damage
         self.valid = valid
         states = .allocate(capacity: max(1, crcs.count))
-        states.initialize(repeating: checked ? 1 : 0, count: max(1, crcs.count))
+        states.initialize(repeating: Self.unread, count: max(1, crcs.count))
     }
 
-    deinit {
-        states.deallocate()
-        repaired?.deallocate()
-    }
+    deinit { states.deallocate() }
 
-    /// Checks block `b` if nobody has; whether it is sound.
+    /// Reads and checks block `b` if nobody has; whether it is sound.
     @inline(__always)
     func sound(_ b: Int) -> Bool {
         let state = hl_atomic_load_u8(states + b)
-        if state == 1 { return true }
-        if state == 2 { return false }
-        return check(b)
+        if state == Self.checked { return true }
+        if state == Self.damaged { return false }
+        return settle(b)
     }
 
-    private func check(_ b: Int) -> Bool {
-        let lower = b * blockSize, upper = min(byteCount, lower + blockSize)
-        let block = UnsafeRawBufferPointer(start: base + lower, count: upper - lower)
-        let ok = CRC32C.checksum(block) == crcs[b] && (valid?(block) ?? true)
-        hl_atomic_store_u8(states + b, ok ? 1 : 2)
-        if !ok {
-            damage.record(.unreadable(file: damage.file, reason: "section \(section) block \(b) fails its check", rule: "S8"))
+    /// Claims block `b` and reads it, or waits for the thread that claimed it.
+    private func settle(_ b: Int) -> Bool {
+        while true {
+            if hl_atomic_cas_u8(states + b, Self.unread, Self.reading) != 0 { return readAndCheck(b) }
+            let state = hl_atomic_load_u8(states + b)
+            if state == Self.checked { return true }
+            if state == Self.damaged { return false }
+            sched_yield()  // another thread is copying the block (a millisecond)
         }
-        return ok
+    }
+
+    /// Copies block `b` from the file and checks the copy; a block that is not all in
+    /// the file, cannot be read or fails its check is zeroed and recorded.
+    private func readAndCheck(_ b: Int) -> Bool {
+        let lower = b * blockSize, upper = min(byteCount, lower + blockSize)
+        let block = UnsafeMutableRawBufferPointer(rebasing: copy.bytes[lower..<upper])
+        var failure: String?
+        do {
+            let got = try file.read(into: block, at: fileOffset + UInt64(lower))
+            if got != block.count { failure = "is cut short: \(got) of its \(block.count) bytes are in the file" }
+        } catch {
+            failure = "cannot be read: \(error)"
+        }
+        if failure == nil, CRC32C.checksum(UnsafeRawBufferPointer(block)) != crcs[b] || !(valid?(UnsafeRawBufferPointer(block)) ?? true) {
+            failure = "fails its check"
+        }
+        if let failure {
+            block.initializeMemory(as: UInt8.self, repeating: 0)
+            damage.record(.unreadable(file: damage.file, reason: "section \(section) block \(b) \(failure)", rule: "S8"))
+        }
+        hl_atomic_store_u8(states + b, failure == nil ? Self.checked : Self.damaged)
+        return failure == nil
     }
 
     /// Element `i` (of the section), zeros when a block it lies in is damaged.
@@ -232,40 +272,28 @@ final class MappedColumnBytes: @unchecked Sendable {
         }
     }
 
-    /// The elements `first..<first + count` as a buffer, every block checked first (on
-    /// both cores); with a damaged block, from a copy in which it is zeros.
+    /// Reads and checks every block of bytes `lower..<upper` not read yet (on every
+    /// core); whether all of them are sound.
+    @discardableResult
+    func settle(bytes lower: Int, _ upper: Int) -> Bool {
+        guard upper > lower else { return true }
+        let firstBlock = lower / blockSize, lastBlock = (upper - 1) / blockSize
+        let unread = (firstBlock...lastBlock).filter { hl_atomic_load_u8(states + $0) != Self.checked }
+        if unread.count > 1 {
+            DispatchQueue.concurrentPerform(iterations: unread.count) { k in _ = sound(unread[k]) }
+        } else {
+            for b in unread { _ = sound(b) }
+        }
+        return (firstBlock...lastBlock).allSatisfy { hl_atomic_load_u8(states + $0) == Self.checked }
+    }
+
+    /// The elements `first..<first + count` as a buffer, every block read and checked
+    /// first (on every core); a damaged block's elements are zeros.
     func withElements<T: BitwiseCopyable, R>(_: T.Type, first: Int, count: Int,
                                              _ body: (UnsafeBufferPointer<T>) throws -> R) rethrows -> R {
         let stride = MemoryLayout<T>.stride
-        let lower = first * stride, upper = (first + count) * stride
-        var allSound = true
-        if count > 0 {
-            let firstBlock = lower / blockSize, lastBlock = (upper - 1) / blockSize
-            let unchecked = (firstBlock...lastBlock).filter { hl_atomic_load_u8(states + $0) == 0 }
-            if unchecked.count > 1 {
-                DispatchQueue.concurrentPerform(iterations: unchecked.count) { k in _ = sound(unchecked[k]) }
-            } else {
-                for b in unchecked { _ = sound(b) }
-            }
-            allSound = (firstBlock...lastBlock).allSatisfy { hl_atomic_load_u8(states + $0) == 1 }
-        }
-        let source = allSound ? base : UnsafeRawPointer(repairedCopy().baseAddress!)
-        let typed = (source + lower).bindMemory(to: T.self, capacity: count)
+        settle(bytes: first * stride, (first + count) * stride)
+        let typed = (base + first * stride).bindMemory(to: T.self, capacity: count)
         return try body(UnsafeBufferPointer(start: count == 0 ? nil : typed, count: count))
-    }
-
-    /// The array with every damaged block zeroed (made once).
-    private func repairedCopy() -> UnsafeMutableRawBufferPointer {
-        lock.withLock {
-            if let repaired { return repaired }
-            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(8, byteCount), alignment: 8)
-            copy.copyMemory(from: UnsafeRawBufferPointer(start: base, count: byteCount))
-            for b in 0..<crcs.count where !sound(b) {
-                let lower = b * blockSize, upper = min(byteCount, lower + blockSize)
-                UnsafeMutableRawBufferPointer(rebasing: copy[lower..<upper]).initializeMemory(as: UInt8.self, repeating: 0)
-            }
-            repaired = copy
-            return copy
-        }
     }
 }

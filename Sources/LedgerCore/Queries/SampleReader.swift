@@ -48,9 +48,8 @@ package struct ResultOrder: Sendable, Hashable {
     /// Whether slot `a` comes before slot `b`. `values(slot)` gives a slot's workout
     /// values in `workoutKeys` order; without it the workout keys are skipped.
     @inline(__always)
-    func before(_ a: UInt32, _ b: UInt32, _ s: UnsafeBufferPointer<SampleIndex.Slot>,
-                values: ((UInt32) -> [Double?])? = nil) -> Bool {
-        let x = s[Int(a)], y = s[Int(b)]
+    func before<Slots: SlotSource>(_ a: UInt32, _ b: UInt32, _ s: Slots, values: ((UInt32) -> [Double?])? = nil) -> Bool {
+        let x = s.slot(a), y = s.slot(b)
         var w = 0
         var va: [Double?] = [], vb: [Double?] = []
         for k in keys {
@@ -202,7 +201,11 @@ package struct SampleReader {
         let registry = state.registry
         var cursorSlot: UInt32?
         if let after {
-            guard let slot = index.slot(of: after) else { throw QueryError.invalidCursor(after.uuidString) }
+            let found = index.slot(of: after)
+            // S8: a lookup in a damaged block of a mapped snapshot read zeros — its "no
+            // such sample" (or a slot of zeros) is no answer.
+            try state.checkIntact()
+            guard let slot = found else { throw QueryError.invalidCursor(after.uuidString) }
             let e = index.slots[Int(slot)]
             if e.typeCode != typeCode { throw QueryError.invalidCursor(after.uuidString) }
             if !index.visible(slot, to: visibility) { throw QueryError.invalidCursor(after.uuidString) }
@@ -211,9 +214,11 @@ package struct SampleReader {
         let limit = rawLimit > 0 ? rawLimit : Int.max
         let sourceList = (0...registry.apps.count).map { registry.source(AppOrdinal($0)) }
         let activities = typeCode == ObjectType.workout.code ? state.workoutActivities : [:]
-        return try index.slots.withUnsafeBufferPointer { s throws -> UUID? in
+        // The selection, over the slots as a buffer (owned) or element by element (mapped:
+        // only the blocks of the slots it reads are copied and checked, S8).
+        func select<Slots: SlotSource>(_ s: Slots) throws -> UUID? {
             func wanted(_ slot: UInt32) -> RecordReads.Want {
-                let e = s[Int(slot)]
+                let e = s.slot(slot)
                 return RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: index.position(slot), uuid: e.uuid,
                                         app: index.app(slot))
             }
@@ -235,7 +240,7 @@ package struct SampleReader {
                 return found
             }
             func admits(_ slot: UInt32) -> Bool {
-                let e = s[Int(slot)]
+                let e = s.slot(slot)
                 if e.state & SampleIndex.deletedBit != 0 { return false }
                 if !index.visible(slot, to: visibility) { return false }
                 if let sources, !sources.contains(index.app(slot)) { return false }
@@ -252,9 +257,9 @@ package struct SampleReader {
                 return low
             }
             var lo = 0, hi = timeline.count
-            if let end = predicate?.end?.timeIntervalSinceReferenceDate { hi = lowerBound { s[Int($0)].start < end } }
+            if let end = predicate?.end?.timeIntervalSinceReferenceDate { hi = lowerBound { s.slot($0).start < end } }
             if predicate?.strictStartDate == true, let start = predicate?.start?.timeIntervalSinceReferenceDate {
-                lo = min(hi, lowerBound { s[Int($0)].start < start })
+                lo = min(hi, lowerBound { s.slot($0).start < start })
             }
             var list: Column<UInt32>
             var i: Int, stop: Int, step: Int
@@ -320,7 +325,7 @@ package struct SampleReader {
                     // Is there one more? Then the limit cut the answer: hand out a cursor.
                     while i != stop {
                         defer { i += step }
-                        if admits(list[i]) { return last.map { s[Int($0)].uuid } }
+                        if admits(list[i]) { return last.map { s.slot($0).uuid } }
                     }
                     return nil
                 }
@@ -339,12 +344,14 @@ package struct SampleReader {
                 for (w, found) in zip(wants, try fetch(wants)) {
                     let sample = try present(w, found)
                     if let filter, !filter(sample) { continue }
-                    if emitted == limit { return last.map { s[Int($0)].uuid } }
+                    if emitted == limit { return last.map { s.slot($0).uuid } }
                     try body(sample)
                     emitted += 1
                     last = w.slot
                 }
             }
         }
+        if index.slots.isMapped { return try select(index.slots) }
+        return try index.slots.withUnsafeBufferPointer { try select($0) }
     }
 }

@@ -251,28 +251,30 @@ public enum SnapshotFile {
     /// Loads a snapshot, checking that it belongs to this ledger and stands on this
     /// log (the link stored in the log at its position equals its own), and every
     /// section's checksum — or, `mapped` (rule S8: readers), mapping the file's columns
-    /// rather than reading them: their prefixes are checked now, each block the first
-    /// time it is read, and what fails is recorded in the state's `snapshotDamage`. A
-    /// file system that cannot map (simulated, PostgreSQL) reads instead.
+    /// rather than reading them: their prefixes are checked now, each block copied from
+    /// the file into private memory and checked the first time it is read (the file
+    /// stays open for that, held by the columns), and what fails is recorded in the
+    /// state's `snapshotDamage`. A file system whose files are not read on demand
+    /// (simulated, PostgreSQL) reads instead.
     ///
     /// `checkingWhole` with `mapped` (verify: it compares every value anyway): the
-    /// columns are mapped but checked as a read checks them, every block and value
-    /// now, so the load fails or succeeds exactly as a read does, with the same
-    /// problem; the state then reads the file's pages in place instead of a copy in
-    /// fresh memory (the kernel zeroes every page it hands out).
+    /// columns are mapped but every block and value is checked now, as a read checks
+    /// them, so the load fails or succeeds exactly as a read does, with the same
+    /// problem.
     package static func load(_ fs: any LogFileSystem, _ name: String, reader: LogReader, mapped: Bool = false,
                              checkingWhole: Bool = false) throws(SnapshotProblem) -> (SnapshotHeader, LedgerState) {
         do {
             let file = try fs.open(name, .readOnly)
-            defer { file.close() }
+            // Mapped, the columns keep the file and read it later: it closes when they go.
+            let onDemand = mapped && file.readsOnDemand
+            defer { if !onDemand { file.close() } }
             let header = try readHeader(file, name: name)
             guard header.ledgerId == reader.header.ledgerId else { throw SnapshotProblem.foreign(file: name) }
             guard header.position.offset <= (try reader.size()),
                   (try? reader.link(endingAt: header.position.offset)) == header.position.link else {
                 throw SnapshotProblem.notInLog(file: name)
             }
-            let mapping = mapped ? try file.mapReadOnly(length: Int(try file.size())) : nil
-            let state = try readState(file, name: name, header: header, mapping: mapping, checkingWhole: checkingWhole)
+            let state = try readState(file, name: name, header: header, onDemand: onDemand, checkingWhole: checkingWhole)
             return (header, state)
         } catch let problem as SnapshotProblem {
             throw problem
@@ -288,12 +290,11 @@ public enum SnapshotFile {
         let crc: UInt32
     }
 
-    private static func readState(_ file: any LogFile, name: String, header: SnapshotHeader, mapping: FileMapping?,
+    private static func readState(_ file: any LogFile, name: String, header: SnapshotHeader, onDemand: Bool,
                                   checkingWhole: Bool) throws -> LedgerState {
         // Checked when first read (S8), or now, every block and value (a read, or a
         // mapping checked whole).
-        let lazy = mapping != nil && !checkingWhole
-        let checkBuffers = mapping != nil && checkingWhole ? ColumnSource.BlockBuffers() : nil
+        let lazy = onDemand && !checkingWhole
         let size = try file.size()
         var offset = UInt64(headerLength)
         var small: [Section: [UInt8]] = [:]
@@ -332,13 +333,12 @@ public enum SnapshotFile {
                                                    valid: (@Sendable (UnsafeRawBufferPointer) -> Bool)? = nil) throws -> Column<T>? {
             guard let place = places[section] else { return nil }
             let loaded: Column<T>?
-            if let mapping, lazy {
-                loaded = try ColumnSource.map(T.self, from: file, mapping: mapping, at: place.offset, length: place.length,
+            if lazy {
+                loaded = try ColumnSource.map(T.self, from: file, at: place.offset, length: place.length,
                                               crc: place.crc, section: section.rawValue, damage: damage, valid: valid)
-            } else if let mapping, let checkBuffers {
-                loaded = try ColumnSource.mapCheckingWhole(T.self, from: file, mapping: mapping, at: place.offset,
-                                                           length: place.length, crc: place.crc, section: section.rawValue,
-                                                           buffers: checkBuffers)
+            } else if onDemand {
+                loaded = try ColumnSource.mapCheckingWhole(T.self, from: file, at: place.offset, length: place.length,
+                                                           crc: place.crc, section: section.rawValue)
             } else {
                 loaded = try ColumnSource.read(T.self, from: file, at: place.offset, length: place.length, crc: place.crc, spare: spare)
             }

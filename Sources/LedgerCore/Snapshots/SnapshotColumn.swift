@@ -4,7 +4,7 @@ import LedgerLog
 import LedgerChecksums
 
 /// A column written as a snapshot section in blocks, each with its own CRC32C, so
-/// that a loader checks the blocks on every core at once — or, mapping the file,
+/// that a loader checks the blocks on every core at once — or, mapping the column,
 /// each block the first time it is read (rule S8).
 ///
 /// Section payload: blockSize u32 · blockCount u32 · blockCRC u32 × blockCount ·
@@ -127,74 +127,29 @@ struct ColumnSource: Sendable {
         return failures.withLock { $0 } == 0 ? Column(array) : nil
     }
 
-    /// A column section mapped, every block checked now as `read` checks it (read from
-    /// the file into `buffers`, on all cores, against its CRC): nil exactly when `read`
-    /// gives nil, and then the elements are read in place from the file's pages, not
-    /// copied into fresh memory. The check does not touch the mapping, so only the
-    /// pages a reader of the column reads are brought in. A section `map` would not
-    /// take (its array not 8-byte aligned in the file), or whose blocks are larger than
-    /// the buffers, is read.
-    static func mapCheckingWhole<T: BitwiseCopyable & Sendable>(_: T.Type, from file: any LogFile, mapping: FileMapping,
-                                                               at offset: UInt64, length: Int, crc: UInt32, section: UInt32,
-                                                               buffers: BlockBuffers) throws -> Column<T>? {
+    /// A column section mapped, every block read and checked now as `read` checks it
+    /// (into the column's private copy, on every core, against its CRC): nil exactly
+    /// when `read` gives nil (the values are checked by the caller, as after `read`).
+    static func mapCheckingWhole<T: BitwiseCopyable & Sendable>(_: T.Type, from file: any LogFile, at offset: UInt64,
+                                                               length: Int, crc: UInt32, section: UInt32) throws -> Column<T>? {
         guard let layout = try layout(T.self, of: file, at: offset, length: length, crc: crc) else { return nil }
-        let blockSize = layout.blockSize, dataLength = layout.dataLength, dataOffset = layout.dataOffset, crcs = layout.crcs
-        guard dataOffset % 8 == 0, dataOffset + UInt64(dataLength) <= UInt64(mapping.bytes.count),
-              min(blockSize, dataLength) <= buffers.size else {
-            return try read(T.self, from: file, at: offset, length: length, crc: crc)
-        }
-        let failures = Locked(0)
-        let workers = min(crcs.count, buffers.count)
-        if workers > 0 {
-            DispatchQueue.concurrentPerform(iterations: workers) { w in
-                var i = w
-                while i < crcs.count {
-                    let lower = i * blockSize, upper = min(dataLength, lower + blockSize)
-                    let block = buffers.buffer(w, count: upper - lower)
-                    let got = (try? file.read(into: block, at: dataOffset + UInt64(lower))) ?? -1
-                    if got != block.count || CRC32C.checksum(UnsafeRawBufferPointer(block)) != crcs[i] {
-                        failures.withLock { $0 += 1 }
-                    }
-                    i += workers
-                }
-            }
-        }
-        guard failures.withLock({ $0 }) == 0 else { return nil }
-        let bytes = MappedColumnBytes(mapping: mapping, offset: Int(dataOffset), byteCount: dataLength, blockSize: blockSize,
-                                      crcs: crcs, section: section, damage: SnapshotDamage(file: ""), checked: true)
-        return Column(mapped: bytes, count: dataLength / MemoryLayout<T>.stride)
-    }
-
-    /// One block-sized buffer per core, for `mapCheckingWhole`: reused from column to
-    /// column (fresh memory is zeroed by the kernel page by page).
-    final class BlockBuffers: @unchecked Sendable {
-        // @unchecked: worker `w` of a check uses buffer `w` alone.
-        let size: Int
-        private let buffers: [UnsafeMutableRawBufferPointer]
-        var count: Int { buffers.count }
-
-        init(workers: Int = max(1, ProcessInfo.processInfo.activeProcessorCount), size: Int = ColumnSource.blockSize) {
-            self.size = size
-            buffers = (0..<workers).map { _ in .allocate(byteCount: size, alignment: 16) }
-        }
-
-        deinit { for b in buffers { b.deallocate() } }
-
-        func buffer(_ worker: Int, count: Int) -> UnsafeMutableRawBufferPointer {
-            UnsafeMutableRawBufferPointer(rebasing: buffers[worker][0..<count])
-        }
+        let bytes = try MappedColumnBytes(file: file, offset: layout.dataOffset, byteCount: layout.dataLength,
+                                          blockSize: layout.blockSize, crcs: layout.crcs, section: section,
+                                          damage: SnapshotDamage(file: ""))
+        guard bytes.settle(bytes: 0, layout.dataLength) else { return nil }
+        return Column(mapped: bytes, count: layout.dataLength / MemoryLayout<T>.stride)
     }
 
     /// A column section mapped, not read (rule S8): its prefix is checked now, each
-    /// block of its array when first read (`valid`: the checks beyond the CRC a block's
-    /// values need). Nil when the prefix does not hold or the mapping is too short.
-    static func map<T: BitwiseCopyable & Sendable>(_: T.Type, from file: any LogFile, mapping: FileMapping, at offset: UInt64,
+    /// block of its array copied and checked when first read (`valid`: the checks
+    /// beyond the CRC a block's values need). Nil when the prefix does not hold.
+    static func map<T: BitwiseCopyable & Sendable>(_: T.Type, from file: any LogFile, at offset: UInt64,
                                                   length: Int, crc: UInt32, section: UInt32, damage: SnapshotDamage,
                                                   valid: (@Sendable (UnsafeRawBufferPointer) -> Bool)? = nil) throws -> Column<T>? {
-        guard let layout = try layout(T.self, of: file, at: offset, length: length, crc: crc),
-              layout.dataOffset % 8 == 0, layout.dataOffset + UInt64(layout.dataLength) <= UInt64(mapping.bytes.count) else { return nil }
-        let bytes = MappedColumnBytes(mapping: mapping, offset: Int(layout.dataOffset), byteCount: layout.dataLength,
-                                      blockSize: layout.blockSize, crcs: layout.crcs, section: section, damage: damage, valid: valid)
+        guard let layout = try layout(T.self, of: file, at: offset, length: length, crc: crc) else { return nil }
+        let bytes = try MappedColumnBytes(file: file, offset: layout.dataOffset, byteCount: layout.dataLength,
+                                          blockSize: layout.blockSize, crcs: layout.crcs, section: section, damage: damage,
+                                          valid: valid)
         return Column(mapped: bytes, count: layout.dataLength / MemoryLayout<T>.stride)
     }
 }

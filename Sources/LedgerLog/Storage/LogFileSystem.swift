@@ -30,9 +30,17 @@ public protocol LogFile: AnyObject, Sendable {
     func unlock()
     /// Releases the file.
     func close()
-    /// The first `length` bytes mapped read-only, or nil where this file system maps
-    /// nothing (the caller then reads): `FileMapping.swift`.
-    func mapReadOnly(length: Int) throws -> FileMapping?
+    /// Whether a reader may keep this file open and read parts of it later, when they
+    /// are first needed: a snapshot's column blocks (rule S8). True for a local file,
+    /// where each such read is a `pread` that comes back short when the file was cut
+    /// meanwhile (no mapping of the file, which would raise SIGBUS). False by default
+    /// (simulated, PostgreSQL): the caller then reads what it needs at once.
+    var readsOnDemand: Bool { get }
+}
+
+extension LogFile {
+    /// Reads are not kept for later unless the file system says they may be.
+    public var readsOnDemand: Bool { false }
 }
 
 /// How to open a file of the ledger folder.

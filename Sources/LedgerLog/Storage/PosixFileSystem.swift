@@ -199,13 +199,7 @@ final class PosixFile: LogFile, @unchecked Sendable {
 
     deinit { Glibc.close(fd) }
 
-    func mapReadOnly(length: Int) throws -> FileMapping? {
-        guard length > 0 else { return nil }
-        guard let base = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
-            throw LogError.io(operation: "mmap", path: path, errno: errno)
-        }
-        return FileMapping(base: UnsafeRawPointer(base), count: length)
-    }
+    var readsOnDemand: Bool { true }
 
     func size() throws -> UInt64 {
         var st = stat()
