@@ -20,10 +20,13 @@ final class HTTPEventLoop: @unchecked Sendable {
     private let limits: HTTPLimits
     private let handler: HTTPServer.Handler
     private let refusal: HTTPServer.RefusalResponder
+    /// Where handlers run (the server's own threads).
+    private let executor: ServerExecutor
     private var connections: [UInt64: HTTPConnection] = [:]
     private var nextID: UInt64 = 2
     private let inbox = Mutex<Inbox>(Inbox())
     private let count = Atomic<Int>(0)
+    private let shuttingDownFlag = Atomic<Bool>(false)
     private var shuttingDown = false
     private var shutdownDeadline = 0.0
     private var shutdownDone: [CheckedContinuation<Void, Never>] = []
@@ -43,7 +46,8 @@ final class HTTPEventLoop: @unchecked Sendable {
     static let highWater = 256 << 10
 
     init(listener: consuming SocketListener, limits: HTTPLimits, handler: @escaping HTTPServer.Handler,
-         refusal: @escaping HTTPServer.RefusalResponder) {
+         refusal: @escaping HTTPServer.RefusalResponder, executor: ServerExecutor) {
+        self.executor = executor
         self.limits = limits
         self.handler = handler
         self.refusal = refusal
@@ -58,6 +62,7 @@ final class HTTPEventLoop: @unchecked Sendable {
     }
 
     var connectionCount: Int { count.load(ordering: .relaxed) }
+    var isShuttingDown: Bool { shuttingDownFlag.load(ordering: .acquiring) }
 
     // MARK: Crossing threads
 
@@ -181,6 +186,7 @@ final class HTTPEventLoop: @unchecked Sendable {
     private func beginShutdown(grace: Double) {
         guard !shuttingDown else { return }
         shuttingDown = true
+        shuttingDownFlag.store(true, ordering: .releasing)
         shutdownDeadline = monotonicNow() + grace
         epoll_ctl(epollFD, EPOLL_CTL_DEL, listenFD, nil)
         if let l = listener.take() { l.close() }
@@ -323,7 +329,7 @@ final class HTTPEventLoop: @unchecked Sendable {
         let id = c.id
         let handler = self.handler
         let loop = self
-        c.task = Task(executorPreference: ServerExecutor.shared) {
+        c.task = Task(executorPreference: executor) {
             let response = await handler(request, peer)
             let k = keepAlive && !response.closeAfter
             switch response.body {

@@ -33,11 +33,13 @@ public final class HTTPServer: Sendable {
     private let loop: HTTPEventLoop
 
     /// Binds and listens at once (so a port in use fails here); serves after `start()`.
-    public init(listen: ListenAddress, limits: HTTPLimits = HTTPLimits(), handler: @escaping Handler,
-                refusal: @escaping RefusalResponder = HTTPServer.plainRefusal) throws(ListenError) {
+    /// `handlerThreads`: the threads handlers run on (`ServerExecutor`; at least 2).
+    public init(listen: ListenAddress, limits: HTTPLimits = HTTPLimits(), handlerThreads: Int = ProcessInfo.processInfo.activeProcessorCount,
+                handler: @escaping Handler, refusal: @escaping RefusalResponder = HTTPServer.plainRefusal) throws(ListenError) {
         let listener = try SocketListener(listen)
         address = listener.bound
-        loop = HTTPEventLoop(listener: listener, limits: limits, handler: handler, refusal: refusal)
+        loop = HTTPEventLoop(listener: listener, limits: limits, handler: handler, refusal: refusal,
+                             executor: ServerExecutor(threads: handlerThreads))
     }
 
     /// Starts the event loop on a thread of its own.
@@ -58,6 +60,9 @@ public final class HTTPServer: Sendable {
 
     /// Connections open now.
     public var connectionCount: Int { loop.connectionCount }
+
+    /// Whether `shutdown` has begun (no new connections; responses say `Connection: close`).
+    public var isShuttingDown: Bool { loop.isShuttingDown }
 
     /// A text/plain refusal.
     public static let plainRefusal: RefusalResponder = { status, reason in

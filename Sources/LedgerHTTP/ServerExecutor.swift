@@ -6,6 +6,9 @@ import Synchronization
 /// the task's preferred executor — never waits for Swift's shared cooperative pool,
 /// which other work in the process (a long computation, a blocking call) may hold.
 ///
+/// Each server has its own, so that one server's slow handler (a report's full
+/// verify) never delays another's.
+///
 /// Invariant: every job enqueued runs exactly once, on one of `threadCount` threads,
 /// in the order enqueued per thread pick-up; the threads live as long as the process.
 public final class ServerExecutor: TaskExecutor, @unchecked Sendable {
@@ -52,7 +55,6 @@ public final class ServerExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// The one executor of a process's servers (threads are not given back: a server
-    /// lives as long as its process).
-    public static let shared = ServerExecutor()
+    // Threads are never given back: a server lives as long as its process (tests make
+    // a few dozen; each thread waits on its condition when idle).
 }

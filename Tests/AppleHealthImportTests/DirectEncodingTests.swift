@@ -85,7 +85,7 @@ struct DirectEncodingTests {
         #expect(limited.lines == kept.lines)
     }
 
-    @Test(.enabled(if: SharedExports.root != nil, "needs ../shared/data/apple-health (the shared exports are absent)"),
+    @Test(.enabled(if: SharedExports.root != nil, "needs ../shared/data/apple-health (the shared exports are absent)"), .tags(.sweep), .disabled(if: Sweeps.leftOut, Sweeps.reason),
           arguments: ImportSharedExportsTests.cases.map { "\($0.folder)/\($0.file)" })
     func everySharedExportEncodesTheSameEitherWay(_ relative: String) throws {
         let root = try #require(SharedExports.root)

@@ -62,7 +62,7 @@ struct ExportMergeTests {
         return out
     }
 
-    @Test(.enabled(if: source != nil, "needs ../shared/data/apple-health/ashtom-hkimport-2017"))
+    @Test(.enabled(if: source != nil, "needs ../shared/data/apple-health/ashtom-hkimport-2017"), .tags(.sweep), .disabled(if: Sweeps.leftOut, Sweeps.reason))
     func aNewerExportMergesToWhatAFreshImportOfItGives() async throws {
         let xml = try String(contentsOfFile: try #require(Self.source), encoding: .utf8)
         let exports = TemporaryDirectory("exports")

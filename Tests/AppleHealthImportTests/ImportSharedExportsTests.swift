@@ -15,7 +15,7 @@ struct ImportSharedExportsTests {
         ("k0rventen-2023", "test-export3-malformed-dtd.zip"), ("dogsheep-fixtures-2019", "export.xml"),
     ]
 
-    @Test(.enabled(if: SharedExports.root != nil, "needs ../shared/data/apple-health (the shared exports are absent)"),
+    @Test(.enabled(if: SharedExports.root != nil, "needs ../shared/data/apple-health (the shared exports are absent)"), .tags(.sweep), .disabled(if: Sweeps.leftOut, Sweeps.reason),
           arguments: cases.map { "\($0.folder)/\($0.file)" })
     func importMatchesItsREADME(_ relative: String) async throws {
         let root = try #require(SharedExports.root)
@@ -85,7 +85,7 @@ struct ImportSharedExportsTests {
 
     /// Records picked from the XML, end to end: the stored value, unit, start, end
     /// and source print back byte for byte as the XML wrote them.
-    @Test(.enabled(if: SharedExports.root != nil, "needs ../shared/data/apple-health (the shared exports are absent)"),
+    @Test(.enabled(if: SharedExports.root != nil, "needs ../shared/data/apple-health (the shared exports are absent)"), .tags(.sweep), .disabled(if: Sweeps.leftOut, Sweeps.reason),
           arguments: ["rgosdin-2019/export.zip", "ashtom-hkimport-2017/export.xml", "k0rventen-2023/test-export.zip"])
     func spotChecksPrintBackAsWritten(_ relative: String) async throws {
         let root = try #require(SharedExports.root)

@@ -39,7 +39,7 @@ struct ImportKillTests {
         return (saves.count, saves.filter { $0.contains(#""applied":false,"transaction":"open""#) }.count)
     }
 
-    @Test(.enabled(if: source != nil && generator != nil, "needs ../shared (ashtom-hkimport-2017 and the generator)"))
+    @Test(.enabled(if: source != nil && generator != nil, "needs ../shared (ashtom-hkimport-2017 and the generator)"), .tags(.sweep), .disabled(if: Sweeps.leftOut, Sweeps.reason))
     func killedImportIsCompletedByImportingAgain() throws {
         let dir = TemporaryDirectory("kill")
         try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)

@@ -83,7 +83,7 @@ struct IngestInputTests {
     }
 
     /// A line longer than 64 MiB is refused before it exhausts memory.
-    @Test func aLineTooLongIsRefused() throws {
+    @Test(.tags(.sweep), .disabled(if: Sweeps.leftOut, Sweeps.reason)) func aLineTooLongIsRefused() throws {
         let dir = try StoreCommandTests.prepared()
         let before = try StoreCommandTests.contents(dir)
         let good = "{\"type\":\"bodyMass\",\"value\":71,\"unit\":\"kg\",\"start\":\"2026-02-03T08:00:00Z\"}"

@@ -88,7 +88,7 @@ import TestSupport
         }
         #expect(lines.count >= 5)
         // A free port instead of 8080 (another server may hold it), found by binding 0.
-        let probe = try CLIRunner.start(["--ledger", dir.path, "serve", "--listen", "127.0.0.1:0"], stderr: .null, timeout: 60)
+        let probe = try CLIRunner.start(["--ledger", dir.path, "serve", "--listen", "127.0.0.1:0"], stderr: .null, timeout: 600)
         #expect(probe.waitForOutput(seconds: 60) { $0.contains("listening on ") })
         let port = try #require(probe.outputLines.first?.split(separator: ":").last.map(String.init))
         probe.kill(SIGTERM)

@@ -138,7 +138,9 @@ struct StoreCommandTests {
     @Test func ingestCommitsBatchesAndAcknowledgesLines() throws {
         let dir = try Self.prepared()
         var lines: [String] = []
-        for i in 0..<100_000 {
+        // 20,000 lines in batches of 5,000: every batch committed and acknowledged by its
+        // line numbers (a larger count proves nothing more and costs a minute under ASan).
+        for i in 0..<20_000 {
             let t = 1_700_000_000 + i * 60
             lines.append("{\"type\":\"bodyMass\",\"value\":\(60 + Double(i % 400) / 10),\"unit\":\"kg\",\"start\":\"\(iso(t))\"}")
         }
@@ -146,14 +148,14 @@ struct StoreCommandTests {
                                   stdin: lines.joined(separator: "\n") + "\n")
         #expect(r.status == 0, "\(r.stderr)")
         let acks = r.stdout.split(separator: "\n")
-        #expect(acks.count == 20)
+        #expect(acks.count == 4)
         #expect(acks.first == "committed 1-5000")
-        #expect(acks.last == "committed 95001-100000")
+        #expect(acks.last == "committed 15001-20000")
         let v = try CLIRunner.run(["--ledger", dir.path, "--json", "verify"])
         #expect(v.status == 0)
         #expect(v.stdout.contains("\"intact\":true"))
         let stats = try CLIRunner.run(["--ledger", dir.path, "--json", "stats"])
-        #expect(stats.stdout.contains("\"HKQuantityTypeIdentifierBodyMass\":{\"com.example.scale\":100001}"))
+        #expect(stats.stdout.contains("\"HKQuantityTypeIdentifierBodyMass\":{\"com.example.scale\":20001}"))
     }
 
     /// Issue 28, item 14: `stats` sizes its columns to their content: no kind's name is

@@ -160,7 +160,7 @@ struct QueryEngineTests {
 
     /// Pages of 2,500 through 100,000 samples, newest first, while another task keeps
     /// saving samples dated anywhere: every original sample exactly once, no gaps.
-    @Test func pagingUnderAConcurrentWriterSeesEverySampleOnce() async throws {
+    @Test(.tags(.sweep), .disabled(if: Sweeps.leftOut, Sweeps.reason)) func pagingUnderAConcurrentWriterSeesEverySampleOnce() async throws {
         let dir = TemporaryDirectory()
         let fs = dir.fs
         try fs.createFolder()

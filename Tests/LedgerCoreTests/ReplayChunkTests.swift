@@ -51,7 +51,7 @@ struct ReplayChunkTests {
         return fs
     }
 
-    @Test func replayOpenAndVerifyAgreeAcrossChunks() async throws {
+    @Test(.tags(.sweep), .disabled(if: Sweeps.leftOut, Sweeps.reason)) func replayOpenAndVerifyAgreeAcrossChunks() async throws {
         let records = try await Self.records()
         let saves = records.indices.filter { records[$0].kind == EventKind.samplesSaved.rawValue }
         #expect(saves.count == Self.saves)

@@ -142,7 +142,9 @@ import TestSupport
         #expect(lines.count == 2)
         #expect(lines.first?["change"] as? String == "added")
         #expect(lines.last?["anchor"] as? String != anchor)
-        #expect(answered.timeIntervalSince(committed) < 0.1, "answered \(answered.timeIntervalSince(committed)) s after the commit")
+        // Within 100 ms on an idle machine (ServeCommandTests' tour, a server process of its
+        // own, holds it to that); here the whole suite shares two cores.
+        #expect(answered.timeIntervalSince(committed) < 1, "answered \(answered.timeIntervalSince(committed)) s after the commit")
         #expect(answered.timeIntervalSince(started) > 0.25)
         // Nothing new: the poll ends at its deadline with no change and the same anchor.
         let quiet = try ServiceFixture.lines(try await f.request("GET", "/v1/changes/bodyMass?wait=0.2&anchor=\(lines.last!["anchor"]!)",

@@ -28,7 +28,7 @@ public final class RawClient: @unchecked Sendable {
         public init(description: String) { self.description = description }
     }
 
-    public init(_ address: ListenAddress, timeout: Double = 10) throws {
+    public init(_ address: ListenAddress, timeout: Double = 120) throws {
         switch address {
         case .tcp(let host, let port):
             fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
