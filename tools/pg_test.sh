@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The PostgreSQL store against a real server: starts a throwaway PostgreSQL 15
 # (tools/pg_server.sh: initdb/pg_ctl in a temporary folder as an unprivileged user,
-# 127.0.0.1, a free port), builds with HEALTHLEDGER_POSTGRES=1 (warnings fail), runs
+# 127.0.0.1, a free port), builds with HEALTHLEDGER_POSTGRES=1 (warnings fail) in a
+# scratch path of its own (.build/postgres: the default build stays as it was, so
+# the next `swift build` does not recompile what this one changed), runs
 # the PostgreSQL tests (LedgerPostgresTests) against it, and stops it.
 # Usage: tools/pg_test.sh [swift test arguments, e.g. --filter NAME: run only those]
 set -euo pipefail
@@ -11,8 +13,9 @@ trap pg_stop EXIT
 pg_start
 
 log=$PG_TMP/build.log
-echo "== HEALTHLEDGER_POSTGRES=1 swift build --build-tests"
-HEALTHLEDGER_POSTGRES=1 swift build --build-tests 2>&1 | tee "$log"
+scratch=.build/postgres
+echo "== HEALTHLEDGER_POSTGRES=1 swift build --build-tests --scratch-path $scratch"
+HEALTHLEDGER_POSTGRES=1 swift build --build-tests --scratch-path "$scratch" 2>&1 | tee "$log"
 if grep -E "(^|/)[^ ]+\.swift:[0-9]+:[0-9]+: warning:" "$log"; then
     echo "pg_test: compiler warnings (above) are failures" >&2
     exit 1
@@ -20,12 +23,12 @@ fi
 echo "== PostgreSQL tests"
 if [ $# -gt 0 ]; then
     HEALTHLEDGER_POSTGRES=1 HEALTHLEDGER_TEST_POSTGRES="$PG_URL" HEALTHLEDGER_TEST_PG_RESTART="$PG_TMP/restart.sh" \
-        swift test --skip-build "$@"
+        swift test --skip-build --scratch-path "$scratch" "$@"
     exit 0
 fi
 HEALTHLEDGER_POSTGRES=1 HEALTHLEDGER_TEST_POSTGRES="$PG_URL" \
-    swift test --skip-build --filter LedgerPostgresTests
+    swift test --skip-build --scratch-path "$scratch" --filter LedgerPostgresTests
 # The server restart cuts every session: that test runs alone, after the others.
 echo "== PostgreSQL server restart mid-ingest (alone)"
 HEALTHLEDGER_POSTGRES=1 HEALTHLEDGER_TEST_POSTGRES="$PG_URL" HEALTHLEDGER_TEST_PG_RESTART="$PG_TMP/restart.sh" \
-    swift test --skip-build --filter aServerRestartMidIngestLosesNothingAcknowledged
+    swift test --skip-build --scratch-path "$scratch" --filter aServerRestartMidIngestLosesNothingAcknowledged
