@@ -63,7 +63,8 @@ public actor HealthStore {
 
     var ordinal: AppOrdinal {
         get async throws {
-            guard let o = await ledger.state.registry.ordinal(of: app.bundleIdentifier) else {
+            let bundle = app.bundleIdentifier
+            guard let o = await ledger.read({ $0.registry.ordinal(of: bundle) }) else {
                 throw HealthStoreError.invalidArgument("\(app.bundleIdentifier) is not registered")
             }
             return o
@@ -83,8 +84,7 @@ public actor HealthStore {
     /// (`ObjectType.activitySummary`), none before (HealthKit never tells an app it
     /// may not read).
     public func activitySummaries(_ query: ActivitySummaryQuery) async throws -> [ActivitySummary] {
-        let o = try await ordinal
-        return await ledger.state.activitySummaries(query, app: o)
+        try await read { $0.activitySummaries(query) }
     }
 
     // MARK: Preferred units
@@ -95,17 +95,14 @@ public actor HealthStore {
     /// the app must have asked to share or read every type
     /// (`authorizationNotDetermined` names the first that it did not).
     public func preferredUnits(for types: Set<QuantityType>, locale: String) async throws -> [QuantityType: HealthUnit] {
-        let o = try await ordinal
-        let state = await ledger.state
-        for type in types.sorted() {
-            let p = state.authorization.permission(app: o, type: .quantity(type))
-            guard p.requestedShare || p.requestedRead else {
+        try await read { view in
+            if let type = view.firstTypeNotRequested(types.sorted()) {
                 throw HealthStoreError.authorizationNotDetermined(type: type.identifier)
             }
+            var units: [QuantityType: HealthUnit] = [:]
+            for type in types { units[type] = view.preferredUnit(for: type, locale: locale) }
+            return units
         }
-        var units: [QuantityType: HealthUnit] = [:]
-        for type in types { units[type] = PreferredUnits.unit(for: type, locale: locale, ownerChoice: state.preferredUnits) }
-        return units
     }
 
     // MARK: Authorization
@@ -308,12 +305,11 @@ public actor HealthStore {
     /// nothing), then their association, in one commit (`commitWorkout`).
     /// Permissions for every type are checked before anything is written.
     public func save(_ workout: Workout, with samples: [Sample]) async throws {
-        let o = try await ordinal
-        let state = await ledger.state
-        var types = [ObjectType.workout]
-        for sample in samples { if case .known(let t) = sample.type, !types.contains(t) { types.append(t) } }
-        for type in types {
-            switch state.authorization.permission(app: o, type: type).share {
+        var needed = [ObjectType.workout]
+        for sample in samples { if case .known(let t) = sample.type, !needed.contains(t) { needed.append(t) } }
+        let types = needed
+        for (type, status) in zip(types, try await read { view in types.map { view.sharingStatus(for: $0) } }) {
+            switch status {
             case .sharingAuthorized: continue
             case .notDetermined: throw HealthStoreError.authorizationNotDetermined(type: type.identifier)
             case .sharingDenied: throw HealthStoreError.authorizationDenied(type: type.identifier)
@@ -326,7 +322,7 @@ public actor HealthStore {
     /// (HKQuery.predicateForObjects(from: workout)), in `sort` order.
     public func samples(of type: ObjectType, associatedWith workout: UUID,
                         sort: [SampleSortDescriptor] = []) async throws -> [Sample] {
-        let uuids = Set(await ledger.state.associations[workout] ?? [])
+        let uuids = Set(await ledger.read { $0.associations[workout] ?? [] })
         guard !uuids.isEmpty else { return [] }
         return try await execute(SampleQuery(type: type, sort: sort, filter: .uuids(uuids)))
     }

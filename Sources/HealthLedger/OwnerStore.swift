@@ -98,7 +98,7 @@ public actor OwnerStore {
     /// HealthKit's preferredUnits(for:) for the owner: each type's unit, the owner's
     /// choice else the locale's (`PreferredUnits`).
     public func preferredUnits(for types: Set<QuantityType>, locale: String) async -> [QuantityType: HealthUnit] {
-        let chosen = await ledger.state.preferredUnits
+        let chosen = await ledger.read { $0.preferredUnits }  // after any open import (rule E11)
         var units: [QuantityType: HealthUnit] = [:]
         for type in types { units[type] = PreferredUnits.unit(for: type, locale: locale, ownerChoice: chosen) }
         return units
@@ -106,7 +106,7 @@ public actor OwnerStore {
 
     /// HKActivitySummaryQuery for the owner: every recorded day in the range.
     public func activitySummaries(_ query: ActivitySummaryQuery) async -> [ActivitySummary] {
-        await ledger.state.activitySummaries(query, app: nil)
+        await ledger.read { $0.activitySummaries(query, app: nil) }  // after any open import (rule E11)
     }
 
     /// Clears a characteristic.
