@@ -77,7 +77,7 @@ final class HTTPEventLoop: @unchecked Sendable {
             // The loop is gone: nobody will write or resume this.
             switch message {
             case .chunk(_, _, let resume): resume.resume(throwing: HTTPClientGone())
-            case .shutdown(_, let done): done.resume()
+            case .shutdown(_, let done): done?.resume()
             default: break
             }
             return
@@ -128,7 +128,7 @@ final class HTTPEventLoop: @unchecked Sendable {
         for m in pending {
             switch m {
             case .chunk(_, _, let resume): resume.resume(throwing: HTTPClientGone())
-            case .shutdown(_, let done): done.resume()
+            case .shutdown(_, let done): done?.resume()
             default: break
             }
         }
@@ -177,7 +177,7 @@ final class HTTPEventLoop: @unchecked Sendable {
                 c.abortAfterFlush = true
                 startWriting(c)
             case .shutdown(let grace, let done):
-                shutdownDone.append(done)
+                if let done { shutdownDone.append(done) }
                 beginShutdown(grace: grace)
             }
         }

@@ -58,6 +58,12 @@ public final class HTTPServer: Sendable {
         await loop.shutdown(grace: grace)
     }
 
+    /// Begins `shutdown` without waiting for it (from any thread): what `shutdown`
+    /// awaits still happens; call `shutdown` to wait for its end.
+    public func beginShutdown(grace: Double = 30) {
+        loop.post(.shutdown(grace: grace, done: nil))
+    }
+
     /// Connections open now.
     public var connectionCount: Int { loop.connectionCount }
 
@@ -83,7 +89,7 @@ enum LoopMessage: Sendable {
     case streamEnd(connection: UInt64)
     /// A streamed body that cannot go on: the connection is closed.
     case streamAbort(connection: UInt64)
-    case shutdown(grace: Double, done: CheckedContinuation<Void, Never>)
+    case shutdown(grace: Double, done: CheckedContinuation<Void, Never>?)
 }
 
 /// Writes a streamed body's pieces as chunks through the event loop.

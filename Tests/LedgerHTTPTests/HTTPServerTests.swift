@@ -20,41 +20,62 @@ import Testing
         return HTTPResponse(status: 200, contentType: "text/plain", body: Array(text.utf8))
     }
 
+    /// Runs a client's scenario on a thread of its own, blocking I/O and sleeps
+    /// included: its timing is the server's and the client's alone, never that of the
+    /// test process's shared pool (which the suite's other tests may hold for a minute).
+    static func scenario<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await RawClient.onThread(body)
+    }
+
     @Test func keptAliveConnectionsAnswerRequestAfterRequestAndPipelinedOnesInOrder() async throws {
         let s = try Self.server()
-        let c = try RawClient(s.address)
-        c.send("GET /one HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(try await c.response().text == "GET /one 0 ")
-        c.send("POST /two HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabcGET /three HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(try await c.response().text == "POST /two 3 abc")
-        #expect(try await c.response().text == "GET /three 0 ")
-        c.send("POST /four HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2\r\nhi\r\n0\r\n\r\n")
-        let last = try await c.response()
-        #expect(last.text == "POST /four 2 hi")
-        #expect(last.header("connection") == "close")
-        #expect(await c.isClosedByServer())
+        let address = s.address
+        let (texts, closeHeader, closed) = try await Self.scenario { () throws -> ([String], String?, Bool) in
+            let c = try RawClient(address)
+            var texts: [String] = []
+            c.send("GET /one HTTP/1.1\r\nHost: x\r\n\r\n")
+            texts.append(try c.readResponse().text)
+            c.send("POST /two HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabcGET /three HTTP/1.1\r\nHost: x\r\n\r\n")
+            texts.append(try c.readResponse().text)
+            texts.append(try c.readResponse().text)
+            c.send("POST /four HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2\r\nhi\r\n0\r\n\r\n")
+            let last = try c.readResponse()
+            texts.append(last.text)
+            return (texts, last.header("connection"), c.readUntilClosed())
+        }
+        #expect(texts == ["GET /one 0 ", "POST /two 3 abc", "GET /three 0 ", "POST /four 2 hi"])
+        #expect(closeHeader == "close")
+        #expect(closed)
         await s.shutdown()
     }
 
     @Test func smugglingFramingIsRefusedWith400AndTheConnectionClosed() async throws {
         let s = try Self.server()
-        let c = try RawClient(s.address)
-        c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n")
-        let r = try await c.response()
+        let address = s.address
+        let (r, closed) = try await Self.scenario {
+            let c = try RawClient(address)
+            c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n")
+            return (try c.readResponse(), c.readUntilClosed())
+        }
         #expect(r.status == 400)
         #expect(r.text.contains("both Content-Length and Transfer-Encoding"))
         #expect(r.header("connection") == "close")
-        #expect(await c.isClosedByServer())  // the smuggled request is never answered
+        #expect(closed)  // the smuggled request is never answered
         await s.shutdown()
     }
 
     @Test func expectContinueGets100ThenTheAnswer() async throws {
         let s = try Self.server()
-        let c = try RawClient(s.address)
-        c.send("PUT /x HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
-        #expect(try await c.response().status == 100)
-        c.send("ok")
-        #expect(try await c.response().text == "PUT /x 2 ok")
+        let address = s.address
+        let (interim, final) = try await Self.scenario {
+            let c = try RawClient(address)
+            c.send("PUT /x HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+            let interim = try c.readResponse()
+            c.send("ok")
+            return (interim, try c.readResponse())
+        }
+        #expect(interim.status == 100)
+        #expect(final.text == "PUT /x 2 ok")
         await s.shutdown()
     }
 
@@ -62,11 +83,14 @@ import Testing
         var limits = HTTPLimits()
         limits.bodyBytesMax = 1000
         let s = try Self.server(limits: limits)
-        let c = try RawClient(s.address)
-        c.send("POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 1001\r\n\r\n")
-        let r = try await c.response()
+        let address = s.address
+        let (r, closed) = try await Self.scenario {
+            let c = try RawClient(address)
+            c.send("POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 1001\r\n\r\n")
+            return (try c.readResponse(), c.readUntilClosed())
+        }
         #expect(r.status == 413)
-        #expect(await c.isClosedByServer())
+        #expect(closed)
         await s.shutdown()
     }
 
@@ -75,20 +99,22 @@ import Testing
         limits.headSeconds = 0.5
         limits.idleSeconds = 600  // so that a close can only be the head deadline
         let s = try Self.server(limits: limits)
-        let c = try RawClient(s.address)
-        let start = Date()
-        c.send("GET / HTTP/1.1\r\nHost: x\r\n")
-        // One byte now and then, as slowloris does: the deadline counts from the first.
-        for _ in 0..<3 {
-            try await Task.sleep(for: .milliseconds(200))
-            c.send("X")
+        let address = s.address
+        let (r, closed, elapsed) = try await Self.scenario { () throws -> (RawClient.Response, Bool, Double) in
+            let c = try RawClient(address)
+            let start = Date()
+            c.send("GET / HTTP/1.1\r\nHost: x\r\n")
+            // One byte now and then, as slowloris does: the deadline counts from the first.
+            for _ in 0..<3 {
+                usleep(200_000)
+                c.send("X")
+            }
+            let r = try c.readResponse()
+            return (r, c.readUntilClosed(), r.receivedAt.timeIntervalSince(start))
         }
-        let r = try await c.response()
         #expect(r.status == 408)
-        #expect(await c.isClosedByServer())
-        // When the 408 arrived, on the reading thread (the test's own awaits may run late).
-        let elapsed = r.receivedAt.timeIntervalSince(start)
-        #expect(elapsed < 60, "cut after \(elapsed) s (the deadline is 0.5 s)")
+        #expect(closed)
+        #expect(elapsed < 5.0, "cut after \(elapsed) s (the deadline is 0.5 s)")
         #expect(s.connectionCount == 0)
         await s.shutdown()
     }
@@ -98,17 +124,18 @@ import Testing
         limits.idleSeconds = 0.4
         limits.connectionsMax = 2
         let s = try Self.server(limits: limits)
-        let a = try RawClient(s.address), b = try RawClient(s.address)
-        a.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        b.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(try await a.response().status == 200)
-        #expect(try await b.response().status == 200)
-        let third = try RawClient(s.address)
-        #expect(try await third.response().status == 503)
-        #expect(await third.isClosedByServer())
-        // Idle past the limit: closed by the server.
-        #expect(await a.isClosedByServer())
-        #expect(await b.isClosedByServer())
+        let address = s.address
+        let statuses = try await Self.scenario { () throws -> [Int] in
+            let a = try RawClient(address), b = try RawClient(address)
+            a.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            b.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            let first = [try a.readResponse().status, try b.readResponse().status]
+            let third = try RawClient(address)
+            let refused = try third.readResponse().status
+            // Idle past the limit: closed by the server.
+            return first + [refused, third.readUntilClosed() ? 1 : 0, a.readUntilClosed() ? 1 : 0, b.readUntilClosed() ? 1 : 0]
+        }
+        #expect(statuses == [200, 200, 503, 1, 1, 1])
         #expect(s.connectionCount == 0)
         await s.shutdown()
     }
@@ -124,14 +151,17 @@ import Testing
                 }
             })
         }
-        let c = try RawClient(s.address)
-        c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        // Not reading: the producer stops once the socket buffers and the high-water
-        // mark are full, far short of 64 pieces (16 MiB).
-        try await Task.sleep(for: .milliseconds(500))
-        let early = produced.load(ordering: .relaxed)
+        let address = s.address
+        let (early, r) = try await Self.scenario {
+            let c = try RawClient(address)
+            c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            // Not reading: the producer stops once the socket buffers and the high-water
+            // mark are full, far short of 64 pieces (16 MiB).
+            usleep(500_000)
+            let early = produced.load(ordering: .relaxed)
+            return (early, try c.readResponse())
+        }
         #expect(early < 64, "the producer ran \(early) pieces ahead of a reader that reads nothing")
-        let r = try await c.response()
         #expect(r.status == 200)
         #expect(r.header("transfer-encoding") == "chunked")
         #expect(r.body.count == 64 * piece.count)
@@ -144,47 +174,45 @@ import Testing
         let cancelled = Atomic<Bool>(false)
         let s = try Self.server { _, _ in
             do {
-                try await Task.sleep(for: .seconds(30))
+                try await Task.sleep(for: .seconds(300))
             } catch {
                 cancelled.store(true, ordering: .relaxed)
             }
             return HTTPResponse(status: 200)
         }
-        do {
-            let c = try RawClient(s.address)
-            c.send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\n")
-            try await Task.sleep(for: .milliseconds(100))
-            _ = c  // closed at the end of this scope
+        let address = s.address
+        let wasCancelled = try await Self.scenario { () throws -> Bool in
+            do {
+                let c = try RawClient(address)
+                c.send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\n")
+                usleep(100_000)
+                _ = c  // closed at the end of this scope
+            }
+            let deadline = Date().addingTimeInterval(60)
+            while !cancelled.load(ordering: .relaxed) && Date() < deadline { usleep(10_000) }
+            return cancelled.load(ordering: .relaxed)
         }
-        let deadline = Date().addingTimeInterval(60)
-        while !cancelled.load(ordering: .relaxed) && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        let wasCancelled = cancelled.load(ordering: .relaxed)
         #expect(wasCancelled)
         await s.shutdown()
     }
 
     @Test func shutdownFinishesTheRequestInFlightAndClosesIdleOnes() async throws {
-        // The handler answers only once the server is shutting down (the request is in flight then).
-        let box = Mutex<HTTPServer?>(nil)
-        let arrived = Atomic<Bool>(false)
         let s = try Self.server { _, _ in
-            arrived.store(true, ordering: .relaxed)
-            let deadline = Date().addingTimeInterval(300)
-            while box.withLock({ $0?.isShuttingDown }) != true && Date() < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+            try? await Task.sleep(for: .milliseconds(300))
             return HTTPResponse(status: 200, contentType: "text/plain", body: Array("done".utf8))
         }
-        box.withLock { $0 = s }
-        let busy = try RawClient(s.address), idle = try RawClient(s.address)
-        busy.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        let arrival = Date().addingTimeInterval(300)
-        while !arrived.load(ordering: .relaxed) && Date() < arrival { try await Task.sleep(for: .milliseconds(10)) }
         let address = s.address
-        async let stopped: Void = s.shutdown()
-        let r = try await busy.response()
+        let (r, idleClosed) = try await Self.scenario { () throws -> (RawClient.Response, Bool) in
+            let busy = try RawClient(address), idle = try RawClient(address)
+            busy.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            usleep(50_000)
+            s.beginShutdown()  // the request is in flight: its handler sleeps 300 ms
+            return (try busy.readResponse(), idle.readUntilClosed())
+        }
         #expect(r.text == "done")
         #expect(r.header("connection") == "close")
-        #expect(await idle.isClosedByServer())
-        await stopped
+        #expect(idleClosed)
+        await s.shutdown()
         #expect(throws: RawClient.Failure.self) { try RawClient(address) }  // no longer listening
     }
 

@@ -57,6 +57,15 @@ final class ServiceFixture: @unchecked Sendable {
     func request(_ method: String, _ target: String, token: String?, body: String? = nil,
                  contentType: String = "application/json", headers: [String] = [], on client: RawClient? = nil) async throws
         -> RawClient.Response {
+        try await RawClient.onThread {
+            try self.requestBlocking(method, target, token: token, body: body, contentType: contentType, headers: headers, on: client)
+        }
+    }
+
+    /// `request`, blocking the calling thread (a scenario run on a thread of its own).
+    func requestBlocking(_ method: String, _ target: String, token: String?, body: String? = nil,
+                         contentType: String = "application/json", headers: [String] = [], on client: RawClient? = nil) throws
+        -> RawClient.Response {
         let c = try client ?? RawClient(server.address)
         var head = "\(method) \(target) HTTP/1.1\r\nHost: test\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
@@ -67,7 +76,7 @@ final class ServiceFixture: @unchecked Sendable {
             head += "\r\n"
         }
         c.send(head)
-        return try await c.response()
+        return try c.readResponse()
     }
 
     /// The response body's JSON object.

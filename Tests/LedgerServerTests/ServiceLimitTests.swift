@@ -72,6 +72,7 @@ import TestSupport
         try await f.stop()
     }
 
+    /// A2: recorded durably before any byte is sent, or not answered.
     @Test func aReadThatCannotBeRecordedIsNotAnswered() async throws {
         let f = try await ServiceFixture()
         #expect(try await f.request("POST", "/v1/samples", token: f.appToken,

@@ -86,15 +86,16 @@ public final class RawClient: @unchecked Sendable {
 
     /// Whether the server closed the connection (reads to its end; true on EOF).
     public func isClosedByServer() async -> Bool {
-        (try? await Self.onThread { self.blockingIsClosedByServer() }) ?? false
+        (try? await Self.onThread { self.readUntilClosed() }) ?? false
     }
 
     /// The next response (a 100 Continue is returned like any other).
     public func response() async throws -> Response {
-        try await Self.onThread { try self.blockingResponse() }
+        try await Self.onThread { try self.readResponse() }
     }
 
-    private func blockingIsClosedByServer() -> Bool {
+    /// `isClosedByServer`, blocking the calling thread (a scenario run on a thread of its own).
+    public func readUntilClosed() -> Bool {
         while fill() {}
         var chunk = [UInt8](repeating: 0, count: 16)
         return chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } == 0
@@ -118,7 +119,8 @@ public final class RawClient: @unchecked Sendable {
         return out
     }
 
-    private func blockingResponse() throws -> Response {
+    /// `response`, blocking the calling thread (a scenario run on a thread of its own).
+    public func readResponse() throws -> Response {
         let statusLine = try line()
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         guard parts.count >= 2, parts[0] == "HTTP/1.1", let status = Int(parts[1]) else { throw Failure(description: "status line '\(statusLine)'") }
