@@ -35,6 +35,27 @@ struct AccessLogTests {
         #expect(stat(dir.path + "/access/ledger.log", &st) == 0 && st.st_mode & 0o777 == 0o600)
     }
 
+    /// A1, byte for byte: the payload FORMAT.md's Part 4 describes.
+    @Test func a1TheAccessEntryPayloadIsTheFormatsBytes() throws {
+        let e = AccessEntry(credential: CredentialID(0x81), subject: "owner", route: "GET /x", types: ["T"], predicate: nil, returned: 3,
+                            status: 200, ledgerSequence: 300, peer: "unix")
+        let expected: [UInt8] = [1, 0x81, 0x01]                          // u8 1 · varint 129
+            + [5] + Array("owner".utf8) + [6] + Array("GET /x".utf8)     // subject, route
+            + [1, 1] + Array("T".utf8)                                   // one type
+            + [0]                                                        // no predicate
+            + [3] + [0xC8, 0x01] + [0xAC, 0x02]                         // returned 3, status 200, sequence 300
+            + [4] + Array("unix".utf8)
+        #expect(e.payload == expected)
+        let back = try expected.withUnsafeBytes { try AccessEntry(kind: 1, version: 1, payload: $0) }
+        #expect(back == e)
+        #expect(throws: EventDecodingError.unknownKind(kind: 2, version: 1)) {
+            try expected.withUnsafeBytes { try AccessEntry(kind: 2, version: 1, payload: $0) }
+        }
+        #expect(throws: EventDecodingError.unknownVersion(kind: 1, version: 2)) {
+            try expected.withUnsafeBytes { try AccessEntry(kind: 1, version: 2, payload: $0) }
+        }
+    }
+
     @Test func aFlippedByteOfTheAccessLogIsNamedByVerify() async throws {
         let dir = TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.path, withIntermediateDirectories: true)
