@@ -84,6 +84,7 @@ enum ServeCommand {
         guard address.isLoopback || allowRemote else {
             throw CLIError.usage("--listen \(address) can be reached from other machines: pass --allow-remote (and put TLS in front)")
         }
+        let stop = try StopSignal()  // before the ledger opens: a SIGTERM from now on stops the server cleanly
         let ledger = try LedgerAccess.openForWriting(global)
         let accessLog: AccessLog
         do {
@@ -102,7 +103,6 @@ enum ServeCommand {
             ledger.abandon()
             throw CLIError(status: ExitStatus.failure, message: "\(error)")
         }
-        let stop = StopSignal()
         server.start()
         Output.line("listening on \(server.address)")
         Output.flush()
@@ -116,30 +116,47 @@ enum ServeCommand {
     }
 }
 
-/// SIGTERM and SIGINT, awaited: the handlers only signal; the work happens after.
-final class StopSignal: @unchecked Sendable {
-    // @unchecked: `sources` are set once here and only kept alive.
-    private var sources: [any DispatchSourceSignal] = []
-    private let fired = DispatchSemaphore(value: 0)
+/// SIGTERM and SIGINT, awaited: the handler only writes a byte to a pipe; the work
+/// happens after. The handlers are installed with `sigaction` before `init` returns,
+/// so a signal sent as soon as "listening on" is printed is never lost (a Dispatch
+/// signal source arms itself later, on its own thread: a SIGTERM in between was
+/// ignored and the server ran on).
+final class StopSignal: Sendable {
+    private let readEnd: Int32
 
-    init() {
+    init() throws {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            throw CLIError(status: ExitStatus.failure, message: "serve: cannot make the stop pipe: \(String(cString: strerror(errno)))")
+        }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        readEnd = ends[0]
+        stopSignalWriteEnd = ends[1]
         for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            let fired = self.fired
-            source.setEventHandler { fired.signal() }
-            source.resume()
-            sources.append(source)
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { _ in
+                var byte: UInt8 = 1
+                _ = write(stopSignalWriteEnd, &byte, 1)  // async-signal-safe; a full pipe already says "stop"
+            }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            sigaction(sig, &action, nil)
         }
     }
 
+    /// Returns once SIGTERM or SIGINT has arrived (the wait runs on a thread of its own).
     func wait() async {
-        let fired = self.fired
+        let fd = readEnd
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                fired.wait()
+            Thread.detachNewThread {
+                var byte: UInt8 = 0
+                while read(fd, &byte, 1) < 0 && errno == EINTR {}
                 c.resume()
             }
         }
     }
 }
+
+/// The stop pipe's write end, for the signal handler (a C function pointer captures
+/// nothing). Set once, before the handlers that read it are installed.
+nonisolated(unsafe) private var stopSignalWriteEnd: Int32 = -1

@@ -119,4 +119,17 @@ import TestSupport
         server.kill(SIGINT)
         #expect(server.wait() == .exited(0))
     }
+
+    /// A SIGTERM sent the moment "listening on" is printed stops the server with exit 0
+    /// (the handlers are installed before that line; a Dispatch signal source, armed
+    /// later on its own thread, let such a signal be ignored and the server run on).
+    @Test func aStopSignalRightAfterListeningIsNeverLost() throws {
+        let (dir, _, _, _) = try Self.prepared()
+        for round in 1...12 {
+            let server = try CLIRunner.start(["--ledger", dir.path, "serve", "--listen", "127.0.0.1:0"], stderr: .null, timeout: 60)
+            #expect(server.waitForOutput(seconds: 30) { $0.contains("listening on ") })
+            server.kill(round % 2 == 0 ? SIGTERM : SIGINT)
+            #expect(server.wait() == .exited(0), "round \(round)")
+        }
+    }
 }
