@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import Synchronization
 import CLinuxEvents
 
@@ -24,7 +25,12 @@ final class HTTPEventLoop: @unchecked Sendable {
     private let executor: ServerExecutor
     private var connections: [UInt64: HTTPConnection] = [:]
     private var nextID: UInt64 = 2
-    private let inbox = Mutex<Inbox>(Inbox())
+    /// Messages from other threads, under `inboxLock`. (An NSLock — a pthread mutex —
+    /// rather than Synchronization's `Mutex`: on Linux a contended `Mutex` hands
+    /// itself over inside the kernel (a PI futex), which ThreadSanitizer cannot see,
+    /// so every contended use was reported as a race.)
+    private var inboxValue = Inbox()
+    private let inboxLock = NSLock()
     private let count = Atomic<Int>(0)
     private let shuttingDownFlag = Atomic<Bool>(false)
     private var shuttingDown = false
@@ -36,6 +42,12 @@ final class HTTPEventLoop: @unchecked Sendable {
         var messages: [LoopMessage] = []
         /// The loop has ended: posts are answered at once.
         var stopped = false
+    }
+
+    private func withInbox<R>(_ body: (inout Inbox) -> R) -> R {
+        inboxLock.lock()
+        defer { inboxLock.unlock() }
+        return body(&inboxValue)
     }
 
     /// epoll data of the listening socket and of the wake-up eventfd; connections
@@ -68,7 +80,7 @@ final class HTTPEventLoop: @unchecked Sendable {
 
     /// Hands a message to the loop (any thread).
     func post(_ message: LoopMessage) {
-        let accepted = inbox.withLock { box -> Bool in
+        let accepted = withInbox { box -> Bool in
             if box.stopped { return false }
             box.messages.append(message)
             return true
@@ -120,7 +132,7 @@ final class HTTPEventLoop: @unchecked Sendable {
             if shuttingDown && (connections.isEmpty || now >= shutdownDeadline) { break }
         }
         for c in Array(connections.values) { close(c) }
-        let pending = inbox.withLock { box -> [LoopMessage] in
+        let pending = withInbox { box -> [LoopMessage] in
             box.stopped = true
             defer { box.messages = [] }
             return box.messages
@@ -139,7 +151,7 @@ final class HTTPEventLoop: @unchecked Sendable {
     }
 
     private func drainInbox() {
-        let messages = inbox.withLock { box -> [LoopMessage] in
+        let messages = withInbox { box -> [LoopMessage] in
             defer { box.messages.removeAll(keepingCapacity: true) }
             return box.messages
         }

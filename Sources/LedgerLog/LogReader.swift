@@ -1,5 +1,4 @@
 import LedgerChecksums
-import Synchronization
 
 /// A valid batch seen during a scan, lent to the callback that gets it.
 ///
@@ -44,8 +43,8 @@ package final class LogReader: Sendable {
     private let genesis: SHA256Digest
     /// The length `index/log.idx` proved durable (I3), read once: the index only
     /// grows, so an older value is a safe lower bound.
-    private let knownDurable = Mutex<UInt64?>(nil)
-    private let shortEnd = Mutex<LogDamage?>(nil)
+    private let knownDurable = Locked<UInt64?>(nil)
+    private let shortEnd = Locked<LogDamage?>(nil)
 
     /// The incomplete tail the last scan that reached one stopped at (nil when every
     /// scan read to the file's end): tools warn when a read stopped short.

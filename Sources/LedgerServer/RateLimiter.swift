@@ -1,14 +1,17 @@
 import Foundation
 import HealthLedger
-import Synchronization
 
 /// Requests per second per credential, as a token bucket: `rate` tokens a second,
 /// up to `burst`; a request takes one. An empty bucket answers how long until the
 /// next token (`Retry-After`, whole seconds, at least 1).
-final class RateLimiter: Sendable {
+final class RateLimiter: @unchecked Sendable {
+    // @unchecked: `buckets` is only touched with `lock` held (a pthread mutex, which
+    // ThreadSanitizer understands; Synchronization's `Mutex` hands itself over in the
+    // kernel when contended and is reported as a race).
     let rate: Double
     let burst: Double
-    private let buckets = Mutex<[CredentialID: (tokens: Double, at: Double)]>([:])
+    private var buckets: [CredentialID: (tokens: Double, at: Double)] = [:]
+    private let lock = NSLock()
 
     /// `rate` 0: no limit.
     init(rate: Double, burst: Double? = nil) {
@@ -19,11 +22,13 @@ final class RateLimiter: Sendable {
     /// nil when the request may go on, else the seconds to wait.
     func admit(_ credential: CredentialID, now: Double = ProcessInfo.processInfo.systemUptime) -> Int? {
         guard rate > 0 else { return nil }
-        return buckets.withLock { table in
-            var b = table[credential] ?? (burst, now)
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            var b = buckets[credential] ?? (burst, now)
             b.tokens = min(burst, b.tokens + (now - b.at) * rate)
             b.at = now
-            defer { table[credential] = b }
+            defer { buckets[credential] = b }
             if b.tokens >= 1 {
                 b.tokens -= 1
                 return nil
