@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinuxEvents  // SOCK_STREAM and its flags (sys/socket.h's enum, which Swift's Glibc module does not bring)
 
 /// Why a server could not start listening.
 public struct ListenError: Error, Sendable, CustomStringConvertible {
