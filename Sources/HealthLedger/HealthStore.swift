@@ -10,8 +10,11 @@ import LedgerLog
 /// visibility: read permission is never revealed, and without it an app sees only
 /// the samples it saved itself.
 public actor HealthStore {
-    /// The ledger this store writes to (shared by every app in the process).
-    public nonisolated let ledger: Ledger
+    /// The ledger this store writes to (shared by every app in the process). Not
+    /// public: code handed an app's store must not reach the ledger's write verbs and
+    /// append a grant for its own app (issue 29); the package's front ends and the
+    /// report read through it.
+    package nonisolated let ledger: Ledger
     /// The app this store acts for.
     public nonisolated let app: AppRegistration
 
