@@ -81,7 +81,7 @@ public actor Ledger {
     private var replayWorkSinceSnapshot: UInt64
     private var fetcher: SampleFetcher
     /// Callers waiting for a commit after a sequence (`waitForCommit`), by ticket.
-    var commitWaiters: [UInt64: (after: UInt64, resume: CheckedContinuation<Bool, Never>)] = [:]
+    var commitWaiters: [UInt64: (after: UInt64, resume: CommitWaiter)] = [:]
     var nextCommitWaiter: UInt64 = 0
 
     /// What opening a ledger found and did.

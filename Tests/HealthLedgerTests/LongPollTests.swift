@@ -74,4 +74,36 @@ struct LongPollTests {
             #expect(Date().timeIntervalSince(started) < 10)  // far from the 600 s it would wait
         }
     }
+
+    /// A long poll's deadline and its cancellation need no thread of Swift's shared
+    /// pool: with every one of them held for 2.5 seconds, a poll on the caller's own
+    /// threads still ends at its deadline, and a cancelled one at once. (A server's
+    /// handlers run on its own threads; the poll must not hand its ending to the pool.)
+    @Test func aLongPollEndsOnItsCallersThreadsWhileTheSharedPoolIsHeld() async throws {
+        try await OwnThreads.run {
+            let (owner, _, _) = try await Self.stores()
+            let anchor = try await owner.anchoredObjects(of: [.quantity(.bodyMass)], anchor: nil).newAnchor
+            let held = ProcessInfo.processInfo.activeProcessorCount  // the pool's width
+            let holding = (0..<held).map { _ in Task.detached { Self.block(seconds: 2.5) } }
+            let started = Date()
+            let quiet = try await owner.anchoredObjects(of: [.quantity(.bodyMass)], anchor: anchor, waitingUpTo: 0.2)
+            let afterDeadline = Date().timeIntervalSince(started)
+            let task = Task(executorPreference: OwnThreads.executor) {
+                try await owner.anchoredObjects(of: [.quantity(.bodyMass)], anchor: anchor, waitingUpTo: 600)
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            task.cancel()
+            let cancelled = try await task.value
+            let afterCancel = Date().timeIntervalSince(started)
+            #expect(quiet.changes.isEmpty && cancelled.changes.isEmpty)
+            #expect(afterDeadline < 1.5, "the deadline's poll ended after \(afterDeadline) s")
+            #expect(afterCancel < 2, "the cancelled poll ended after \(afterCancel) s")
+            for t in holding { await t.value }
+        }
+    }
+
+    /// Holds the calling thread (a blocking wait, as a synchronous test's child process is).
+    static func block(seconds: Double) {
+        usleep(UInt32(seconds * 1_000_000))
+    }
 }
