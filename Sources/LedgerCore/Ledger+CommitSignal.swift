@@ -7,11 +7,14 @@ extension Ledger {
     /// pass first or the caller's task is cancelled. What a long poll waits on: no
     /// thread is held while it waits.
     ///
-    /// The deadline is a child task and a cancellation resumes the waiter at once,
-    /// without a task of its own: nothing here leaves the caller's task executor (a
-    /// server's own threads), so a shared cooperative pool that other work holds
-    /// cannot delay an answer. (Unstructured tasks for the deadline and the
-    /// cancellation let a cancelled poll wait 89 s for a free pool thread.)
+    /// The deadline runs on `DeadlineThread` and a cancellation resumes the waiter at
+    /// once: neither needs a thread of Swift's shared cooperative pool or of Dispatch's,
+    /// so work that holds those cannot delay an answer, and the caller resumes on its
+    /// own task executor (a server's own threads). (Unstructured tasks for the deadline
+    /// and the cancellation let a cancelled poll wait 89 s for a free pool thread; a
+    /// child task sleeping until the deadline still needs a pool thread to wake: with
+    /// the pool held, a 0.1 s `Task.sleep` or Dispatch timer ends after 1.0 s here, and
+    /// CI saw 3.2 s.)
     public func waitForCommit(after sequence: UInt64, timeout: Double) async -> Bool {
         if lastCommittedSequence > sequence { return true }
         guard timeout > 0, !Task.isCancelled else { return false }
@@ -19,22 +22,15 @@ extension Ledger {
         nextCommitWaiter += 1
         let waiter = CommitWaiter()
         commitWaiters[id] = (sequence, waiter)
-        let nanoseconds = UInt64(min(timeout, 86_400) * 1e9)
+        // A thread of our own, not Swift's pool or Dispatch's (which wake late while
+        // other work blocks them). At most a day: `wait=` is an untrusted number.
+        let deadline = DeadlineThread.shared.schedule(after: timeout) { waiter.resume(false) }
         let committed = await withTaskCancellationHandler {
-            await withTaskGroup(of: Bool.self) { group in
-                group.addTask { await waiter.outcome() }
-                group.addTask {
-                    try? await Task.sleep(nanoseconds: nanoseconds)
-                    waiter.resume(false)  // the deadline (a no-op once a commit or a cancellation came first)
-                    return false
-                }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
-            }
+            await waiter.outcome()
         } onCancel: {
             waiter.resume(false)
         }
+        DeadlineThread.shared.cancel(deadline)  // a no-op once it ran; otherwise it never runs
         commitWaiters[id] = nil
         return committed
     }

@@ -52,6 +52,23 @@ package final class LockedCondition<Value>: @unchecked Sendable {
         return try body(&value)
     }
 
+    /// Runs `body` with the lock held; `body` may call its second argument to sleep
+    /// with the lock released until `signal()` or until that many seconds pass (nil:
+    /// no time limit), and must check the value again after each sleep. For a thread
+    /// of our own whose wait has a deadline (`DeadlineThread`).
+    package func withLockWaiting<Result>(_ body: (inout Value, (Double?) -> Void) throws -> Result) rethrows -> Result {
+        condition.lock()
+        defer { condition.unlock() }
+        let condition = self.condition
+        return try body(&value) { seconds in
+            if let seconds {
+                _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
+            } else {
+                condition.wait()
+            }
+        }
+    }
+
     /// Wakes the thread waiting in `wait(until:then:)`, if any; call it after a
     /// change that makes its `ready` hold.
     package func signal() {

@@ -2,6 +2,7 @@ import Foundation
 import HealthModel
 import HealthLedger
 import LedgerCore
+import LedgerLog
 import Testing
 import TestSupport
 
@@ -84,20 +85,28 @@ struct LongPollTests {
             let (owner, _, _) = try await Self.stores()
             let anchor = try await owner.anchoredObjects(of: [.quantity(.bodyMass)], anchor: nil).newAnchor
             let held = ProcessInfo.processInfo.activeProcessorCount  // the pool's width
-            let holding = (0..<held).map { _ in Task.detached { Self.block(seconds: 2.5) } }
+            let running = Locked(0)
+            let holding = (0..<held).map { _ in
+                Task.detached { running.withLock { $0 += 1 }; Self.block(seconds: 2.5) }
+            }
+            // Until every holder runs (at most 2 s: if they cannot start, other tests
+            // hold the pool already, which serves as well).
+            for _ in 0..<2_000 where running.withLock({ $0 }) < held { Self.block(seconds: 0.001) }
             let started = Date()
             let quiet = try await owner.anchoredObjects(of: [.quantity(.bodyMass)], anchor: anchor, waitingUpTo: 0.2)
             let afterDeadline = Date().timeIntervalSince(started)
             let task = Task(executorPreference: OwnThreads.executor) {
                 try await owner.anchoredObjects(of: [.quantity(.bodyMass)], anchor: anchor, waitingUpTo: 600)
             }
-            try await Task.sleep(for: .milliseconds(100))
+            Self.block(seconds: 0.1)  // this test's own thread (a Task.sleep wakes on the pool)
             task.cancel()
             let cancelled = try await task.value
             let afterCancel = Date().timeIntervalSince(started)
             #expect(quiet.changes.isEmpty && cancelled.changes.isEmpty)
-            #expect(afterDeadline < 1.5, "the deadline's poll ended after \(afterDeadline) s")
-            #expect(afterCancel < 2, "the cancelled poll ended after \(afterCancel) s")
+            // With the pool held, a deadline that needs it wakes 0.8 s late or more (1.0 s
+            // here for a 0.2 s poll on the child-task deadline, 3.2 s in CI).
+            #expect(afterDeadline < 0.8, "the deadline's poll ended after \(afterDeadline) s")
+            #expect(afterCancel - afterDeadline < 0.7, "the cancelled poll ended \(afterCancel - afterDeadline) s after it began")
             for t in holding { await t.value }
         }
     }
