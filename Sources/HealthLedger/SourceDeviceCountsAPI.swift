@@ -7,24 +7,13 @@ extension HealthStore {
     /// of each type shows them), counted per (type, source, device), without decoding
     /// the samples (`SourceDeviceCounts`).
     public func sourceDeviceCounts(for types: [ObjectType], predicate: DatePredicate? = nil) async throws -> [SourceDeviceCount] {
-        let bundle = app.bundleIdentifier
-        let fs = ledger.fs
-        return try await ledger.read { state throws -> [SourceDeviceCount] in
-            guard let ordinal = state.registry.ordinal(of: bundle) else {
-                throw HealthStoreError.invalidArgument("\(bundle) is not registered")
-            }
-            return try SourceDeviceCounts.count(types: types, predicate: predicate, visibility: { $1.visibility(app: ordinal, type: $0) },
-                                                fs: fs, in: &state)
-        }
+        try await read { try $0.sourceDeviceCounts(for: types, predicate: predicate) }
     }
 }
 
 extension OwnerStore {
     /// Every source's samples counted per (type, source, device) (see `HealthStore.sourceDeviceCounts`).
     public func sourceDeviceCounts(for types: [ObjectType], predicate: DatePredicate? = nil) async throws -> [SourceDeviceCount] {
-        let fs = ledger.fs
-        return try await ledger.read { state in
-            try SourceDeviceCounts.count(types: types, predicate: predicate, visibility: { _, _ in .everything }, fs: fs, in: &state)
-        }
+        try await ledger.read(as: .owner) { try $0.sourceDeviceCounts(for: types, predicate: predicate) }
     }
 }

@@ -11,16 +11,7 @@ extension HealthStore {
     /// discrete type or the reverse, `noOptions` without a computing option.
     public func statistics(for type: QuantityType, predicate: DatePredicate? = nil, filter: SamplePredicate? = nil,
                            options: StatisticsOptions) async throws -> Statistics {
-        let bundle = app.bundleIdentifier
-        let fs = ledger.fs
-        return try await ledger.read { state throws -> Statistics in
-            guard let ordinal = state.registry.ordinal(of: bundle) else {
-                throw HealthStoreError.invalidArgument("\(bundle) is not registered")
-            }
-            return try StatisticsQuery.statistics(type: type, predicate: predicate, filter: filter, options: options,
-                                                  visibility: state.visibility(app: ordinal, type: .quantity(type)), fs: fs,
-                                                  in: &state)
-        }
+        try await read { try $0.statistics(for: type, predicate: predicate, filter: filter, options: options) }
     }
 
     /// HKStatisticsCollectionQuery: buckets of `interval` from `anchor` (both ways) in
@@ -30,17 +21,9 @@ extension HealthStore {
     public func statisticsCollection(for type: QuantityType, predicate: DatePredicate? = nil, filter: SamplePredicate? = nil,
                                      options: StatisticsOptions, anchor: Date, interval: StatisticsInterval,
                                      timeZone: TimeZone? = nil) async throws -> StatisticsCollection {
-        let bundle = app.bundleIdentifier
-        let fs = ledger.fs
-        return try await ledger.read { state throws -> StatisticsCollection in
-            guard let ordinal = state.registry.ordinal(of: bundle) else {
-                throw HealthStoreError.invalidArgument("\(bundle) is not registered")
-            }
-            return try StatisticsQuery.collection(type: type, predicate: predicate, filter: filter, options: options,
-                                                  anchor: anchor, interval: interval,
-                                                  timeZone: timeZone ?? state.ownerZone,
-                                                  visibility: state.visibility(app: ordinal, type: .quantity(type)), fs: fs,
-                                                  in: &state)
+        try await read {
+            try $0.statisticsCollection(for: type, predicate: predicate, filter: filter, options: options, anchor: anchor,
+                                        interval: interval, timeZone: timeZone)
         }
     }
 }
@@ -49,22 +32,16 @@ extension OwnerStore {
     /// HKStatisticsQuery over every source (see `HealthStore.statistics`).
     public func statistics(for type: QuantityType, predicate: DatePredicate? = nil, filter: SamplePredicate? = nil,
                            options: StatisticsOptions) async throws -> Statistics {
-        let fs = ledger.fs
-        return try await ledger.read { state in
-            try StatisticsQuery.statistics(type: type, predicate: predicate, filter: filter, options: options,
-                                           visibility: .everything, fs: fs, in: &state)
-        }
+        try await ledger.read(as: .owner) { try $0.statistics(for: type, predicate: predicate, filter: filter, options: options) }
     }
 
     /// HKStatisticsCollectionQuery over every source (see `HealthStore.statisticsCollection`).
     public func statisticsCollection(for type: QuantityType, predicate: DatePredicate? = nil, filter: SamplePredicate? = nil,
                                      options: StatisticsOptions, anchor: Date, interval: StatisticsInterval,
                                      timeZone: TimeZone? = nil) async throws -> StatisticsCollection {
-        let fs = ledger.fs
-        return try await ledger.read { state in
-            try StatisticsQuery.collection(type: type, predicate: predicate, filter: filter, options: options, anchor: anchor,
-                                           interval: interval, timeZone: timeZone ?? state.ownerZone, visibility: .everything,
-                                           fs: fs, in: &state)
+        try await ledger.read(as: .owner) {
+            try $0.statisticsCollection(for: type, predicate: predicate, filter: filter, options: options, anchor: anchor,
+                                        interval: interval, timeZone: timeZone)
         }
     }
 
@@ -85,11 +62,6 @@ extension OwnerStore {
     /// The order of sources in force for `type`: the owner's list, then every other
     /// registered source in HealthKit's default order (`SourcePriority`).
     public func sourcePriority(for type: QuantityType) async -> [String] {
-        await ledger.read { state in SourcePriority(type: type, state: state).ordered(state) }
+        (try? await ledger.read(as: .owner) { $0.sourceOrder(for: type) }) ?? []
     }
-}
-
-extension LedgerState {
-    /// The owner's time zone, else UTC.
-    var ownerZone: TimeZone { ownerTimeZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")! }
 }

@@ -593,6 +593,22 @@ public actor Ledger {
     /// The sequence number of the last event appended (0 for an empty ledger).
     public var lastSequence: UInt64 { writer.nextSequence - 1 }
 
+    /// The owner's time zone (an IANA identifier), nil until one is set: the zone in
+    /// which dates without one are read.
+    public var ownerTimeZone: String? { state.ownerTimeZone }
+
+    /// The registration of the app `bundleIdentifier` (what a `HealthStore` is made
+    /// for), nil when it is not registered.
+    public func registration(ofApp bundleIdentifier: String) -> AppRegistration? {
+        state.registry.ordinal(of: bundleIdentifier).flatMap { state.registry.registration($0) }
+    }
+
+    /// The ordinal the app `bundleIdentifier` was registered with (1 for the first
+    /// app), nil when it is not registered.
+    public func ordinal(ofApp bundleIdentifier: String) -> AppOrdinal? {
+        state.registry.ordinal(of: bundleIdentifier)
+    }
+
     /// The ledger's id (from the log header).
     public nonisolated var ledgerId: UUID { writer.header.ledgerId }
     /// The log's chain head: the link of the last batch.

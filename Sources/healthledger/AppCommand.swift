@@ -33,7 +33,7 @@ enum AppCommand {
         let ledger = try LedgerAccess.openForWriting(global)
         do {
             _ = try await HealthStore(ledger: ledger, app: registration)
-            let ordinal = await ledger.state.registry.ordinal(of: bundle)
+            let ordinal = await ledger.ordinal(ofApp: bundle)
             try await ledger.close()
             if global.json {
                 var o = JSONObject()

@@ -56,13 +56,13 @@ enum AuthorizeCommand {
         let decisions = try AuthorizeCommand.decisions(share: share, denyShare: denyShare, read: read, denyRead: denyRead)
         guard requested || !decisions.isEmpty else { throw CLIError.usage("authorize needs --share, --read, --deny-share, --deny-read or --requested") }
         let events = try await withStore(global, .owner) { ledger, _, owner in
-            let before = await ledger.state.lastSequence
+            let before = await ledger.lastSequence
             if requested { try await owner.grantRequested(app: bundle) }
             if !decisions.isEmpty {
                 try await owner.decide(app: bundle, decisions.keys.sorted().map { ($0, decisions[$0]!.share, decisions[$0]!.read) },
                                        requestedOnly: true)
             }
-            return await ledger.state.lastSequence - before
+            return await ledger.lastSequence - before
         }
         Output.line(global.json ? "{\"app\":\(JSONObject.quote(bundle)),\"events\":\(events)}" : "recorded \(events) decision\(events == 1 ? "" : "s") for \(bundle)")
     }

@@ -64,24 +64,13 @@ enum ChangesCommand {
         let predicate = try whereText.map { try Parse.predicate($0, types[0]) }
         var anchor = try anchorText.map { try ChangeAnchor(text: $0) }
 
-        let (fs, reader) = try LedgerAccess.reader(global)
-        let watcher = try LogWatcher(fs)
-        let loaded = try StateLoader.load(fs, reader: reader, progress: Progress.replay())
-        Progress.finish()
-        for warning in loaded.warnings { Output.error("healthledger: warning: \(warning)") }
-        var state = loaded.state
-        var position = loaded.position ?? reader.start
-        var app: AppOrdinal?
-        if case .app(let bundle) = identity {
-            guard let o = state.registry.ordinal(of: bundle) else {
-                throw CLIError.notFound("\(bundle) is not registered (healthledger app register \(bundle) …)")
-            }
-            app = o
-        }
+        let watcher = try LogWatcher(LedgerAccess.fileSystem(global))  // before the load: no write after it is missed
+        var ledger = try LedgerView.open(global)
         let set = Set(types)
         while true {
-            let answer = try ChangeFeed.changes(of: set, predicate: predicate, anchor: anchor, limit: limit, app: app,
-                                                ledgerId: reader.header.ledgerId, fs: fs, in: &state)
+            let answer = try LedgerView.read(&ledger, as: identity) { view in
+                try view.changes(of: set, predicate: predicate, anchor: anchor, limit: limit)
+            }
             if !follow || !answer.changes.isEmpty || anchor == nil {
                 for change in answer.changes { print(change, json: global.json) }
                 Output.line(global.json ? "{\"anchor\":\(JSONObject.quote(answer.newAnchor.text))}" : "anchor: \(answer.newAnchor.text)")
@@ -95,12 +84,11 @@ enum ChangesCommand {
             // most that), then fold just the new events (none: one batch header read).
             try watcher.waitForActivity(timeout: 1)
             if stdoutClosed() { return }
-            let outcome = try Replayer.replay(reader, into: &state, from: position)
-            if let p = outcome.position { position = p }
+            try ledger.catchUp()
             // An import transaction is running (rule E11): nothing of it is a change until
             // it commits, and each replay looks ahead through all of it again, so look
             // again at most twice a second until it closes.
-            if outcome.openImport != nil { usleep(500_000) }
+            if ledger.openImport != nil { usleep(500_000) }
         }
     }
 

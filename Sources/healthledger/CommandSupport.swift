@@ -101,38 +101,40 @@ enum Parse {
     }
 }
 
-/// A ledger read without the writer's lock: projections from the newest snapshot
-/// plus the log's tail. Read commands use it so that they work while a writer runs.
-struct LedgerView {
-    var state: LedgerState
-    let fs: any LogFileSystem
-    let reader: LogReader
-    var fetcher: SampleFetcher
-
-    static func open(_ global: GlobalOptions) throws -> LedgerView {
+/// The ledger read without the writer's lock (`ReadOnlyLedger`), as read commands
+/// read it so that they work while a writer runs; its notes on stderr.
+enum LedgerView {
+    /// Opens the ledger as of `limit`, telling on stderr what a reader should know:
+    /// snapshots skipped, an import not yet committed (shown nowhere, rule E11).
+    static func open(_ global: GlobalOptions, limit: ReplayLimit = .end) throws -> ReadOnlyLedger {
         let (fs, reader) = try LedgerAccess.reader(global)
-        // Mapped (rule S8): the snapshot's columns are not read to open the ledger.
-        let loaded = try StateLoader.load(fs, reader: reader, mapped: true, progress: Progress.replay())
+        let ledger = try ReadOnlyLedger(fs, reader: reader, limit: limit, progress: Progress.replay())
         Progress.finish()
-        for warning in loaded.warnings { Output.error("healthledger: warning: \(warning)") }
-        if let open = loaded.openImport {
+        for warning in ledger.warnings { Output.error("healthledger: warning: \(warning)") }
+        if let open = ledger.openImport {
             // Rule E11: an import that has not finished is shown nowhere.
             Output.error("healthledger: note: the import started at event #\(open.startedAt) has not finished (it is running, or its process stopped and the next writer aborts it): nothing of it is shown")
         }
-        LedgerAccess.watchForDamage(loaded.state.snapshotDamage)
-        return LedgerView(state: loaded.state, fs: fs, reader: reader, fetcher: SampleFetcher(reader: reader))
+        LedgerAccess.watchForDamage(ledger.snapshotDamage)
+        return ledger
     }
 
     /// The one read view of the ledger for `identity` (`LedgerReadView`): every read
     /// command asks it, and it alone applies what an app may see.
-    static func read(_ global: GlobalOptions, as identity: Identity) throws -> LedgerReadView {
-        let view = try open(global)
+    static func read(_ global: GlobalOptions, as identity: Identity, limit: ReplayLimit = .end) throws -> LedgerReadView {
         do {
-            return try LedgerReadView(state: view.state, fs: view.fs, ledgerId: view.reader.header.ledgerId, viewer: identity.viewer)
-        } catch .appNotRegistered(let bundle, _) {
+            return try open(global, limit: limit).view(as: identity.viewer)
+        } catch RuleViolation.appNotRegistered(let bundle, _) {
             throw notRegistered(bundle)
-        } catch {
-            throw error
+        }
+    }
+
+    /// `ledger.read(as:)`, an unregistered app told as `read(_:as:)` tells it.
+    static func read<T>(_ ledger: inout ReadOnlyLedger, as identity: Identity, _ body: (inout LedgerReadView) throws -> T) throws -> T {
+        do {
+            return try ledger.read(as: identity.viewer, body)
+        } catch RuleViolation.appNotRegistered(let bundle, _) {
+            throw notRegistered(bundle)
         }
     }
 
@@ -148,24 +150,24 @@ struct LedgerView {
 func withStore<T>(_ global: GlobalOptions, _ identity: Identity, closing: Bool = true,
                   _ body: (Ledger, HealthStore?, OwnerStore) async throws -> T) async throws -> T {
     let ledger = try LedgerAccess.openForWriting(global)
-    let startSequence = await ledger.state.lastSequence
+    let startSequence = await ledger.lastSequence
     do {
         var store: HealthStore?
         if case .app(let bundle) = identity {
-            guard let o = await ledger.state.registry.ordinal(of: bundle), let registration = await ledger.state.registry.registration(o) else {
+            guard let registration = await ledger.registration(ofApp: bundle) else {
                 throw LedgerView.notRegistered(bundle)
             }
             store = try await HealthStore(ledger: ledger, app: registration)
         }
         let result = try await body(ledger, store, OwnerStore(ledger: ledger))
-        let appended = await ledger.state.lastSequence > startSequence
+        let appended = await ledger.lastSequence > startSequence
         if closing || appended { try await ledger.close() } else { ledger.abandon() }
         return result
     } catch {
         // Refused: leave the ledger exactly as it was (no seal, no snapshot), unless
         // earlier batches of this command were committed (ingest), which a clean
         // close then seals.
-        if await ledger.state.lastSequence > startSequence { try? await ledger.close() } else { ledger.abandon() }
+        if await ledger.lastSequence > startSequence { try? await ledger.close() } else { ledger.abandon() }
         throw error
     }
 }

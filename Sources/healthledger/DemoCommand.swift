@@ -92,7 +92,7 @@ enum DemoCommand {
                             .quantity(try QuantitySample(type: .activeEnergyBurned, quantity: energy, start: start, end: end))])
         say("The app logs a 30-minute Prancercise workout (activity type other, HKWorkoutBrandName Prancercise) burning 250 kcal.")
 
-        let events = await ledger.state.lastSequence
+        let events = await ledger.lastSequence
         try await ledger.close()
         let reader = try LogReader(fs)
         say("audit bodyMassIndex — every event that touched the type, who, when, and the authorization in force:")

@@ -141,17 +141,7 @@ enum ImportAppleHealthCommand {
     /// mapped snapshot found damaged is not trusted: the writer's own check decides.
     static func checkRefusal(_ source: ExportSource, options: ImportOptions, fs: any LogFileSystem) async throws {
         guard !options.force else { return }
-        let loaded = try StateLoader.load(fs, reader: try LogReader(fs), mapped: true)
-        do {
-            try await AppleHealthImporter.refusal(source, over: loaded.state, options: options)
-        } catch let error as ImportError {
-            switch error {
-            case .olderExport, .otherPerson, .unrelatedExport:
-                if (try? loaded.state.checkIntact()) == nil { return }
-            default: break
-            }
-            throw error
-        }
+        try await AppleHealthImporter.refusal(source, over: try ReadOnlyLedger(fs, reader: try LogReader(fs)), options: options)
     }
 
     /// Into a new ledger, created here. If the import fails, the ledger is removed —
@@ -209,8 +199,8 @@ enum ImportAppleHealthCommand {
     static func dryRunImport(_ source: ExportSource, options: ImportOptions, fs: any LogFileSystem,
                              global: GlobalOptions) async throws -> ImportSummary {
         do {
-            let state = fs.exists(LogWriter.logFileName) ? try LedgerView.open(global).state : LedgerState()
-            let summary = try await AppleHealthImporter.dryRun(source, over: state, options: options)
+            let ledger = fs.exists(LogWriter.logFileName) ? try LedgerView.open(global) : nil
+            let summary = try await AppleHealthImporter.dryRun(source, over: ledger, options: options)
             Progress.finish()
             return summary
         } catch {

@@ -105,7 +105,7 @@ enum IngestCommand {
         guard batchSize > 0 else { throw CLIError.usage("--batch takes a whole number ≥ 1") }
         try await withStore(global, .app(bundle)) { ledger, store, _ in
             // A date alone is the start of that day in the owner's time zone (`--tz` overrides).
-            let zone = global.timeZone(ledgerZone: await ledger.state.ownerTimeZone)
+            let zone = global.timeZone(ledgerZone: await ledger.ownerTimeZone)
             var batch: [(line: Int, sample: Sample)] = []
             var firstLine = 1
             var lineNumber = 0

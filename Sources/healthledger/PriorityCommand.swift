@@ -49,20 +49,12 @@ enum PriorityCommand {
             }
         case "show":
             try args.finish()
-            let view = try LedgerView.open(global)
-            let listed = Set(view.state.statistics.priority(ObjectType.quantity(type).code))
-            // the listed sources and those that saved samples of the type
-            var present = listed
-            for slot in view.state.samples.orderedSlotsIfNeeded(ObjectType.quantity(type).code) {
-                present.insert(view.state.registry.label(view.state.samples.entry(slot).app))
-            }
-            let order = SourcePriority(type: type, state: view.state).ordered(view.state).filter(present.contains)
-            for (i, source) in order.enumerated() {
-                let basis = listed.contains(source) ? "owner" : "default"
+            let order = try LedgerView.read(global, as: .owner).sourcePriority(of: type)
+            for (i, (source, basis)) in order.enumerated() {
                 if global.json {
-                    Output.line("{\"rank\":\(i + 1),\"source\":\(JSONObject.quote(source)),\"basis\":\"\(basis)\"}")
+                    Output.line("{\"rank\":\(i + 1),\"source\":\(JSONObject.quote(source)),\"basis\":\"\(basis.rawValue)\"}")
                 } else {
-                    Output.line("\(i + 1)\t\(source)\t\(basis)")
+                    Output.line("\(i + 1)\t\(source)\t\(basis.rawValue)")
                 }
             }
         default:

@@ -82,15 +82,11 @@ enum ProveCommand {
             sequence = try LedgerAccess.sequence(seqText, "--seq")
         } else {
             guard let uuid = UUID(uuidString: uuidText ?? "") else { throw CLIError.usage("'\(uuidText ?? "")' is not a UUID") }
-            var view = try LedgerView.open(global)
-            let found = view.state.samples.slot(of: uuid)
-            // S8: not found (or found at an offset) in a damaged block of a mapped snapshot
-            // is no answer: the block's damage is.
-            try view.state.checkIntact()
-            guard let slot = found else { throw CLIError.notFound("sampleNotFound: \(uuid.uuidString)") }
-            let record = try reader.record(atOffset: view.state.samples.entry(slot).recordOffset)
-            sequence = record.sequence
-            sampleJSON = SampleJSON.object(try view.fetcher.sample(slot, in: view.state)).string
+            guard let (offset, sample) = try LedgerView.read(global, as: .owner).storedSample(uuid) else {
+                throw CLIError.notFound("sampleNotFound: \(uuid.uuidString)")
+            }
+            sequence = try reader.record(atOffset: offset).sequence
+            sampleJSON = SampleJSON.object(sample).string
         }
         var size = tree.size
         if let sizeText {

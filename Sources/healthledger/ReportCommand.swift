@@ -52,7 +52,7 @@ enum ReportCommand {
         try args.finish()
 
         let html = try await withStore(global, identity, closing: false) { ledger, store, owner in
-            let zone = global.timeZone(ledgerZone: await ledger.state.ownerTimeZone)
+            let zone = global.timeZone(ledgerZone: await ledger.ownerTimeZone)
             // A date alone is the start of that day in the report's zone (checked in UTC above).
             from = try fromText.map { try Parse.date($0, "--from", zone: zone) }
             to = try toText.map { try Parse.date($0, "--to", zone: zone) }

@@ -43,9 +43,9 @@ enum RequestCommand {
         let (share, read) = try sets(&args)
         try args.finish()
         let events = try await withStore(global, .app(bundle)) { ledger, store, _ in
-            let before = await ledger.state.lastSequence
+            let before = await ledger.lastSequence
             try await store?.requestAuthorization(toShare: share, read: read)
-            return await ledger.state.lastSequence - before
+            return await ledger.lastSequence - before
         }
         Output.line(global.json ? "{\"app\":\(JSONObject.quote(bundle)),\"events\":\(events)}"
                     : events == 0 ? "nothing new to ask for \(bundle)" : "recorded the request of \(bundle)")

@@ -55,7 +55,7 @@ enum SaveCommand {
         try await withStore(global, .app(bundle)) { ledger, store, _ in
             // A date alone is a day boundary in the owner's time zone (checked above in UTC).
             if [startText, endText].contains(where: { $0?.utf8.count == 10 }) {
-                let zone = global.timeZone(ledgerZone: await ledger.state.ownerTimeZone)
+                let zone = global.timeZone(ledgerZone: await ledger.ownerTimeZone)
                 let zonedStart = try startText.map { try Parse.date($0, "--start", zone: zone) } ?? start
                 let zonedEnd = try endText.map { try Parse.date($0, "--end", zone: zone) } ?? zonedStart
                 s = try sample(type: type, value: value, unit: unit, start: zonedStart, end: zonedEnd, uuid: uuid, metadata: metadata)
@@ -168,7 +168,7 @@ enum WorkoutCommand {
         var (workout, attached) = try build(nil)
         try await withStore(global, .app(bundle)) { ledger, store, _ in
             // A date alone is the start of that day in the owner's time zone (`--tz` overrides).
-            (workout, attached) = try build(global.timeZone(ledgerZone: await ledger.state.ownerTimeZone))
+            (workout, attached) = try build(global.timeZone(ledgerZone: await ledger.ownerTimeZone))
             try await store!.save(workout, with: attached)
         }
         if global.json { Output.line(SampleJSON.object(.workout(workout)).string) } else { Output.line(workout.uuid.uuidString) }

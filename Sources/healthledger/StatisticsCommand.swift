@@ -102,21 +102,8 @@ enum StatisticsCommand {
         var anchorGiven = try anchorText.map { try Parse.date($0, "--anchor") }
         let filter = try whereText.map { try Parse.predicate($0, .quantity(type)) }
 
-        let (fs, reader) = try LedgerAccess.reader(global)
-        let loaded = try StateLoader.load(fs, reader: reader, limit: asOf.map { .instant($0) } ?? .end, progress: Progress.replay())
-        Progress.finish()
-        for warning in loaded.warnings { Output.error("healthledger: warning: \(warning)") }
-        var state = loaded.state
-        let visibility: QueryVisibility
-        switch identity {
-        case .owner: visibility = .everything
-        case .app(let bundle):
-            guard let o = state.registry.ordinal(of: bundle) else {
-                throw CLIError.notFound("appNotRegistered: \(bundle) is not registered (healthledger app register --app \(bundle) …)")
-            }
-            visibility = state.visibility(app: o, type: .quantity(type))
-        }
-        let zone = global.timeZone(ledgerZone: state.ownerTimeZone)
+        var view = try LedgerView.read(global, as: identity, limit: asOf.map { .instant($0) } ?? .end)
+        let zone = global.timeZone(ledgerZone: view.ownerTimeZone)
         // A date alone is the start of that day in the zone of the buckets (checked in UTC above).
         from = try fromText.map { try Parse.date($0, "--from", zone: zone) }
         to = try toText.map { try Parse.date($0, "--to", zone: zone) }
@@ -126,16 +113,14 @@ enum StatisticsCommand {
         let shownUnit = unit ?? type.canonicalUnit
         let printer = Printer(type: type, options: options, unit: shownUnit, zone: zone, json: global.json)
         guard let interval else {
-            let s = try StatisticsQuery.statistics(type: type, predicate: predicate, filter: filter, options: options,
-                                                   visibility: visibility, fs: fs, in: &state)
+            let s = try view.statistics(for: type, predicate: predicate, filter: filter, options: options)
             if !global.json { printer.header() }
             try printer.print(s)
             return
         }
         let anchor = anchorGiven ?? defaultAnchor(interval.unit, zone)
-        let collection = try StatisticsQuery.collection(type: type, predicate: predicate, filter: filter, options: options,
-                                                        anchor: anchor, interval: interval, timeZone: zone,
-                                                        visibility: visibility, fs: fs, in: &state)
+        let collection = try view.statisticsCollection(for: type, predicate: predicate, filter: filter, options: options,
+                                                       anchor: anchor, interval: interval, timeZone: zone)
         let filled = collection.statistics()
         if !global.json { printer.header() }
         guard let first = filled.first, let last = filled.last else {

@@ -79,7 +79,7 @@ enum WorkoutBuildCommand {
             throw CLIError.invalidInput("missingFinish: the steps do not end with {\"step\":\"finish\"}; nothing was written")
         }
         let workout = try await withStore(global, .app(bundle)) { ledger, store, _ in
-            let zone = global.timeZone(ledgerZone: await ledger.state.ownerTimeZone)
+            let zone = global.timeZone(ledgerZone: await ledger.ownerTimeZone)
             var builder: WorkoutBuilder?
             let route = WorkoutRouteBuilder()
             var finished: Workout?

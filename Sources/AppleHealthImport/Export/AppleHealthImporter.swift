@@ -87,23 +87,41 @@ public enum AppleHealthImporter {
         try await run(source, reading: .ledger(ledger), options: options)
     }
 
-    /// What importing `source` over `state` would do — a dry run against projections
-    /// loaded without a writer (no lock taken, no byte written: not even the abort of
-    /// a killed import, which a writer's open appends). Refuses what `run` refuses.
-    package static func dryRun(_ source: ExportSource, over state: LedgerState, options: ImportOptions = ImportOptions()) async throws
-        -> ImportSummary {
+    /// What importing `source` into `ledger` would do — a dry run against a ledger
+    /// read without its writer (no lock taken, no byte written: not even the abort of
+    /// a killed import, which a writer's open appends), or against none (nil: no
+    /// ledger yet). Refuses what `run` refuses.
+    package static func dryRun(_ source: ExportSource, over ledger: consuming ReadOnlyLedger?,
+                               options: ImportOptions = ImportOptions()) async throws -> ImportSummary {
         var options = options
         options.dryRun = true
-        return try await run(source, reading: .state(StateHolder(state)), options: options)
+        return try await run(source, reading: .state(StateHolder(ledger?.projections() ?? LedgerState())), options: options)
     }
 
     /// Throws what `run` would refuse before writing anything (`olderExport`,
     /// `otherPerson`, `unrelatedExport`, or the export's own errors met meanwhile),
-    /// judged over `state` (projections loaded without a writer): the prolog, then
-    /// the records up to the first the ledger holds. A command checks this before it
-    /// opens the ledger for writing, since opening writes (it aborts a killed import).
-    package static func refusal(_ source: ExportSource, over state: LedgerState, options: ImportOptions = ImportOptions()) async throws {
+    /// judged over `ledger` (read without its writer): the prolog, then the records up
+    /// to the first the ledger holds. A command checks this before it opens the ledger
+    /// for writing, since opening writes (it aborts a killed import). A refusal judged
+    /// over a mapped snapshot found damaged is not trusted: nothing is thrown then,
+    /// and the writer's own check decides.
+    package static func refusal(_ source: ExportSource, over ledger: consuming ReadOnlyLedger,
+                                options: ImportOptions = ImportOptions()) async throws {
         guard !options.force else { return }
+        let state = ledger.projections()
+        do {
+            try await refusal(source, over: state, options: options)
+        } catch let error as ImportError {
+            switch error {
+            case .olderExport, .otherPerson, .unrelatedExport:
+                if (try? state.checkIntact()) == nil { return }
+            default: break
+            }
+            throw error
+        }
+    }
+
+    private static func refusal(_ source: ExportSource, over state: LedgerState, options: ImportOptions) async throws {
         let access = StateAccess.state(StateHolder(state))
         let pass = ExportPass(source: source, options: options)
         var messages = pass.messages().makeAsyncIterator()
