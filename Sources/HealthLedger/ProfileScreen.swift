@@ -55,7 +55,7 @@ public struct ProfileScreen: Sendable, Equatable {
         let bmi = try BodyMassIndex.compute(weight: w, height: h)
         /// In the owner's chosen unit, when they chose one (else the locale's formatting).
         func shown(_ q: Quantity, _ type: QuantityType) throws -> String? {
-            guard let unit = view.state.preferredUnits[type] else { return nil }
+            guard let unit = view.ownerChosenUnit(for: type) else { return nil }
             return "\(JSONObject.number(try q.doubleValue(for: unit))) \(unit)"
         }
         return ProfileScreen(age: dob?.age(at: now, in: timeZone), biologicalSex: sex, bloodType: blood, height: h, weight: w,

@@ -123,32 +123,17 @@ enum StatsCommand {
     static let command = Command(name: "stats", abstract: "Events by kind, samples by type and source, log size, chain head", help: help) { args, global in
         if handledHelp(&args, help) { return }
         try args.finish()
-        let (fs, reader) = try LedgerAccess.reader(global)
-        let loaded = try StateLoader.load(fs, reader: reader, progress: Progress.replay())
-        Progress.finish()
-        let state = loaded.state
-        var bySource: [String: [String: Int]] = [:]  // type → source → live count
-        for code in state.samples.typeCodesPresent where code != 0 {
-            let type = ObjectType(code: code)?.identifier ?? "unrecognized"
-            for slot in state.samples.orderedSlotsIfNeeded(code) where !state.samples.entry(slot).isDeleted {
-                bySource[type, default: [:]][state.registry.label(state.samples.entry(slot).app), default: 0] += 1
-            }
-        }
-        // records kept raw, by identifier as written (read from the log)
-        var raw: [String: [String: Int]] = [:]
-        var mutableState = state
-        try SampleReader(fs).forEachRaw(matching: { _ in true }, SampleQuery(type: .workout), in: &mutableState) { sample in
-            guard case .unrecognized(let u) = sample else { return }
-            raw[u.typeIdentifier, default: [:]][u.common.source?.bundleIdentifier ?? "?", default: 0] += 1
-        }
-        let logBytes = try reader.size()
-        let head = loaded.position?.link.hex ?? "(inside a batch)"
+        let ledger = try LedgerView.open(global)
+        let logBytes = try ledger.logBytes(), head = ledger.chainHead?.hex ?? "(inside a batch)"
+        var view = try ledger.view(as: .owner)
+        let counts = try view.counts()
+        let bySource = counts.liveSamples, raw = counts.rawRecords
         if global.json {
             var o = JSONObject()
             var events = JSONObject()
-            for kind in EventKind.allCases { events.set(kind.name, state.eventCounts[kind.rawValue] ?? 0) }
+            for kind in EventKind.allCases { events.set(kind.name, counts.eventsByKind[kind] ?? 0) }
             o.set("events", events)
-            o.set("eventsTotal", state.lastSequence)
+            o.set("eventsTotal", counts.events)
             var samples = JSONObject()
             for type in bySource.keys.sorted() {
                 var sources = JSONObject()
@@ -163,20 +148,20 @@ enum StatsCommand {
                 rawObject.set(identifier, sources)
             }
             o.set("raw", rawObject)
-            o.set("deleted", state.samples.deletedCount)
+            o.set("deleted", counts.samplesDeleted)
             o.set("logBytes", logBytes)
             o.set("chainHead", head)
-            o.set("apps", state.registry.apps.count)
+            o.set("apps", counts.apps.count)
             Output.line(o.string)
             return
         }
-        Output.line("log: \(logBytes) bytes, \(state.lastSequence) events, chain head \(head)")
+        Output.line("log: \(logBytes) bytes, \(counts.events) events, chain head \(head)")
         // Columns as wide as their content: no name is cut.
         Output.line("events by kind:")
         var kinds = TextColumns()
-        for kind in EventKind.allCases { kinds.add(kind.name, String(state.eventCounts[kind.rawValue] ?? 0)) }
+        for kind in EventKind.allCases { kinds.add(kind.name, String(counts.eventsByKind[kind] ?? 0)) }
         for line in kinds.lines { Output.line(line) }
-        Output.line("live samples by type and source (\(state.samples.count - state.samples.deletedCount) live, \(state.samples.deletedCount) deleted):")
+        Output.line("live samples by type and source (\(counts.samplesSaved - counts.samplesDeleted) live, \(counts.samplesDeleted) deleted):")
         var live = TextColumns()
         for type in bySource.keys.sorted() {
             for source in bySource[type]!.keys.sorted() { live.add(type, source, String(bySource[type]![source]!)) }
@@ -190,6 +175,6 @@ enum StatsCommand {
             }
             for line in kept.lines { Output.line(line) }
         }
-        Output.line("apps: \(state.registry.apps.map(\.bundleIdentifier).joined(separator: ", "))")
+        Output.line("apps: \(counts.apps.joined(separator: ", "))")
     }
 }

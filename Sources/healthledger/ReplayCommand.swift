@@ -39,12 +39,6 @@ enum ReplayCommand {
 
         let (fs, reader) = try LedgerAccess.reader(global)
         let started = Date()
-        var loaded = try StateLoader.load(fs, reader: reader, limit: limit, useSnapshots: !noSnapshot,
-                                          progress: Progress.replay())
-        Progress.finish()
-        for warning in loaded.warnings { Output.error("healthledger: warning: \(warning)") }
-        let seconds = Date().timeIntervalSince(started)
-        var fetcher = SampleFetcher(reader: reader)
         // The replayed instant: --as-of's, event N's time for --to N, else now.
         let instant: Date?
         switch limit {
@@ -52,23 +46,23 @@ enum ReplayCommand {
         case .sequence: instant = nil
         case .end: instant = Date()
         }
-        let profile = try loaded.state.profile(fetcher: &fetcher, at: instant)
-        let latest = try ReplayReport.latestSamples(loaded.state, at: instant) { try fetcher.sample($0, in: loaded.state) }
-        if writeSnapshot, let position = loaded.position {
-            let name = try SnapshotFile.write(loaded.state, at: position, ledgerId: reader.header.ledgerId, to: fs)
-            Output.error("healthledger: wrote \(name)")
-        }
+        let r = try ReplaySummary.replay(fs, reader: reader, limit: limit, useSnapshots: !noSnapshot, at: instant,
+                                         writeSnapshot: writeSnapshot, progress: Progress.replay())
+        Progress.finish()
+        for warning in r.warnings { Output.error("healthledger: warning: \(warning)") }
+        let seconds = Date().timeIntervalSince(started)
+        if let name = r.writtenSnapshot { Output.error("healthledger: wrote \(name)") }
         if global.json {
-            Output.line(ReplayReport.json(loaded.state, profile: profile, latest: latest))
+            Output.line(ReplayReport.json(r))
             return
         }
-        let state = loaded.state
-        let source = loaded.snapshot.map { "snapshot \($0) + \(loaded.replayed) events" } ?? "\(loaded.replayed) events from the start"
-        Output.line("replayed to event \(state.lastSequence) (\(source)) in \(String(format: "%.3f", seconds)) s")
-        if state.lastSequence > 0 {
-            Output.line("last event recorded at \(ISO8601.string(Date(timeIntervalSince1970: Double(state.lastRecordedAt) / 1e9)))")
+        let profile = r.profile
+        let source = r.snapshot.map { "snapshot \($0) + \(r.replayed) events" } ?? "\(r.replayed) events from the start"
+        Output.line("replayed to event \(r.lastSequence) (\(source)) in \(String(format: "%.3f", seconds)) s")
+        if let at = r.lastRecordedAt {
+            Output.line("last event recorded at \(ISO8601.string(at))")
         }
-        Output.line("digest \(state.digest().hex)")
+        Output.line("digest \(r.digest.hex)")
         Output.line("")
         Output.line("profile")
         Output.line("  date of birth   \(profile.dateOfBirth?.description ?? "not set")")
@@ -79,7 +73,7 @@ enum ReplayCommand {
         Output.line("  BMI             \(profile.bodyMassIndex.map(BodyMassIndex.formatted) ?? "none")")
         Output.line("")
         Output.line("latest sample per type")
-        for s in latest {
+        for s in r.latest {
             let value: String
             switch s {
             case .quantity(let q): value = "\(q.quantity.value) \(q.quantity.unit)"
@@ -92,19 +86,16 @@ enum ReplayCommand {
         }
         Output.line("")
         Output.line("authorization")
-        for app in state.authorization.permissions.keys.sorted() {
-            for code in state.authorization.permissions[app]!.keys.sorted() {
-                let p = state.authorization.permissions[app]![code]!
-                Output.line("  \(state.registry.label(app))  \(ObjectType(code: code)?.shortName ?? String(code))  share \(p.share.name)  read \(p.read.map { $0 ? "granted" : "denied" } ?? "notDetermined")")
-            }
+        for a in r.authorization {
+            let p = a.permission
+            Output.line("  \(a.app)  \(ObjectType(code: a.typeCode)?.shortName ?? String(a.typeCode))  share \(p.share.name)  read \(p.read.map { $0 ? "granted" : "denied" } ?? "notDetermined")")
         }
         // The owners' source orders in force (`statistics --as-of` gives their totals).
-        let priorities = state.statistics.priorities.keys.sorted()
-        if !priorities.isEmpty {
+        if !r.sourcePriorities.isEmpty {
             Output.line("")
             Output.line("source priority")
-            for code in priorities {
-                Output.line("  \(ObjectType(code: code)?.shortName ?? String(code))  \(state.statistics.priority(code).joined(separator: " > "))")
+            for (code, sources) in r.sourcePriorities {
+                Output.line("  \(ObjectType(code: code)?.shortName ?? String(code))  \(sources.joined(separator: " > "))")
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerChecksums
 import LedgerLog
 
 /// A ledger read without its writer's lock, as read-only commands read it while a
@@ -26,6 +27,7 @@ package struct ReadOnlyLedger {
         let loaded = try StateLoader.load(fs, reader: reader, limit: limit, mapped: mapped, progress: progress)
         state = loaded.state
         position = loaded.position ?? reader.start
+        chainHead = loaded.position?.link
         self.fs = fs
         self.reader = reader
         warnings = loaded.warnings
@@ -35,6 +37,13 @@ package struct ReadOnlyLedger {
     /// The damage record of the mapped snapshot read, if one was (checked as its
     /// blocks are first read; a reader that printed from it must fail, rule S8).
     package var snapshotDamage: SnapshotDamage? { state.snapshotDamage }
+
+    /// The log's chain head as read: the link of the last whole batch folded (nil
+    /// when the read stopped inside a batch: a writer mid-append, a torn tail).
+    package private(set) var chainHead: SHA256Digest?
+
+    /// Bytes of the log file now (a writer may have appended since the load).
+    package func logBytes() throws -> UInt64 { try reader.size() }
 
     /// The owner's time zone (an IANA identifier), nil until one is set.
     package var ownerTimeZone: String? { state.ownerTimeZone }
@@ -64,7 +73,7 @@ package struct ReadOnlyLedger {
     /// header read). An import transaction still open is left out, as at load.
     package mutating func catchUp() throws {
         let outcome = try Replayer.replay(reader, into: &state, from: position)
-        if let p = outcome.position { position = p }
+        if let p = outcome.position { position = p; chainHead = p.link }
         openImport = outcome.openImport
     }
 }
