@@ -77,8 +77,8 @@ extension OwnerStore {
         switch holder {
         case .owner: subject = .owner
         case .app(let bundle):
-            guard let ordinal = await ledger.read({ $0.registry.ordinal(of: bundle) }) else {
-                throw HealthStoreError.invalidArgument("\(bundle) is not registered")
+            guard let ordinal = await ledger.ordinal(ofApp: bundle) else {
+                throw HealthStoreError.notRegistered(bundle)
             }
             subject = .app(ordinal)
         }
@@ -100,8 +100,7 @@ extension OwnerStore {
     /// The store a registered app reaches the ledger through (its door: nothing of the
     /// ledger's write path or raw state). Appends nothing.
     public func store(forApp bundle: String) async throws -> HealthStore {
-        let registration = await ledger.read { state in state.registry.ordinal(of: bundle).flatMap { state.registry.registration($0) } }
-        guard let registration else { throw HealthStoreError.invalidArgument("\(bundle) is not registered") }
+        guard let registration = await ledger.registration(ofApp: bundle) else { throw HealthStoreError.notRegistered(bundle) }
         return try await HealthStore(ledger: ledger, app: registration)
     }
 

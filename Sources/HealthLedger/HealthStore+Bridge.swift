@@ -8,13 +8,7 @@ extension HealthStore {
     /// so that a resend is "unchanged" rather than refused. Others' UUIDs are never
     /// reported.
     public func savedUUIDs(among uuids: [UUID]) async throws -> Set<UUID> {
-        let bundle = app.bundleIdentifier
-        return try await ledger.read { state throws -> Set<UUID> in
-            guard let ordinal = state.registry.ordinal(of: bundle) else {
-                throw HealthStoreError.invalidArgument("\(bundle) is not registered")
-            }
-            return Set(uuids.filter { uuid in state.samples.slot(of: uuid).map { state.samples.app($0) == ordinal } ?? false })
-        }
+        try await read { $0.savedUUIDs(among: uuids) }
     }
 
     /// Saves what a bridge brought (Health Auto Export's pushes), all or nothing, as

@@ -66,9 +66,8 @@ public actor HealthStore {
 
     var ordinal: AppOrdinal {
         get async throws {
-            let bundle = app.bundleIdentifier
-            guard let o = await ledger.read({ $0.registry.ordinal(of: bundle) }) else {
-                throw HealthStoreError.invalidArgument("\(app.bundleIdentifier) is not registered")
+            guard let o = await ledger.ordinal(ofApp: app.bundleIdentifier) else {
+                throw HealthStoreError.notRegistered(app.bundleIdentifier)
             }
             return o
         }

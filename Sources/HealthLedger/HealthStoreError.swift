@@ -57,6 +57,12 @@ public enum HealthStoreError: Error, Hashable, Sendable, CustomStringConvertible
     public var code: String { String(description.prefix { $0 != ":" }) }
 
     /// HealthKit's error for a rule the ledger refused.
+    /// The stores' one error for an app that is not registered (HealthKit's
+    /// invalidArgument: the store was made for an app the ledger does not know).
+    static func notRegistered(_ bundle: String) -> HealthStoreError {
+        .invalidArgument("\(bundle) is not registered")
+    }
+
     static func from(_ v: RuleViolation) -> HealthStoreError {
         switch v {
         case .authorizationNotDetermined(_, let type, _): .authorizationNotDetermined(type: type)
@@ -86,7 +92,7 @@ extension Ledger {
         do {
             return try await read(as: viewer, body)
         } catch RuleViolation.appNotRegistered(let bundle, _) {
-            throw HealthStoreError.invalidArgument("\(bundle) is not registered")
+            throw HealthStoreError.notRegistered(bundle)
         }
     }
 }

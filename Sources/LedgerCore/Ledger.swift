@@ -594,19 +594,21 @@ public actor Ledger {
     public var lastSequence: UInt64 { writer.nextSequence - 1 }
 
     /// The owner's time zone (an IANA identifier), nil until one is set: the zone in
-    /// which dates without one are read.
-    public var ownerTimeZone: String? { state.ownerTimeZone }
+    /// which dates without one are read. (After any open import, as every read.)
+    public var ownerTimeZone: String? {
+        get async { await read { $0.ownerTimeZone } }
+    }
 
     /// The registration of the app `bundleIdentifier` (what a `HealthStore` is made
-    /// for), nil when it is not registered.
-    public func registration(ofApp bundleIdentifier: String) -> AppRegistration? {
-        state.registry.ordinal(of: bundleIdentifier).flatMap { state.registry.registration($0) }
+    /// for), nil when it is not registered (after any open import).
+    public func registration(ofApp bundleIdentifier: String) async -> AppRegistration? {
+        await read { state in state.registry.ordinal(of: bundleIdentifier).flatMap { state.registry.registration($0) } }
     }
 
     /// The ordinal the app `bundleIdentifier` was registered with (1 for the first
     /// app), nil when it is not registered.
-    public func ordinal(ofApp bundleIdentifier: String) -> AppOrdinal? {
-        state.registry.ordinal(of: bundleIdentifier)
+    public func ordinal(ofApp bundleIdentifier: String) async -> AppOrdinal? {
+        await read { $0.registry.ordinal(of: bundleIdentifier) }
     }
 
     /// The ledger's id (from the log header).

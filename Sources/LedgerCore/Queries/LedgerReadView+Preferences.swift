@@ -32,4 +32,14 @@ extension LedgerReadView {
         guard !uuids.isEmpty else { return [] }
         return try samples(SampleQuery(type: type, filter: .uuids(uuids))).samples
     }
+
+    /// Which of `uuids` the viewing app saved, live or deleted (a UUID is never
+    /// reused, rule E3); for the owner, which are stored at all. Others' UUIDs are
+    /// never reported to an app.
+    public func savedUUIDs(among uuids: [UUID]) -> Set<UUID> {
+        Set(uuids.filter { uuid in
+            guard let slot = state.samples.slot(of: uuid) else { return false }
+            return app.map { state.samples.app(slot) == $0 } ?? true
+        })
+    }
 }
