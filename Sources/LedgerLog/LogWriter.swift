@@ -1,69 +1,6 @@
 import Foundation
 import LedgerChecksums
 
-/// Whether an append waits for its records to be durable.
-public enum Durability: Sendable {
-    /// Return once written and `fdatasync`ed (group commit: concurrent appends share syncs).
-    case durable
-    /// Return once encoded; the records become durable at the next `sync()` or
-    /// durable append (bulk mode, e.g. an import that syncs at the end).
-    case deferred
-}
-
-/// Options for opening a writer.
-public struct LogWriterOptions: Sendable {
-    /// Seconds to wait for another writer's lock before `ledgerLocked` (0: fail at once).
-    public var lockTimeout: Double
-    /// The clock stamping records, in nanoseconds since the Unix epoch. Tests and
-    /// golden files inject a fixed one.
-    public var clock: @Sendable () -> Int64
-    /// Bytes the file grows by, reserved ahead of the log, when an append needs room
-    /// (`LogFile.allocate`): appends inside reserved space change no file size, so
-    /// their syncs flush data only (about 2× the durable appends/s here). 0 disables.
-    public var allocationChunk: UInt64
-
-    public init(lockTimeout: Double = 0, clock: @escaping @Sendable () -> Int64 = LogClock.now,
-                allocationChunk: UInt64 = 4 << 20) {
-        self.lockTimeout = lockTimeout
-        self.clock = clock
-        self.allocationChunk = allocationChunk
-    }
-}
-
-/// The wall clock in nanoseconds since the Unix epoch.
-public enum LogClock {
-    @Sendable public static func now() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
-}
-
-/// What opening for writing found and did at the tail of the log.
-public struct RecoveryReport: Sendable, Equatable {
-    /// Where validation started (a checkpoint, or just after the file header).
-    public let scannedFrom: UInt64
-    /// A torn tail that was cut, if any.
-    public let cut: TailCut?
-}
-
-/// A torn tail cut at open: the bytes are kept in `quarantineFile`, not destroyed.
-public struct TailCut: Sendable, Equatable, CustomStringConvertible {
-    /// Where the cut starts (the start of the first incomplete batch).
-    public let offset: UInt64
-    /// How many bytes were cut.
-    public let length: UInt64
-    /// The first failed rule in the cut bytes.
-    public let damage: LogDamage
-    /// The file (relative to the ledger folder) holding the cut bytes.
-    public let quarantineFile: String
-
-    /// `cut 123 bytes from byte 4567 (…) into quarantine/…`.
-    public var description: String {
-        "cut \(length) bytes from byte \(offset) (\(damage.kind.rawValue)) into \(quarantineFile)"
-    }
-}
-
 /// The single writer of a ledger's log.
 ///
 /// - One writer at a time: the writer holds the folder's exclusive lock from open to
@@ -93,29 +30,29 @@ package final class LogWriter: Sendable {
     /// What opening found at the tail (nil for a new ledger).
     package let recovery: RecoveryReport?
 
-    private let fs: any LogFileSystem
-    private let file: any LogFile
-    private let lock: any LogLock
-    private let clock: @Sendable () -> Int64
-    private let allocationChunk: UInt64
+    let fs: any LogFileSystem
+    let file: any LogFile
+    let lock: any LogLock
+    let clock: @Sendable () -> Int64
+    let allocationChunk: UInt64
     /// The writer's state, and the condition its flusher thread sleeps on.
-    private let state: LockedCondition<State>
+    let state: LockedCondition<State>
     /// Held by `enqueue` (and `close`, for the seal) from reading the chain head to
     /// publishing the sealed batch: it orders sealers, and only sealers take it, so
     /// the state lock is never held across a batch's CRCs and SHA-256. (A bare
     /// `NSLock`, the mutex `Locked` wraps: it guards an order, not a value, and a
     /// `Locked<Void>`'s zero-sized value looks to ThreadSanitizer like an access
     /// to the next object.)
-    private let sealing = NSLock()
+    let sealing = NSLock()
 
     /// Runs `body` holding the sealing lock.
-    private func whileSealing<Result>(_ body: () throws -> Result) rethrows -> Result {
+    func whileSealing<Result>(_ body: () throws -> Result) rethrows -> Result {
         sealing.lock()
         defer { sealing.unlock() }
         return try body()
     }
 
-    private struct Waiter {
+    struct Waiter {
         let end: UInt64
         let durable: Bool
         let continuation: CheckedContinuation<Void, Error>
@@ -123,7 +60,7 @@ package final class LogWriter: Sendable {
 
     /// `close`'s last step, done by the flusher: the seal written and synced, the
     /// reserve given back, the checkpoint saved.
-    private struct CloseWork {
+    struct CloseWork {
         let bytes: [UInt8]
         let offset: UInt64
         let checkpoint: LogCheckpoint
@@ -131,7 +68,7 @@ package final class LogWriter: Sendable {
         let continuation: CheckedContinuation<Void, Error>
     }
 
-    private struct State {
+    struct State {
         var nextSequence: UInt64
         var lastRecordedAt: Int64
         var link: SHA256Digest
@@ -191,7 +128,7 @@ package final class LogWriter: Sendable {
     /// (an import's peak RSS counts it).
     static let pendingBytesMax = 4 << 20
 
-    private init(fs: any LogFileSystem, file: any LogFile, lock: any LogLock, header: LogFileHeader,
+    init(fs: any LogFileSystem, file: any LogFile, lock: any LogLock, header: LogFileHeader,
                  options: LogWriterOptions, length: UInt64, allocated: UInt64, checkpoint: LogCheckpoint,
                  recovery: RecoveryReport?) {
         self.fs = fs
@@ -271,7 +208,7 @@ package final class LogWriter: Sendable {
     }
 
     /// `open` once both locks are held: I3, recovery of the tail, the writer.
-    private static func openLocked(_ fs: any LogFileSystem, file: any LogFile, lock: any LogLock,
+    static func openLocked(_ fs: any LogFileSystem, file: any LogFile, lock: any LogLock,
                                    options: LogWriterOptions) throws -> LogWriter {
         let opened = try LogOpening(fs: fs, file: file)
         // H3: append only to a format this code writes.
@@ -327,7 +264,7 @@ package final class LogWriter: Sendable {
     /// Copies [from, to) into `quarantine/tail-<offset>-<time>.bin` (synced, and its
     /// folder entry synced), then cuts the log there. If the copy fails (a full
     /// disk), the partial quarantine file is removed and the log is left uncut.
-    private static func quarantineTail(fs: any LogFileSystem, file: any LogFile, from: UInt64, to: UInt64,
+    static func quarantineTail(fs: any LogFileSystem, file: any LogFile, from: UInt64, to: UInt64,
                                        damage: LogDamage) throws -> TailCut {
         // A new folder's entry lives in the ledger folder: sync that (W8).
         if try fs.createSubfolder("quarantine") { try fs.syncFolder(nil) }
@@ -454,7 +391,7 @@ package final class LogWriter: Sendable {
     }
 
     /// Adds encoded bytes to the pending writes, coalescing small batches.
-    private static func enqueue(_ s: inout State, _ bytes: [UInt8]) {
+    static func enqueue(_ s: inout State, _ bytes: [UInt8]) {
         if bytes.count < 64 << 10, let last = s.pending.indices.last, s.pending[last].count < 1 << 20 {
             s.pending[last].append(contentsOf: bytes)
         } else {
@@ -479,7 +416,7 @@ package final class LogWriter: Sendable {
     /// anyone needs durability, and resumes every waiter its write or sync covered.
     /// Callers arriving meanwhile are covered by its next round. A waiter whose bytes
     /// a failed flush carried gets that flush's error itself (e.g. `noSpace`).
-    private func wait(until end: UInt64, durable: Bool) async throws {
+    func wait(until end: UInt64, durable: Bool) async throws {
         let done = try state.withLock { s -> Bool in
             if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }
             return s.covers(end, durable: durable)
@@ -507,7 +444,7 @@ package final class LogWriter: Sendable {
     /// and after the resume takes the state lock once: the flusher publishes under
     /// it before resuming, so what it did before (the file's writes and syncs) is
     /// ordered before what the caller does next, for ThreadSanitizer too.
-    private func suspendUntilFlushed(_ hand: (CheckedContinuation<Void, Error>) -> Void) async throws {
+    func suspendUntilFlushed(_ hand: (CheckedContinuation<Void, Error>) -> Void) async throws {
         defer { state.synchronize() }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             hand(continuation)
@@ -515,321 +452,13 @@ package final class LogWriter: Sendable {
     }
 
     /// Asks for the deferred bytes queued so far to be written in the background.
-    private func requestWriteBehind() {
+    func requestWriteBehind() {
         let wake = state.withLock { s -> FlusherWake in
             if s.poisoned != nil || s.pending.isEmpty { return .none }
             s.writeBehindRequested = true
             return Self.wakeFlusher(&s)
         }
         perform(wake)
-    }
-
-    // MARK: The flusher thread
-
-    /// What a caller must do, outside the state lock, after giving the flusher work.
-    private enum FlusherWake {
-        case none
-        case signal
-        case start
-    }
-
-    /// Decides (under the state lock) how the flusher learns of new work: it is
-    /// started the first time, signalled when asleep, and otherwise sees the work
-    /// when it next looks (it looks under the lock before it sleeps).
-    private static func wakeFlusher(_ s: inout State) -> FlusherWake {
-        if !s.flusherStarted {
-            s.flusherStarted = true
-            return .start
-        }
-        if s.flusherAsleep {
-            s.flusherAsleep = false
-            return .signal
-        }
-        return .none
-    }
-
-    private func perform(_ wake: FlusherWake) {
-        switch wake {
-        case .none: break
-        case .signal: state.signal()
-        case .start: startFlusher()
-        }
-    }
-
-    /// Starts the writer's own thread for writes and syncs. It holds the writer
-    /// only while it works, so a writer dropped without closing ends it (`deinit`).
-    private func startFlusher() {
-        let state = self.state
-        let thread = Thread { [weak self] in
-            // Set from the thread itself: Linux keeps at most 15 bytes of a thread's name.
-            Thread.current.name = LogWriter.flusherThreadName
-            while true {
-                let stop = state.wait(until: { s in
-                    if s.flusherStopping || s.flusherHasWork {
-                        s.flusherAsleep = false
-                        return true
-                    }
-                    s.flusherAsleep = true
-                    return false
-                }, then: { s in s.flusherStopping })
-                guard !stop, let writer = self else { return }
-                writer.flushUntilIdle()
-            }
-        }
-        thread.start()
-    }
-
-    /// The flusher thread's name (what `top -H` and a debugger show).
-    package static let flusherThreadName = "ledger.flusher"
-
-    private struct FlushWork {
-        let buffers: [[UInt8]]
-        let offset: UInt64
-        let sync: Bool
-        let allocate: UInt64?
-        /// The file size this writer left: anything else means someone else wrote (W7).
-        let expectedSize: UInt64
-    }
-
-    private enum FlushStep {
-        case idle
-        case write(FlushWork)
-        case close(CloseWork)
-    }
-
-    /// The group-commit loop, on the flusher thread: write everything pending, sync
-    /// if anyone waits for durability, resume whoever is covered, repeat until there
-    /// is nothing to do. Only this thread writes to the file while the writer is open.
-    private func flushUntilIdle() {
-        while true {
-            let step = state.withLock { s -> FlushStep in
-                if s.poisoned != nil { return .idle }
-                if let closing = s.closing, s.pending.isEmpty {
-                    s.closing = nil
-                    return .close(closing)
-                }
-                let needSync = s.needsSync
-                if s.pending.isEmpty && !needSync {
-                    s.writeBehindRequested = false
-                    return .idle
-                }
-                let buffers = s.pending
-                s.pending = []
-                s.pendingBytes = 0
-                s.writeBehindRequested = false
-                let end = s.writtenLength + UInt64(buffers.reduce(0) { $0 + $1.count })
-                var allocate: UInt64?
-                if end > s.allocatedLength, allocationChunk > 0, !s.allocationFailed {
-                    let target = (end + allocationChunk - 1) / allocationChunk * allocationChunk
-                    allocate = target
-                    s.allocatedLength = target
-                }
-                return .write(FlushWork(buffers: buffers, offset: s.writtenLength, sync: needSync, allocate: allocate,
-                                        expectedSize: s.physicalLength))
-            }
-            switch step {
-            case .idle:
-                return
-            case .close(let work):
-                finishClose(work)
-            case .write(let work):
-                do {
-                    try flush(work)
-                } catch {
-                    poison(error)
-                    return
-                }
-            }
-        }
-    }
-
-    /// One round: reserve, write, publish the written length (waking readers and
-    /// deferred waiters before the sync), sync, publish the durable length.
-    private func flush(_ work: FlushWork) throws {
-        // W7: before writing, the log must be exactly as this writer left it (one
-        // fstat); a change means another writer or a truncation, and writing now
-        // could overwrite acknowledged bytes.
-        try checkUnchanged(expectedSize: work.expectedSize)
-        var physical = work.expectedSize
-        var reservationFailed = false
-        if let target = work.allocate {
-            do {
-                try file.allocate(upTo: target)
-                physical = max(physical, target)
-            } catch LogError.noSpace {
-                // A nearly full disk: append without reserving (the appends may
-                // still fit). A partial reservation reads as zeros (Z1).
-                physical = try file.size()
-                reservationFailed = true
-            }
-        }
-        var offset = work.offset
-        for buffer in work.buffers {
-            try buffer.withUnsafeBytes { try file.write($0, at: offset) }
-            offset += UInt64(buffer.count)
-        }
-        physical = max(physical, offset)
-        let written = offset
-        // Only now, with the bytes in the file, is the written length published.
-        publish { s in
-            s.writtenLength = written
-            s.physicalLength = physical
-            if reservationFailed {
-                s.allocationFailed = true
-                s.allocatedLength = physical
-            }
-        }
-        if work.sync {
-            try file.sync()
-            publish { s in s.durableLength = written }
-        } else if written > work.offset {
-            file.beginWriteback(offset: work.offset, length: written - work.offset)
-        }
-    }
-
-    /// Changes the published lengths and resumes, outside the lock, every waiter
-    /// they now cover.
-    private func publish(_ change: (inout State) -> Void) {
-        let covered = state.withLock { s -> [Waiter] in
-            change(&s)
-            precondition(s.durableLength <= s.writtenLength && s.writtenLength <= s.encodedLength,
-                         "durableLength ≤ writtenLength ≤ encodedLength")
-            let (written, durable) = (s.writtenLength, s.durableLength)
-            var covered: [Waiter] = []
-            s.waiters.removeAll { w in
-                guard (w.durable ? durable : written) >= w.end else { return false }
-                covered.append(w)
-                return true
-            }
-            return covered
-        }
-        for w in covered { w.continuation.resume() }
-    }
-
-    /// W7: throws `exclusiveAccessLost` unless the log file has the size this writer left.
-    private func checkUnchanged(expectedSize: UInt64) throws {
-        let size = try file.size()
-        guard size == expectedSize else {
-            throw LogError.exclusiveAccessLost(path: fs.path + "/" + Self.logFileName,
-                                               reason: "the log is \(size) bytes where this writer left \(expectedSize)")
-        }
-    }
-
-    /// Stops the writer after a failed write or sync: the appends waiting on that
-    /// flush (and a close waiting for its seal) get `error` itself (e.g. `noSpace`),
-    /// every later call `writerPoisoned`.
-    private func poison(_ error: Error) {
-        // The file system throws `LogError`s; anything else is kept by its description.
-        let cause = error as? LogError ?? .io(operation: String(describing: error), path: fs.path + "/" + Self.logFileName, errno: 0)
-        let (waiters, closing) = state.withLock { s -> ([Waiter], CloseWork?) in
-            s.poisoned = cause
-            s.pending = []
-            s.pendingBytes = 0
-            s.writeBehindRequested = false
-            defer {
-                s.waiters = []
-                s.closing = nil
-            }
-            return (s.waiters, s.closing)
-        }
-        for w in waiters { w.continuation.resume(throwing: error) }
-        closing?.continuation.resume(throwing: error)
-    }
-
-    /// Ends the flusher thread (after its current round).
-    private func stopFlusher() {
-        state.withLock { $0.flusherStopping = true }
-        state.signal()
-    }
-
-    /// Releases the log's lock and the folder's.
-    private func releaseLocks() {
-        file.unlock()
-        lock.release()
-    }
-
-    // MARK: Closing
-
-    /// Makes everything durable, appends a seal batch (so that damage to the last
-    /// batches is later told apart from a torn write), saves the checkpoint index
-    /// and releases the lock. A poisoned writer only releases the lock. The seal's
-    /// write and syncs run on the flusher thread, like every other.
-    package func close() async throws {
-        let poisoned = state.withLock { s -> Bool in
-            s.closed = true
-            return s.poisoned != nil
-        }
-        if poisoned {
-            stopFlusher()
-            releaseLocks()
-            return
-        }
-        do {
-            try await sync()
-            try await suspendUntilFlushed { continuation in
-                let wake = whileSealing {
-                    state.withLock { s -> FlusherWake in
-                        let (bytes, link) = BatchChain.sealBatch(firstSequence: s.nextSequence, syncedLength: s.durableLength,
-                                                                 previousLink: s.link)
-                        let offset = s.encodedLength
-                        s.link = link
-                        s.encodedLength += UInt64(bytes.count)
-                        s.checkpoint.coveredLength = s.encodedLength
-                        s.checkpoint.nextSequence = s.nextSequence
-                        s.checkpoint.link = link
-                        s.checkpoint.lastRecordedAt = s.lastRecordedAt
-                        s.closing = CloseWork(bytes: bytes, offset: offset, checkpoint: s.checkpoint,
-                                              expectedSize: s.physicalLength, continuation: continuation)
-                        return Self.wakeFlusher(&s)
-                    }
-                }
-                perform(wake)
-            }
-        } catch {
-            poison(error)
-            stopFlusher()
-            releaseLocks()
-            throw error
-        }
-        stopFlusher()
-        releaseLocks()
-    }
-
-    /// `close`'s last step, on the flusher thread: write and sync the seal, give
-    /// back the space reserved ahead of the log (a closed log ends at its seal),
-    /// sync, save the checkpoint index.
-    private func finishClose(_ work: CloseWork) {
-        do {
-            try checkUnchanged(expectedSize: work.expectedSize)
-            try work.bytes.withUnsafeBytes { try file.write($0, at: work.offset) }
-            try file.sync()
-            let end = work.offset + UInt64(work.bytes.count)
-            try file.truncate(to: end)
-            try file.sync()
-            // I3: saved once the log is synced through the seal; before the lengths
-            // are published, so that the close that waits sees it done.
-            try? work.checkpoint.save(fs, ledgerId: header.ledgerId)
-            publish { s in
-                s.writtenLength = end
-                s.durableLength = end
-                s.allocatedLength = end
-                s.physicalLength = end
-            }
-        } catch {
-            poison(error)
-            work.continuation.resume(throwing: error)
-            return
-        }
-        work.continuation.resume()
-    }
-
-    /// Gives up the writer without syncing or sealing, as a crashed process would:
-    /// appends that already returned `.durable` are safe; anything else may be lost.
-    /// Releases the lock.
-    package func abandon() {
-        state.withLock { $0.closed = true }
-        stopFlusher()
-        releaseLocks()
     }
 
     // MARK: State
@@ -866,25 +495,5 @@ package final class LogWriter: Sendable {
                        waiters: s.waiters.map { StateFacts.Waiting(end: $0.end, durable: $0.durable) },
                        flushing: s.flusherStarted && !s.flusherAsleep, poisoned: s.poisoned != nil, closed: s.closed, checkpoint: s.checkpoint)
         }.violations()
-    }
-}
-
-/// The shared first steps of opening a log file: size, header, genesis link.
-struct LogOpening {
-    let size: UInt64
-    let header: LogFileHeader
-    let headerBytes: [UInt8]
-    let genesis: SHA256Digest
-
-    init(fs: any LogFileSystem, file: any LogFile) throws {
-        size = try file.size()
-        guard size >= UInt64(LogFormat.fileHeaderLength) else {
-            throw LogError.notALedgerLog(reason: "\(fs.path)/\(LogWriter.logFileName) is shorter than a log header")
-        }
-        var bytes = [UInt8](repeating: 0, count: LogFormat.fileHeaderLength)
-        _ = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
-        header = try bytes.withUnsafeBytes { try LogFileHeader.decode($0) }
-        headerBytes = bytes
-        genesis = BatchChain.genesis(fileHeader: bytes)
     }
 }
