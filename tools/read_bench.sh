@@ -37,9 +37,10 @@
 #   size    the ledger folder vs the sqlite3 file vs the DuckDB file (bytes).
 # Agreement (exit 1 on any DISAGREE): ingest — count and sum of values stored;
 # query, where — lines, sum of values and a digest of the UUIDs in printed order;
-# daily — the sqlite3 and DuckDB days and totals, and ours unmerged total (the same
-# command with --separate-by-source, not timed) against theirs, our day count
-# allowed one more (a day reached only by a sample running past midnight).
+# daily — totals: ours unmerged (the same command with --separate-by-source, not
+# timed) against theirs; days: theirs = the days a sample starts in, ours = the days
+# a sample covers (one running past midnight gives the next day a share), each
+# against the same count made from the input.
 # sqlite3 missing from PATH, or DuckDB not installable from PyPI into
 # DIR/venv-duckdb (shell from the duckdb-cli package, else the duckdb Python
 # package): its rows say SKIPPED and the rest runs.
@@ -104,7 +105,11 @@ if [ "$duck_want" != none ] && [ -x "$venv/bin/python" ]; then
         duck_name="duckdb $("$venv/bin/python" -c 'import duckdb; print(duckdb.__version__)') (Python)"
     fi
 fi
-[ -n "$duck_name" ] || [ "$duck_want" = none ] || echo "read_bench: DuckDB SKIPPED: could not install duckdb or duckdb-cli from PyPI into $venv" >&2
+duck_skip="READ_BENCH_DUCKDB=none"
+if [ -z "$duck_name" ] && [ "$duck_want" != none ]; then
+    duck_skip="not installable from PyPI"
+    echo "read_bench: DuckDB SKIPPED: could not install duckdb or duckdb-cli from PyPI into $venv" >&2
+fi
 
 # DuckDB's command, then the file and `-c SQL` (rows as CSV without a header)
 duck_rw=() duck_ro=()
@@ -164,7 +169,7 @@ agree() {  # item "what" value-ours value-sqlite value-duckdb (an empty value: s
     local item=$1 what=$2 ours=$3 sq=$4 dk=$5 verdict=AGREE ref=$3
     for v in "$sq" "$dk"; do [ -z "$v" ] || [ "$v" = "$ref" ] || verdict=DISAGREE; done
     [ $verdict = AGREE ] || disagree=1
-    checks+=("$(printf '%-8s %-9s %-44s ours %s | sqlite3 %s | duckdb %s' "$item" "$verdict" "$what" "$ours" "${sq:--}" "${dk:--}")")
+    checks+=("$(printf '%-8s %-9s %-50s ours %s | sqlite3 %s | duckdb %s' "$item" "$verdict" "$what" "$ours" "${sq:--}" "${dk:--}")")
 }
 
 # --- 1. ingest -----------------------------------------------------------------------
@@ -202,7 +207,7 @@ fresh_ddb() { rm -f "$ddb" "$ddb.wal"; }
 if [ -n "$duck_name" ]; then
     row ingest "$duck_name" "$(measure /dev/null /dev/null fresh_ddb "${duck_rw[@]}" "$ddb" -c "$duck_ingest")" "read_csv, no index"
     IFS=, read -r dk_count dk_sum <<< "$("${duck_ro[@]}" "$ddb" -c "SELECT count(*), printf('%.0f', sum(value)) FROM samples")"
-else skipped ingest duckdb "not installable"; fi
+else skipped ingest duckdb "$duck_skip"; fi
 agree ingest "samples stored" "$ours_count" "$sq_count" "$dk_count"
 agree ingest "sum of values stored" "$ours_sum" "$sq_sum" "$dk_sum"
 
@@ -233,7 +238,7 @@ for item in query where; do
         row $item "$duck_name" "$(measure "$out-duckdb.jsonl" /dev/null : "${duck_ro[@]}" "$ddb" -c \
             "COPY ($dk_select$dk_where $dk_order) TO '/dev/stdout' (FORMAT JSON)")" "COPY … (FORMAT JSON)"
         d_dk=$(digest "$out-duckdb.jsonl")
-    else skipped $item duckdb "not installable"; fi
+    else skipped $item duckdb "$duck_skip"; fi
     f() { [ -z "$1" ] || echo "$1" | cut -d' ' -f"$2"; }
     agree $item "lines" "$(f "$d_ours" 1)" "$(f "$d_sq" 1)" "$(f "$d_dk" 1)"
     agree $item "sum of values" "$(f "$d_ours" 2)" "$(f "$d_sq" 2)" "$(f "$d_dk" 2)"
@@ -260,14 +265,18 @@ if [ -n "$duck_name" ]; then
         "COPY (SELECT CAST(start AS DATE) AS day, SUM(value) AS sum FROM samples WHERE type = '$step' GROUP BY 1 ORDER BY 1) TO '/dev/stdout' (FORMAT JSON)")" \
         "naive GROUP BY date"
     read -r dk_days dk_total <<< "$(python3 "$peer" days "$out-duckdb.jsonl")"
-else skipped daily duckdb "not installable"; fi
-# ours unmerged total to the nearest whole step (the split shares are fractions);
-# our days may be the peers' + 1 (a sample running past the last day's midnight)
+else skipped daily duckdb "$duck_skip"; fi
+# days: the peers count the days a sample starts in, ours the days a sample covers
+# (one running past midnight gives the next day a share); both from the input too
+read -r in_start_days in_covered_days <<< "$(python3 "$peer" input-days "$jsonl")"
+verdict=AGREE
+for v in "$sq_days" "$dk_days"; do [ -z "$v" ] || [ "$v" = "$in_start_days" ] || verdict=DISAGREE; done
+[ "$ours_udays" = "$in_covered_days" ] || verdict=DISAGREE
+[ $verdict = AGREE ] || disagree=1
+checks+=("$(printf '%-8s %-9s %-50s ours %s | sqlite3 %s | duckdb %s' daily $verdict \
+    "days (input: $in_covered_days covered, $in_start_days with a start)" "$ours_udays" "${sq_days:--}" "${dk_days:--}")")
+# ours unmerged total to the nearest whole step (the split shares are fractions)
 ours_total_r=$(awk "BEGIN{printf \"%.0f\", $ours_unmerged}")
-peer_days=${sq_days:-$dk_days}
-ours_days_cmp=$ours_udays
-[ -z "$peer_days" ] || [ "$ours_udays" -ne $((peer_days + 1)) ] || ours_days_cmp=$peer_days
-agree daily "days with steps (ours: $ours_udays)" "$ours_days_cmp" "$sq_days" "$dk_days"
 agree daily "total steps (ours unmerged)" "$ours_total_r" \
     "${sq_total:+$(awk "BEGIN{printf \"%.0f\", $sq_total}")}" "${dk_total:+$(awk "BEGIN{printf \"%.0f\", $dk_total}")}"
 

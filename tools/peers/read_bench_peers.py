@@ -17,6 +17,10 @@
       {"empty":true} for an empty one; with --separate-by-source the sources'
       unmerged sums are added instead) or a peer's ({"day":D,"sum":S} per day):
       prints `DAYS TOTAL` — the days with a value and the sum over all of them.
+  read_bench_peers.py input-days IN.jsonl
+      From the input itself: `STARTS COVERED` — the UTC days some sample starts in
+      (what GROUP BY date(start) counts) and the days some sample's [start, end)
+      covers (the buckets a statistics collection gives a value).
   read_bench_peers.py duckdb [-readonly] DB -c SQL
       The DuckDB Python package's stand-in for the DuckDB shell (same arguments):
       runs SQL (statements separated by `;`) on DB, printing the rows of the last
@@ -79,6 +83,24 @@ def days(path):
     print(count, "%.3f" % total)
 
 
+def input_days(path):
+    import datetime
+    starts, covered = set(), set()
+    parse = datetime.datetime.fromisoformat
+    with open(path) as f:
+        for line in f:
+            o = json.loads(line)
+            start = parse(o["start"].replace("Z", "+00:00"))
+            end = parse(o.get("end", o["start"]).replace("Z", "+00:00"))
+            starts.add(start.date())
+            day = start.date()
+            last = (end - datetime.timedelta(microseconds=1)).date() if end > start else start.date()
+            while day <= last:
+                covered.add(day)
+                day += datetime.timedelta(days=1)
+    print(len(starts), len(covered))
+
+
 def duck(args):
     import duckdb
     read_only = args[0] == "-readonly"
@@ -106,6 +128,8 @@ def main():
         digest(sys.argv[2])
     elif cmd == "days":
         days(sys.argv[2])
+    elif cmd == "input-days":
+        input_days(sys.argv[2])
     elif cmd == "duckdb":
         duck(sys.argv[2:])
     else:
