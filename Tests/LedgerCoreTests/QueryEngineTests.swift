@@ -109,14 +109,17 @@ struct QueryEngineTests {
                     for limit in [0, 1, 7, 100] {
                         for visibility in [QueryVisibility.everything, .ownSamplesOnly(b)] {
                             let q = SampleQuery(type: type, predicate: predicate, limit: limit, sort: sort)
-                            let (expected, got) = try await ledger.read { state throws -> ([UUID], [UUID]) in
-                                // brute force: the index's whole answer, sorted, cut (no log reads)
-                                let expected = state.slots(matching: q, visibility: visibility).map { state.samples.entry($0).uuid }
-                                let reader = try SampleReader(fs, chunkSize: 5, tableBudget: 120)
-                                let got = try reader.page(q, visibility: visibility, in: &state).samples.map(\.uuid)
-                                return (expected, got)
+                            // payloads held: none (every chunk reads the log), some, all
+                            for payloadBudget in [0, 8_000, 1 << 20] {
+                                let (expected, got) = try await ledger.read { state throws -> ([UUID], [UUID]) in
+                                    // brute force: the index's whole answer, sorted, cut (no log reads)
+                                    let expected = state.slots(matching: q, visibility: visibility).map { state.samples.entry($0).uuid }
+                                    let reader = try SampleReader(fs, chunkSize: 5, tableBudget: 120, payloadBudget: payloadBudget)
+                                    let got = try reader.page(q, visibility: visibility, in: &state).samples.map(\.uuid)
+                                    return (expected, got)
+                                }
+                                #expect(got == expected, "\(type) \(String(describing: predicate)) \(sort) \(limit) \(visibility) \(payloadBudget)")
                             }
-                            #expect(got == expected, "\(type) \(String(describing: predicate)) \(sort) \(limit) \(visibility)")
                         }
                     }
                 }

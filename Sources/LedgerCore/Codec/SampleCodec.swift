@@ -558,8 +558,11 @@ enum SampleCodec {
         h.value = canonical
         guard flags.contains(.metadata) else { return }
         let n = try r.count(limit: r.remaining)
+        var flagSeen = false
         for _ in 0..<n {
-            let isFlag = try r.stringEquals(Metadata.WellKnownKey.wasUserEntered)
+            // The first value under the key, as `Metadata`'s subscript and `EventFacts` read it.
+            let isFlag = try r.stringEquals(Metadata.WellKnownKey.wasUserEntered) && !flagSeen
+            if isFlag { flagSeen = true }
             switch try r.u8() {
             case 1: let s = try r.string(); if isFlag { h.userEntered = saysYes(.string(s)) }
             case 2: let i = try r.zigzag(); if isFlag { h.userEntered = i != 0 }

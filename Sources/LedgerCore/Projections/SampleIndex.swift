@@ -187,7 +187,13 @@ package struct SampleIndex: Sendable, Equatable {
     /// The app that saved the sample in a slot.
     @inline(__always)
     package func app(_ slot: UInt32) -> UInt32 {
-        let field = slots[Int(slot)].appField
+        app(slot, slots[Int(slot)])
+    }
+
+    /// `app(slot)` for a slot already read (`entry` is `slots[slot]`).
+    @inline(__always)
+    func app(_ slot: UInt32, _ entry: Slot) -> UInt32 {
+        let field = entry.appField
         // A slot of a damaged or forged snapshot may say "overflow" without an entry:
         // no app then (UInt32.max names none), never a trap.
         return field == Slot.appOverflow ? appOverflows[slot] ?? UInt32.max : field

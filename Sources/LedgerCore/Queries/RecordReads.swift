@@ -10,18 +10,33 @@ import LedgerLog
 /// reads the whole record, checks its CRC32C, and notes where each of its samples
 /// starts (a *sample table*: one `UInt32` per sample); it decodes only the samples
 /// the chunk needs. Later chunks that need samples of the same record read just
-/// those samples' bytes (one read of the span covering them, or one read per sample
-/// when they are far apart), bytes this query already checked. Memory: the chunk's
-/// samples plus the sample tables, capped at `tableBudget` entries (16 MiB); past
-/// the cap the tables are dropped and records are read whole again.
+/// those samples' bytes, bytes this query already checked: from memory when the
+/// record's payload is *held* (kept after its first read while the held payloads
+/// stay within `payloadBudget` bytes, 64 MiB), else one read of the span covering
+/// them, or one read per sample when they are far apart. A query whose order is not
+/// the log's (a type's samples by start date, saved in another order) touches every
+/// record in every chunk: held, each record is read from the log and checked once
+/// per query instead of once per chunk. When every record a chunk needs is held,
+/// its samples are decoded in the caller's order, with no grouping.
+///
+/// Memory: the chunk's samples, the held payloads (at most `payloadBudget` bytes;
+/// records first read after that are not held) and the sample tables, capped at
+/// `tableBudget` entries (16 MiB); past that cap tables and held payloads are
+/// dropped and records are read whole again.
 final class RecordReads {
     private let file: any LogFile
     private var tables: [UInt64: Table] = [:]
     private var tableEntries = 0
     /// Cap on the total entries of the sample tables kept.
     let tableBudget: Int
+    /// Cap on the bytes of the payloads held (`Table.payload`).
+    let payloadBudget: Int
+    private var payloadBytes = 0
     private(set) var scratch: [UInt8] = []
     private var headers: [SampleCodec.Header] = []
+    /// Units and devices as spelled before (a pure function of their bytes, so valid
+    /// across records).
+    private var memo = SampleCodec.SaveMemo()
     private var strings: [String] = []
 
     /// Where each sample of a record starts.
@@ -33,6 +48,8 @@ final class RecordReads {
         /// For records holding correlations: flattened position → (top-level index,
         /// member index or −1). `nil` when flattened positions are top-level indices.
         let flat: [(top: UInt32, member: Int32)]?
+        /// The record's whole payload, checked (its CRC32C) when it was read, if held.
+        var payload: [UInt8]?
 
         func locate(_ position: UInt32) -> (top: Int, member: Int)? {
             if let flat {
@@ -44,9 +61,10 @@ final class RecordReads {
         }
     }
 
-    init(fs: any LogFileSystem, tableBudget: Int = 4 << 20) throws {
+    init(fs: any LogFileSystem, tableBudget: Int = 4 << 20, payloadBudget: Int = 64 << 20) throws {
         file = try fs.open(LogWriter.logFileName, .readOnly)
         self.tableBudget = tableBudget
+        self.payloadBudget = payloadBudget
     }
 
     deinit { file.close() }
@@ -62,6 +80,16 @@ final class RecordReads {
 
     /// The samples of `wants`, in the same order.
     func samples(_ wants: [Want], source: (AppOrdinal) -> Source?) throws -> [Sample] {
+        // Every record held: decode in the caller's order, straight from memory.
+        var inOrder: [Sample] = []
+        inOrder.reserveCapacity(wants.count)
+        var last: DecodedTop?
+        for want in wants {
+            guard let table = tables[want.recordOffset], let payload = table.payload else { break }
+            inOrder.append(try decode(want, table: table, buffer: payload, bufferStart: 0, reusing: &last, source: source))
+        }
+        if inOrder.count == wants.count { return inOrder }
+        inOrder.removeAll()
         var out = [Sample?](repeating: nil, count: wants.count)
         let order = wants.indices.sorted {
             let a = wants[$0], b = wants[$1]
@@ -84,6 +112,10 @@ final class RecordReads {
     private func fetchGroup(_ group: ArraySlice<Int>, _ wants: [Want], offset: UInt64, source: (AppOrdinal) -> Source?,
                             into out: inout [Sample?]) throws {
         let payloadBase = offset + UInt64(LogFormat.recordHeaderLength)
+        if let table = tables[offset], let payload = table.payload {
+            try decode(group, wants, table: table, buffer: payload, bufferStart: 0, source: source, into: &out)
+            return
+        }
         if let table = tables[offset] {
             // Bytes already checked by this query: read only what the chunk needs.
             var tops: [Int] = []
@@ -112,10 +144,15 @@ final class RecordReads {
         }
         let (version, payloadLength) = try readRecord(at: offset)
         let payload = Array(scratch[LogFormat.recordHeaderLength..<LogFormat.recordHeaderLength + payloadLength])
-        let table = try makeTable(payload, version: version, offset: offset)
+        var table = try makeTable(payload, version: version, offset: offset)
         if tableEntries + table.starts.count > tableBudget {
             tables.removeAll(keepingCapacity: true)
             tableEntries = 0
+            payloadBytes = 0
+        }
+        if payloadBytes + payload.count <= payloadBudget {
+            table.payload = payload
+            payloadBytes += payload.count
         }
         tables[offset] = table
         tableEntries += table.starts.count + (table.flat?.count ?? 0)
@@ -125,39 +162,54 @@ final class RecordReads {
     /// Decodes the wanted samples from `buffer`, which holds payload bytes from `bufferStart`.
     private func decode(_ group: ArraySlice<Int>, _ wants: [Want], table: Table, buffer: [UInt8], bufferStart: Int,
                         source: (AppOrdinal) -> Source?, into out: inout [Sample?]) throws {
-        var last: (top: Int, sample: Sample)?
+        var last: DecodedTop?
         for w in group {
-            let want = wants[w]
-            guard let at = table.locate(want.position) else {
-                throw QueryError.indexDisagrees(slot: want.slot, reason: "no position \(want.position) in its record")
-            }
-            let top: Sample
-            if let last, last.top == at.top {
-                top = last.sample
-            } else {
-                let from = Int(table.starts[at.top]) - bufferStart, to = Int(table.starts[at.top + 1]) - bufferStart
-                top = try buffer.withUnsafeBytes { b throws -> Sample in
-                    var r = ByteReader(UnsafeRawBufferPointer(rebasing: b[from..<to]))
-                    r.base = Int(table.starts[at.top])
-                    var sub = try r.lengthPrefixed()
-                    let saved = try SampleCodec.decode(&sub, source: source(want.app), version: table.version)
-                    try sub.finish()
-                    return saved.sample
-                }
-                last = (at.top, top)
-            }
-            var sample = top
-            if at.member >= 0 {
-                guard case .correlation(let c) = top, at.member < c.objects.count else {
-                    throw QueryError.indexDisagrees(slot: want.slot, reason: "member \(at.member) is not in its correlation")
-                }
-                sample = .quantity(c.objects[at.member])
-            }
-            guard sample.uuid == want.uuid else {
-                throw QueryError.indexDisagrees(slot: want.slot, reason: "the log holds \(sample.uuid) there, the index \(want.uuid)")
-            }
-            out[w] = sample
+            out[w] = try decode(wants[w], table: table, buffer: buffer, bufferStart: bufferStart, reusing: &last, source: source)
         }
+    }
+
+    /// A top-level sample just decoded: the members of one correlation share it.
+    struct DecodedTop {
+        let record: UInt64
+        let top: Int
+        let sample: Sample
+    }
+
+    /// Decodes one wanted sample from `buffer` (payload bytes from `bufferStart`).
+    /// `last`: the top-level sample decoded just before, reused for the members of one
+    /// correlation, and updated.
+    private func decode(_ want: Want, table: Table, buffer: [UInt8], bufferStart: Int,
+                        reusing last: inout DecodedTop?, source: (AppOrdinal) -> Source?) throws -> Sample {
+        guard let at = table.locate(want.position) else {
+            throw QueryError.indexDisagrees(slot: want.slot, reason: "no position \(want.position) in its record")
+        }
+        let top: Sample
+        if let last, last.record == want.recordOffset, last.top == at.top {
+            top = last.sample
+        } else {
+            let from = Int(table.starts[at.top]) - bufferStart, to = Int(table.starts[at.top + 1]) - bufferStart
+            top = try buffer.withUnsafeBytes { b throws -> Sample in
+                var r = ByteReader(UnsafeRawBufferPointer(rebasing: b[from..<to]))
+                r.base = Int(table.starts[at.top])
+                var sub = try r.lengthPrefixed()
+                let saved = try SampleCodec.decode(&sub, source: source(want.app), version: table.version, asMember: false,
+                                                   memo: &memo)
+                try sub.finish()
+                return saved.sample
+            }
+            last = DecodedTop(record: want.recordOffset, top: at.top, sample: top)
+        }
+        var sample = top
+        if at.member >= 0 {
+            guard case .correlation(let c) = top, at.member < c.objects.count else {
+                throw QueryError.indexDisagrees(slot: want.slot, reason: "member \(at.member) is not in its correlation")
+            }
+            sample = .quantity(c.objects[at.member])
+        }
+        guard sample.uuid == want.uuid else {
+            throw QueryError.indexDisagrees(slot: want.slot, reason: "the log holds \(sample.uuid) there, the index \(want.uuid)")
+        }
+        return sample
     }
 
     /// Reads the whole record at `offset` into `scratch` and checks its CRC32C.

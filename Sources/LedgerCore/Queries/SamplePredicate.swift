@@ -100,6 +100,19 @@ public indirect enum SamplePredicate: Sendable, Hashable {
         }
     }
 
+    /// Whether every sample this predicate matches has `HKWasUserEntered` as its
+    /// first value under that key, and that value is the boolean true — so that a
+    /// quantity sample whose statistics flag (`StatisticsProjection.userEntered`: that
+    /// first value says yes) is 0 cannot match, and the read engine skips it before
+    /// decoding (`metadata.HKWasUserEntered = true`, alone or in an AND).
+    var impliesUserEntered: Bool {
+        switch self {
+        case .metadata(let key, .equal, .bool(true)): key == Metadata.WellKnownKey.wasUserEntered
+        case .and(let all): all.contains { $0.impliesUserEntered }
+        default: false
+        }
+    }
+
     /// −1, 0, 1: `a` against `b` converted to `a`'s unit; nil when the units do not convert.
     static func compare(_ a: Quantity, _ b: Quantity) -> Int? {
         guard let other = try? b.doubleValue(for: a.unit) else { return nil }

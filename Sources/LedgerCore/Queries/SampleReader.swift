@@ -81,9 +81,18 @@ extension SampleIndex {
     func visible(_ slot: UInt32, to visibility: QueryVisibility) -> Bool {
         switch visibility {
         case .everything: return true
-        case .ownSamplesOnly(let app): return self.app(slot) == app
+        default: return visible(slot, app: app(slot), to: visibility)
+        }
+    }
+
+    /// `visible(slot, to:)` for a slot whose app (`app(slot)`) is already read.
+    @inline(__always)
+    func visible(_ slot: UInt32, app slotApp: UInt32, to visibility: QueryVisibility) -> Bool {
+        switch visibility {
+        case .everything: return true
+        case .ownSamplesOnly(let app): return slotApp == app
         case .correlationMembers(let app, let readable):
-            if self.app(slot) == app { return true }
+            if slotApp == app { return true }
             return memberSlots(of: slot).contains { readable.contains(slots[Int($0)].typeCode) }
         }
     }
@@ -131,9 +140,10 @@ package struct SampleReader {
         try self.init(fs, chunkSize: chunkSize, tableBudget: 4 << 20)
     }
 
-    /// `tableBudget`: cap on the sample-table entries kept (`RecordReads`); tests make it tiny.
-    init(_ fs: any LogFileSystem, chunkSize: Int, tableBudget: Int) throws {
-        reads = try RecordReads(fs: fs, tableBudget: tableBudget)
+    /// `tableBudget`: cap on the sample-table entries kept, `payloadBudget` on the bytes
+    /// of record payloads held (`RecordReads`); tests make them tiny.
+    init(_ fs: any LogFileSystem, chunkSize: Int, tableBudget: Int, payloadBudget: Int = 64 << 20) throws {
+        reads = try RecordReads(fs: fs, tableBudget: tableBudget, payloadBudget: payloadBudget)
         self.chunkSize = max(1, chunkSize)
     }
 
@@ -144,9 +154,13 @@ package struct SampleReader {
     package func forEach(_ query: SampleQuery, visibility: QueryVisibility, after: UUID? = nil, in state: inout LedgerState,
                         _ body: (Sample) throws -> Void) throws -> UUID? {
         let sourceOrdinals: Set<UInt32>? = query.sources.map { Set($0.compactMap { state.registry.ordinal(of: $0) }) }
+        // A filter only user-entered quantity samples can match: the statistics flags
+        // rule out the others from the index, before their samples are read.
+        var userEnteredOnly = false
+        if case .quantity = query.type, query.filter?.impliesUserEntered == true { userEnteredOnly = true }
         return try run(typeCode: query.type.code, predicate: query.predicate, order: ResultOrder(query.sort),
                        limit: query.limit, after: after, visibility: visibility, sources: sourceOrdinals,
-                       filter: query.filter.map { p in { p.matches($0) } }, in: &state, body)
+                       filter: query.filter.map { p in { p.matches($0) } }, userEnteredOnly: userEnteredOnly, in: &state, body)
     }
 
     /// HKCorrelationQuery: streams the correlations of `query` as `visibility` allows
@@ -193,9 +207,12 @@ package struct SampleReader {
                 }, in: &state, body)
     }
 
+    /// `userEnteredOnly`: `filter` matches only samples whose statistics flag is set
+    /// (`SamplePredicate.impliesUserEntered`, on a quantity type).
     private func run(typeCode: UInt16, predicate: DatePredicate?, order: ResultOrder, limit rawLimit: Int, after: UUID?,
                      visibility: QueryVisibility, sources: Set<UInt32>?, filter: ((Sample) -> Bool)?,
-                     in state: inout LedgerState, _ body: (Sample) throws -> Void) throws -> UUID? {
+                     userEnteredOnly: Bool = false, in state: inout LedgerState,
+                     _ body: (Sample) throws -> Void) throws -> UUID? {
         let timeline = state.samples.orderedSlots(typeCode: typeCode)
         let index = state.samples
         let registry = state.registry
@@ -214,13 +231,23 @@ package struct SampleReader {
         let limit = rawLimit > 0 ? rawLimit : Int.max
         let sourceList = (0...registry.apps.count).map { registry.source(AppOrdinal($0)) }
         let activities = typeCode == ObjectType.workout.code ? state.workoutActivities : [:]
+        // One flag per slot (invariant); a slot past the column's end is not ruled out.
+        let userEntered: Column<UInt8>? = userEnteredOnly ? state.statistics.userEntered : nil
         // The selection, over the slots as a buffer (owned) or element by element (mapped:
         // only the blocks of the slots it reads are copied and checked, S8).
         func select<Slots: SlotSource>(_ s: Slots) throws -> UUID? {
             func wanted(_ slot: UInt32) -> RecordReads.Want {
                 let e = s.slot(slot)
                 return RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: index.position(slot), uuid: e.uuid,
-                                        app: index.app(slot))
+                                        app: index.app(slot, e))
+            }
+            /// `wanted(slot)` when `admits(slot)`, else nil: the slot read once.
+            func wantedIfAdmitted(_ slot: UInt32) -> RecordReads.Want? {
+                let e = s.slot(slot)
+                let app = index.app(slot, e)
+                guard admits(slot, e, app) else { return nil }
+                return RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: index.position(slot), uuid: e.uuid,
+                                        app: app)
             }
             func fetch(_ wants: [RecordReads.Want]) throws -> [Sample] {
                 try state.checkIntact()  // S8: never read the log at offsets a damaged block gave
@@ -241,9 +268,14 @@ package struct SampleReader {
             }
             func admits(_ slot: UInt32) -> Bool {
                 let e = s.slot(slot)
+                return admits(slot, e, index.app(slot, e))
+            }
+            @inline(__always)
+            func admits(_ slot: UInt32, _ e: SampleIndex.Slot, _ app: UInt32) -> Bool {
                 if e.state & SampleIndex.deletedBit != 0 { return false }
-                if !index.visible(slot, to: visibility) { return false }
-                if let sources, !sources.contains(index.app(slot)) { return false }
+                if !index.visible(slot, app: app, to: visibility) { return false }
+                if let sources, !sources.contains(app) { return false }
+                if let userEntered, Int(slot) < userEntered.count, userEntered[Int(slot)] == 0 { return false }
                 return predicate?.matches(start: e.start, end: e.end) ?? true
             }
             // Timeline positions whose start can match: start < predicate end; with a strict
@@ -334,10 +366,12 @@ package struct SampleReader {
                 while wants.count < want && i != stop {
                     let slot = list[i]
                     i += step
-                    guard admits(slot) else { continue }
-                    wants.append(wanted(slot))
+                    if let w = wantedIfAdmitted(slot) { wants.append(w) }
                 }
-                if wants.isEmpty { return nil }
+                if wants.isEmpty {
+                    try state.checkIntact()  // S8: "nothing more" read from a damaged block is no answer
+                    return nil
+                }
                 // A mapped snapshot's damaged block selects from zeros: nothing is read or
                 // emitted from it (S8).
                 try state.checkIntact()
