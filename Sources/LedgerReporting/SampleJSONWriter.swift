@@ -63,12 +63,23 @@ public enum SampleJSONWriter {
     private static func head(_ c: SampleCommon, _ sample: Sample, _ kind: StaticString, _ out: inout [UInt8]) {
         out.append(contentsOf: #"{"uuid":""#.utf8)
         let u = c.uuid.uuid
-        // unsafe: the UUID's 16 bytes, read in place during the call.
+        // unsafe: the UUID's 16 bytes read in place, its 36 characters written into a
+        // buffer of exactly that size, both during the call.
         unsafe withUnsafeBytes(of: u) { b in
-            for unsafe (i, byte) in unsafe b.enumerated() {
-                if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 15)])
+            unsafe withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
+                var j = 0
+                for i in 0..<16 {
+                    if i == 4 || i == 6 || i == 8 || i == 10 {
+                        unsafe text[j] = UInt8(ascii: "-")
+                        j += 1
+                    }
+                    let byte = unsafe b[i]
+                    unsafe text[j] = hexDigit(byte >> 4)
+                    unsafe text[j + 1] = hexDigit(byte & 15)
+                    j += 2
+                }
+                assert(j == 36)
+                unsafe out.append(contentsOf: UnsafeBufferPointer(text))
             }
         }
         out.append(UInt8(ascii: "\""))
@@ -80,7 +91,11 @@ public enum SampleJSONWriter {
         out.append(UInt8(ascii: "\""))
     }
 
-    private static let hex: [UInt8] = Array("0123456789ABCDEF".utf8)
+    /// The upper-case hexadecimal digit of `v` (0…15), as `UUID.uuidString` writes it.
+    @inline(__always)
+    private static func hexDigit(_ v: UInt8) -> UInt8 {
+        v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "A") - 10 + v
+    }
 
     @inline(__always)
     private static func key(_ k: StaticString, _ out: inout [UInt8]) {
@@ -128,31 +143,36 @@ public enum SampleJSONWriter {
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
         let second = Int(total - days * 86_400)
         let civil = CivilDate.fromDaysSinceEpoch(Int(days))
-        out.append(UInt8(ascii: "\""))
-        digits(civil.year, 4, &out)
-        out.append(UInt8(ascii: "-"))
-        digits(civil.month, 2, &out)
-        out.append(UInt8(ascii: "-"))
-        digits(civil.day, 2, &out)
-        out.append(UInt8(ascii: "T"))
-        digits(second / 3600, 2, &out)
-        out.append(UInt8(ascii: ":"))
-        digits(second / 60 % 60, 2, &out)
-        out.append(UInt8(ascii: ":"))
-        digits(second % 60, 2, &out)
-        out.append(UInt8(ascii: "Z"))
-        out.append(UInt8(ascii: "\""))
+        // "YYYY-MM-DDTHH:MM:SSZ" with its quotes: 22 bytes, written in place, appended once.
+        // unsafe: the buffer holds exactly the 22 bytes written, during the call.
+        unsafe withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 22) { text in
+            unsafe text[0] = UInt8(ascii: "\"")
+            unsafe digits(civil.year, 4, text, at: 1)
+            unsafe text[5] = UInt8(ascii: "-")
+            unsafe digits(civil.month, 2, text, at: 6)
+            unsafe text[8] = UInt8(ascii: "-")
+            unsafe digits(civil.day, 2, text, at: 9)
+            unsafe text[11] = UInt8(ascii: "T")
+            unsafe digits(second / 3600, 2, text, at: 12)
+            unsafe text[14] = UInt8(ascii: ":")
+            unsafe digits(second / 60 % 60, 2, text, at: 15)
+            unsafe text[17] = UInt8(ascii: ":")
+            unsafe digits(second % 60, 2, text, at: 18)
+            unsafe text[20] = UInt8(ascii: "Z")
+            unsafe text[21] = UInt8(ascii: "\"")
+            unsafe out.append(contentsOf: UnsafeBufferPointer(text))
+        }
     }
 
+    /// Writes `value` (0 ≤ value < 10^width) as `width` decimal digits at `text[at...]`.
     @inline(__always)
-    private static func digits(_ value: Int, _ width: Int, _ out: inout [UInt8]) {
-        var divisor = 1
-        for _ in 1..<width { divisor *= 10 }
+    private static func digits(_ value: Int, _ width: Int, _ text: UnsafeMutableBufferPointer<UInt8>, at: Int) {
         var v = value
-        while divisor > 0 {
-            out.append(UInt8(ascii: "0") + UInt8(v / divisor))
-            v %= divisor
-            divisor /= 10
+        var i = at + width - 1
+        while i >= at {
+            unsafe text[i] = UInt8(ascii: "0") + UInt8(v % 10)
+            v /= 10
+            i -= 1
         }
     }
 }
