@@ -146,7 +146,10 @@ package enum JSONValue: Equatable, Sendable {
         mutating func object(depth: Int) throws(ParseError) -> JSONValue {
             i += 1
             var members: [(String, JSONValue)] = []
+            // Duplicate names: compared with each earlier one in a small object (a sample's
+            // line has a handful), hashed past `linearNames` members.
             var names = Set<String>()
+            let linearNames = 16
             skipSpace()
             if !atEnd, bytes[i] == 0x7D { i += 1; return .object([]) }
             while true {
@@ -155,7 +158,14 @@ package enum JSONValue: Equatable, Sendable {
                 guard bytes[i] == 0x22 else { throw fail("expected a member name in double quotes") }
                 let nameAt = i
                 let key = try string()
-                guard names.insert(key).inserted else { throw fail("duplicate member \"\(key)\"", at: nameAt) }
+                let duplicate: Bool
+                if members.count < linearNames {
+                    duplicate = members.contains { $0.0 == key }
+                } else {
+                    if names.isEmpty { names = Set(members.map(\.0)) }
+                    duplicate = !names.insert(key).inserted
+                }
+                guard !duplicate else { throw fail("duplicate member \"\(key)\"", at: nameAt) }
                 skipSpace()
                 guard !atEnd else { throw fail("unexpected end of line") }
                 guard bytes[i] == 0x3A else { throw fail("expected : after a member name") }
@@ -176,6 +186,21 @@ package enum JSONValue: Equatable, Sendable {
         mutating func string() throws(ParseError) -> String {
             let opening = i
             i += 1
+            // A string without escapes or control characters (most): its bytes as they are.
+            var end = i
+            var high: UInt8 = 0
+            while end < bytes.endIndex, bytes[end] != 0x22, bytes[end] != 0x5C, bytes[end] >= 0x20 {
+                high |= bytes[end]
+                end += 1
+            }
+            if end < bytes.endIndex, bytes[end] == 0x22 {
+                // ASCII is valid UTF-8 as it is: decoding it repairs nothing.
+                let s = high < 0x80 ? String(decoding: bytes[i..<end], as: UTF8.self)
+                                    : String(validating: bytes[i..<end], as: UTF8.self)
+                guard let s else { throw fail("invalid UTF-8 in a string", at: opening) }
+                i = end + 1
+                return s
+            }
             var out: [UInt8] = []
             while true {
                 guard !atEnd else { throw fail("unterminated string") }

@@ -84,10 +84,13 @@ package enum SampleJSONReader {
         guard let startText = try string(value, "start") else { throw missing("start") }
         let start = try date(startText, "start", zone: zone)
         let end = try string(value, "end").map { try date($0, "end", zone: zone) } ?? start
-        var uuid = UUID()
+        // A new UUID only when the line names none (making one reads /dev/urandom).
+        let uuid: UUID
         if let t = try string(value, "uuid") {
-            guard let parsed = UUID(uuidString: t) else { throw SampleJSONError("invalidUUID: \"uuid\" '\(t)'") }
+            guard let parsed = UUIDText.parse(t) else { throw SampleJSONError("invalidUUID: \"uuid\" '\(t)'") }
             uuid = parsed
+        } else {
+            uuid = UUID()
         }
         let metadata = try self.metadata(value["metadata"])
         let device = try self.device(value["device"])
