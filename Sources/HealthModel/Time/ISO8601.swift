@@ -62,42 +62,29 @@ public enum ISO8601 {
             .invalidDate(text: text.count > 64 ? String(text.prefix(64)) + "…" : text, reason: reason)
         }
         let form = "is not an ISO 8601 date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM[:SS[.f]]Z or ±HH:MM)"
-        var bytes = Array(text.utf8.prefix(128))[...]
         guard text.utf8.count <= 128 else { throw invalid(form) }
-        func number(_ count: Int) -> Int? {
-            guard bytes.count >= count else { return nil }
-            var value = 0
-            for _ in 0..<count {
-                let b = bytes.removeFirst()
-                guard b >= 0x30, b <= 0x39 else { return nil }
-                value = value * 10 + Int(b - 0x30)
-            }
-            return value
-        }
-        func expect(_ c: UInt8) -> Bool {
-            guard bytes.first == c else { return false }
-            bytes.removeFirst()
-            return true
-        }
-        guard let year = number(4), expect(0x2D), let month = number(2), expect(0x2D), let day = number(2) else {
+        // A cursor value, not closures over a captured variable: no box, no dynamic
+        // exclusivity check per byte (this parses every date `ingest` reads).
+        var c = DateCursor(bytes: Array(text.utf8)[...])
+        guard let year = c.number(4), c.expect(0x2D), let month = c.number(2), c.expect(0x2D), let day = c.number(2) else {
             throw invalid(form)
         }
         guard CivilDate.isValid(year: year, month: month, day: day) else { throw invalid("is not a Gregorian date") }
         guard year >= 1 else { throw invalid("is outside \(validRangeText)") }
         var seconds = Double(CivilDate.daysSinceEpoch(year: year, month: month, day: day)) * 86_400
-        if bytes.isEmpty { return Date(timeIntervalSince1970: seconds) }
-        guard expect(0x54) || expect(0x20) || expect(0x74),
-              let hour = number(2), hour < 24, expect(0x3A), let minute = number(2), minute < 60 else { throw invalid(form) }
+        if c.bytes.isEmpty { return Date(timeIntervalSince1970: seconds) }
+        guard c.expect(0x54) || c.expect(0x20) || c.expect(0x74),
+              let hour = c.number(2), hour < 24, c.expect(0x3A), let minute = c.number(2), minute < 60 else { throw invalid(form) }
         var second = 0
         var fraction = 0.0
-        if expect(0x3A) {
-            guard let s = number(2), s < 61 else { throw invalid(form) }
+        if c.expect(0x3A) {
+            guard let s = c.number(2), s < 61 else { throw invalid(form) }
             second = s
-            if expect(0x2E) || expect(0x2C) {
+            if c.expect(0x2E) || c.expect(0x2C) {
                 var scale = 0.1
                 var digits = 0
-                while let b = bytes.first, b >= 0x30, b <= 0x39 {
-                    bytes.removeFirst()
+                while let b = c.bytes.first, b >= 0x30, b <= 0x39 {
+                    c.bytes.removeFirst()
                     fraction += Double(b - 0x30) * scale
                     scale /= 10
                     digits += 1
@@ -106,22 +93,22 @@ public enum ISO8601 {
             }
         }
         seconds += Double(hour * 3600 + minute * 60 + second)
-        if bytes.isEmpty {
+        if c.bytes.isEmpty {
             throw invalid("has no UTC offset: add Z or ±HH:MM")
-        } else if expect(0x5A) || expect(0x7A) {
+        } else if c.expect(0x5A) || c.expect(0x7A) {
             // UTC
-        } else if let sign = bytes.first, sign == 0x2B || sign == 0x2D {
-            bytes.removeFirst()
-            guard let oh = number(2) else { throw invalid(form) }
-            _ = expect(0x3A)
-            guard let om = number(2) else { throw invalid(form) }
+        } else if let sign = c.bytes.first, sign == 0x2B || sign == 0x2D {
+            c.bytes.removeFirst()
+            guard let oh = c.number(2) else { throw invalid(form) }
+            _ = c.expect(0x3A)
+            guard let om = c.number(2) else { throw invalid(form) }
             guard oh <= 23, om < 60 else { throw invalid("has a UTC offset beyond ±23:59") }
             let offset = Double(oh * 3600 + om * 60)
             seconds += sign == 0x2B ? -offset : offset
         } else {
             throw invalid(form)
         }
-        guard bytes.isEmpty else { throw invalid(form) }
+        guard c.bytes.isEmpty else { throw invalid(form) }
         let date = Date(timeIntervalSince1970: seconds + fraction)
         // An offset or a leap second can carry a date in the range out of it.
         guard isInRange(date) else { throw invalid("is outside \(validRangeText)") }
@@ -225,5 +212,31 @@ public enum CivilDate {
         let day = dayOfYear - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+/// The bytes of a date still to read, for `ISO8601.parse`.
+private struct DateCursor {
+    var bytes: ArraySlice<UInt8>
+
+    /// `count` decimal digits as a number, consumed; nil (some consumed) when fewer are there.
+    @inline(__always)
+    mutating func number(_ count: Int) -> Int? {
+        guard bytes.count >= count else { return nil }
+        var value = 0
+        for _ in 0..<count {
+            let b = bytes.removeFirst()
+            guard b >= 0x30, b <= 0x39 else { return nil }
+            value = value * 10 + Int(b - 0x30)
+        }
+        return value
+    }
+
+    /// Consumes `c` when it comes next.
+    @inline(__always)
+    mutating func expect(_ c: UInt8) -> Bool {
+        guard bytes.first == c else { return false }
+        bytes.removeFirst()
+        return true
     }
 }
