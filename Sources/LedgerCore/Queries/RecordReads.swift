@@ -21,7 +21,7 @@ import LedgerLog
 ///
 /// Memory: the chunk's samples, the held payloads (at most `payloadBudget` bytes;
 /// records first read after that are not held) and the sample tables, capped at
-/// `tableBudget` entries (16 MiB); past that cap tables and held payloads are
+/// `tableBudget` entries (64 MiB: the tables of a 16M-sample ledger); past that cap tables and held payloads are
 /// dropped and records are read whole again.
 final class RecordReads {
     private let file: any LogFile
@@ -61,7 +61,7 @@ final class RecordReads {
         }
     }
 
-    init(fs: any LogFileSystem, tableBudget: Int = 4 << 20, payloadBudget: Int = 64 << 20) throws {
+    init(fs: any LogFileSystem, tableBudget: Int = 16 << 20, payloadBudget: Int = 64 << 20) throws {
         file = try fs.open(LogWriter.logFileName, .readOnly)
         self.tableBudget = tableBudget
         self.payloadBudget = payloadBudget

@@ -137,7 +137,7 @@ package struct SampleReader {
 
     /// A reader of the ledger in `fs` (opens the log read-only).
     package init(_ fs: any LogFileSystem, chunkSize: Int = 4096) throws {
-        try self.init(fs, chunkSize: chunkSize, tableBudget: 4 << 20)
+        try self.init(fs, chunkSize: chunkSize, tableBudget: 16 << 20)
     }
 
     /// `tableBudget`: cap on the sample-table entries kept, `payloadBudget` on the bytes
