@@ -248,7 +248,7 @@ public struct HealthAutoExportPayload: Sendable {
         var duration: Double?
         if w["duration"] != nil { duration = try Self.number(w, "duration", at) }
         var uuid = c.uuid("workout." + name, start, end, "\(duration ?? 0)")
-        if case .string(let id)? = w["id"], let given = UUID(uuidString: id) { uuid = given }
+        if case .string(let id)? = w["id"], let given = UUIDText.parse(id) { uuid = given }
         workouts += 1
         points["workouts", default: 0] += 1
         samples.append(try Self.model(at) {

@@ -33,7 +33,7 @@ enum AuditCommand {
         let text = try args.required("TYPE or UUID")
         try args.finish()
         let subject: LedgerAudit.Subject
-        if let uuid = UUID(uuidString: text) {
+        if let uuid = UUIDText.parse(text) {
             subject = .object(uuid)
         } else if text.hasPrefix("raw:") {
             subject = .raw(String(text.dropFirst(4)))

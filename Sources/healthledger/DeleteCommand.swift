@@ -1,5 +1,6 @@
 import Foundation
 import HealthLedger
+import HealthModel
 import LedgerCore
 
 /// `healthledger delete`.
@@ -20,7 +21,7 @@ enum DeleteCommand {
         guard let identity = try Identity.read(&args) else { return }
         let reason = try args.option("--reason")
         let uuids = try args.remainingPositionals().map { text -> UUID in
-            guard let u = UUID(uuidString: text) else { throw CLIError.invalidInput("invalidUUID: '\(text)'") }
+            guard let u = UUIDText.parse(text) else { throw CLIError.invalidInput("invalidUUID: '\(text)'") }
             return u
         }
         try args.finish()

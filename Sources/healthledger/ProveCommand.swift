@@ -1,4 +1,5 @@
 import Foundation
+import HealthModel
 import LedgerCore
 import LedgerLog
 import LedgerReporting
@@ -81,7 +82,7 @@ enum ProveCommand {
         if let seqText {
             sequence = try LedgerAccess.sequence(seqText, "--seq")
         } else {
-            guard let uuid = UUID(uuidString: uuidText ?? "") else { throw CLIError.usage("'\(uuidText ?? "")' is not a UUID") }
+            guard let uuid = UUIDText.parse(uuidText ?? "") else { throw CLIError.usage("'\(uuidText ?? "")' is not a UUID") }
             guard let (offset, sample) = try LedgerView.read(global, as: .owner).storedSample(uuid) else {
                 throw CLIError.notFound("sampleNotFound: \(uuid.uuidString)")
             }

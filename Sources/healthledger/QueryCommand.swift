@@ -111,7 +111,7 @@ enum QueryCommand {
         guard let key = sortKeys[sortText] else { throw CLIError.usage("--sort takes start, end, duration, energy or distance") }
         var after: UUID?
         if let afterText {
-            guard let u = UUID(uuidString: afterText) else { throw CLIError.usage("--after takes the UUID printed as `next:`") }
+            guard let u = UUIDText.parse(afterText) else { throw CLIError.usage("--after takes the UUID printed as `next:`") }
             after = u
         }
         let sort = [SampleSortDescriptor(key, ascending: ascending)]

@@ -45,7 +45,7 @@ enum SaveCommand {
         let start = try startText.map { try Parse.date($0, "--start") } ?? Date()
         let end = try endText.map { try Parse.date($0, "--end") } ?? start
         let uuid = try args.option("--uuid").map { text -> UUID in
-            guard let u = UUID(uuidString: text) else { throw CLIError.invalidInput("invalidUUID: '\(text)'") }
+            guard let u = UUIDText.parse(text) else { throw CLIError.invalidInput("invalidUUID: '\(text)'") }
             return u
         } ?? UUID()
         let metadata = try Parse.metadata(try args.options("--meta"))

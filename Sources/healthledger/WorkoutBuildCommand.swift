@@ -204,7 +204,7 @@ enum WorkoutBuildCommand {
         guard let type = try IngestCommand.string(object, "activityType") else { throw IngestCommand.missing("activityType") }
         var uuid = UUID()
         if let text = try IngestCommand.string(object, "uuid") {
-            guard let parsed = UUID(uuidString: text) else { throw CLIError.invalidInput("invalidUUID: \"uuid\" '\(text)'") }
+            guard let parsed = UUIDText.parse(text) else { throw CLIError.invalidInput("invalidUUID: \"uuid\" '\(text)'") }
             uuid = parsed
         }
         var events: [WorkoutEvent] = []

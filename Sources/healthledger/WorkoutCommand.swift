@@ -6,7 +6,7 @@ import LedgerReporting
 
 enum WorkoutCommand {
     static func uuid(_ text: String) throws -> UUID {
-        guard let u = UUID(uuidString: text) else { throw CLIError.invalidInput("invalidUUID: '\(text)'") }
+        guard let u = UUIDText.parse(text) else { throw CLIError.invalidInput("invalidUUID: '\(text)'") }
         return u
     }
 

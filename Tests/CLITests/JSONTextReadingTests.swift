@@ -1,4 +1,5 @@
 import Foundation
+import HealthModel
 import LedgerReporting
 import Testing
 

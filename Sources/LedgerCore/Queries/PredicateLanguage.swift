@@ -232,7 +232,7 @@ enum PredicateLanguage {
                     throw error(field.column, "'value' applies to quantity and category types")
                 }
             case "uuid":
-                guard let u = UUID(uuidString: operand.text) else { throw error(operand.column, "'\(operand.text)' is not a UUID") }
+                guard let u = UUIDText.parse(operand.text) else { throw error(operand.column, "'\(operand.text)' is not a UUID") }
                 return try equality(.uuids([u]))
             case "source":
                 return try equality(.sources([operand.text]))

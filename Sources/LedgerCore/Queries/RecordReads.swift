@@ -21,8 +21,8 @@ import LedgerLog
 ///
 /// Memory: the chunk's samples, the held payloads (at most `payloadBudget` bytes;
 /// records first read after that are not held) and the sample tables, capped at
-/// `tableBudget` entries (64 MiB: the tables of a 16M-sample ledger); past that cap tables and held payloads are
-/// dropped and records are read whole again.
+/// `tableBudget` entries (64 MiB: the tables of a 16M-sample ledger); past that cap
+/// tables and held payloads are dropped and records are read whole again.
 final class RecordReads {
     private let file: any LogFile
     private var tables: [UInt64: Table] = [:]

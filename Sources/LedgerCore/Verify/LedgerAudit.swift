@@ -112,7 +112,7 @@ package enum LedgerAudit {
             var keep: [UUID: Bool] = [:]
             entries = try entries.filter { e in
                 guard let text = e.what.split(separator: " ").dropFirst().first.map(String.init),
-                      let uuid = UUID(uuidString: text), let slot = state.samples.slot(of: uuid) else { return false }
+                      let uuid = UUIDText.parse(text), let slot = state.samples.slot(of: uuid) else { return false }
                 if let known = keep[uuid] { return known }
                 guard case .unrecognized(let u) = try fetcher.sample(slot, in: state) else { return false }
                 keep[uuid] = u.typeIdentifier == identifier
@@ -124,7 +124,7 @@ package enum LedgerAudit {
             guard e.kind == .samplesSaved, e.what.hasPrefix("saved") else { return e }
             let uuidText: String
             if case .object(let uuid) = subject { uuidText = uuid.uuidString } else { uuidText = String(e.what.dropFirst(6)) }
-            guard let uuid = UUID(uuidString: uuidText), let slot = state.samples.slot(of: uuid) else { return e }
+            guard let uuid = UUIDText.parse(uuidText), let slot = state.samples.slot(of: uuid) else { return e }
             let sample = try fetcher.sample(slot, in: state)
             return Entry(sequence: e.sequence, recordedAt: e.recordedAt, kind: e.kind, actor: e.actor,
                          what: e.what + ": " + summary(sample), authorization: e.authorization)

@@ -39,7 +39,7 @@ extension LedgerService {
     /// the type), the owner anything → 204.
     func deleteSample(_ call: Call) async throws -> HTTPResponse {
         try call.only(["reason"])
-        guard let uuid = UUID(uuidString: call.params["uuid"] ?? "") else {
+        guard let uuid = UUIDText.parse(call.params["uuid"] ?? "") else {
             throw Problem.usage("\(call.params["uuid"]?.prefix(40) ?? "") is not a UUID")
         }
         let reason = try call.query("reason")
@@ -62,7 +62,7 @@ extension LedgerService {
         let limit = try call.int("limit", in: 0...Int(Int32.max), default: 0)
         var after: UUID?
         if let text = try call.query("after") {
-            guard let u = UUID(uuidString: text) else { throw Problem.usage("after takes the UUID a page's next line gave") }
+            guard let u = UUIDText.parse(text) else { throw Problem.usage("after takes the UUID a page's next line gave") }
             after = u
         }
         let keys: [String: SampleSortKey] = ["start": .startDate, "end": .endDate, "duration": .workoutDuration,

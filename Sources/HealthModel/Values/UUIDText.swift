@@ -4,7 +4,8 @@ import Foundation
 /// either case — read byte by byte. Foundation's `UUID(uuidString:)` on Linux
 /// parses each pair of digits with `sscanf` (a tenth of `ingest`'s time) and so
 /// also takes a sign, a space or `0x` inside a group (`+0000007-…` is accepted
-/// there); this reader takes hexadecimal digits and the four hyphens only.
+/// there); this reader takes hexadecimal digits and the four hyphens only. Every UUID
+/// the project reads from text (lines, arguments, requests, predicates) goes through it.
 package enum UUIDText {
     /// The UUID `text` spells, or nil when it is not exactly 36 characters of
     /// hexadecimal digits with hyphens at 8, 13, 18 and 23.
