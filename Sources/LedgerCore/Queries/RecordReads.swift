@@ -80,7 +80,8 @@ final class RecordReads {
 
     /// The samples of `wants`, in the same order.
     func samples(_ wants: [Want], source: (AppOrdinal) -> Source?) throws -> [Sample] {
-        // Every record held: decode in the caller's order, straight from memory.
+        // The leading wants whose records are held: decoded in the caller's order,
+        // straight from memory; the rest (usually none) grouped by record.
         var inOrder: [Sample] = []
         inOrder.reserveCapacity(wants.count)
         var last: DecodedTop?
@@ -89,7 +90,11 @@ final class RecordReads {
             inOrder.append(try decode(want, table: table, buffer: payload, bufferStart: 0, reusing: &last, source: source))
         }
         if inOrder.count == wants.count { return inOrder }
-        inOrder.removeAll()
+        return inOrder + (try grouped(Array(wants[inOrder.count...]), source: source))
+    }
+
+    /// The samples of `wants`, in the same order, read record by record.
+    private func grouped(_ wants: [Want], source: (AppOrdinal) -> Source?) throws -> [Sample] {
         var out = [Sample?](repeating: nil, count: wants.count)
         let order = wants.indices.sorted {
             let a = wants[$0], b = wants[$1]

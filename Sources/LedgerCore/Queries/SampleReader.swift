@@ -236,18 +236,18 @@ package struct SampleReader {
         // The selection, over the slots as a buffer (owned) or element by element (mapped:
         // only the blocks of the slots it reads are copied and checked, S8).
         func select<Slots: SlotSource>(_ s: Slots) throws -> UUID? {
+            func want(_ slot: UInt32, _ e: SampleIndex.Slot, _ app: UInt32) -> RecordReads.Want {
+                RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: index.position(slot), uuid: e.uuid, app: app)
+            }
             func wanted(_ slot: UInt32) -> RecordReads.Want {
                 let e = s.slot(slot)
-                return RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: index.position(slot), uuid: e.uuid,
-                                        app: index.app(slot, e))
+                return want(slot, e, index.app(slot, e))
             }
             /// `wanted(slot)` when `admits(slot)`, else nil: the slot read once.
             func wantedIfAdmitted(_ slot: UInt32) -> RecordReads.Want? {
                 let e = s.slot(slot)
                 let app = index.app(slot, e)
-                guard admits(slot, e, app) else { return nil }
-                return RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: index.position(slot), uuid: e.uuid,
-                                        app: app)
+                return admits(slot, e, app) ? want(slot, e, app) : nil
             }
             func fetch(_ wants: [RecordReads.Want]) throws -> [Sample] {
                 try state.checkIntact()  // S8: never read the log at offsets a damaged block gave
