@@ -12,7 +12,7 @@ import LedgerLog
 public actor HealthStore {
     /// The ledger this store writes to (shared by every app in the process). Not
     /// public: code handed an app's store must not reach the ledger's write verbs and
-    /// append a grant for its own app (issue 29); the package's front ends and the
+    /// append a grant for its own app; the package's front ends and the
     /// report read through it.
     package nonisolated let ledger: Ledger
     /// The app this store acts for.

@@ -7,7 +7,7 @@ import LedgerServer
 import Glibc
 #endif
 
-/// `healthledger serve`: the ledger as an HTTP service (issue 30).
+/// `healthledger serve`: the ledger as an HTTP service.
 enum ServeCommand {
     static let help = """
         USAGE: healthledger [--ledger PATH] serve [--listen ADDRESS] [--allow-remote]

@@ -2,7 +2,7 @@ import Foundation
 import HealthModel
 
 /// The rules checked when the store appends an event, and never when a log is read
-/// (events/FORMAT.md, "Rules", since issue 28): **E13**, the importer's namespace, and
+/// (events/FORMAT.md, "Rules"): **E13**, the importer's namespace, and
 /// **E14**, a new app's bundle identifier. Logs written before them may hold events
 /// they refuse (an `export:` app an earlier release let anyone register, a bundle
 /// identifier with a space); such logs stay valid, so replay and `verify` do not run

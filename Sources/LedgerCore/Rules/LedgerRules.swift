@@ -89,7 +89,7 @@ enum LedgerRules {
             }
             switch h.kind {
             case .unrecognized:
-                // E2 (since issue 30): any registered app may keep raw records — imported
+                // E2: any registered app may keep raw records — imported
                 // sources their export's, an app a bridge's (Health Auto Export's metrics
                 // with no HealthKit type). Only the owner reads them; no type's
                 // permission covers them. HealthKit's `save` refuses them before the rules.

@@ -60,7 +60,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// An `absentFromExport` removes what no import brought (a sample of a source that
     /// is not imported, a correlation's member on its own, a day without a summary).
     case notBroughtByImport(String)
-    /// Something only an import does (rule E13, since issue 28, checked on append): an
+    /// Something only an import does (rule E13, checked on append): an
     /// app named `export:…` registered or renamed, an app marked imported, a decision on
     /// an imported basis, or an imported source acting, outside an import transaction.
     case reservedForImports(String)

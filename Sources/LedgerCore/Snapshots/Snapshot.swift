@@ -57,7 +57,7 @@ public enum SnapshotFile {
     static let magic = Array("HLSNAP01".utf8)
     static let folder = "snapshots"
     static let headerLength = 128
-    /// 2: 40-byte slots with the record-start and app-overflow sections (issue 14).
+    /// 2: 40-byte slots with the record-start and app-overflow sections.
     static let version: UInt32 = 2
 
     enum Section: UInt32, CaseIterable {
@@ -73,7 +73,7 @@ public enum SnapshotFile {
         /// Written only when a workout has associated samples (Snapshot+Preferences).
         case associations = 41
         /// Written only when a workout has activities (SnapshotFile+WorkoutActivities);
-        /// issue 11 was given 32, in the statistics range, for it.
+        /// its number, 32, lies in the statistics range for history's sake.
         case workoutActivities = 32
         /// Import transactions: the imports with their events' versions (replaces 5,
         /// which only older snapshots hold), and the count of events not applied.
@@ -231,7 +231,7 @@ public enum SnapshotFile {
             let found = UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
             guard found == version else {
                 throw SnapshotProblem.unreadable(file: name, reason: found == 1
-                    ? "snapshot version 1 (56-byte slots, before issue 14) is not read by this release"
+                    ? "snapshot version 1 (56-byte slots) is not read by this release"
                     : "unknown snapshot version \(found)", rule: "S1")
             }
             var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)

@@ -3,7 +3,7 @@ import HealthModel
 
 /// A statistic that is not a finite number: the ledger holds values of the type too
 /// large to add up (or to average) — saved before values had an upper bound
-/// (`QuantityValueRange`, since issue 28), since values read back from a log are not
+/// (`QuantityValueRange`), since values read back from a log are not
 /// range-checked. The read fails with this, naming the bucket, rather than answer a
 /// bucket without its value or leave it out. A read failing on stored data: not an
 /// input error (the command line's exit 1).
