@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import AppleHealthImport
 
-/// Issue 28, item 13 (the importer's part): an ActivitySummary's
+/// In the importer, an ActivitySummary's
 /// `activeEnergyBurnedUnit` must be a unit of energy. Anything else — markup, text
 /// that is no unit, a unit of another kind — refuses the import with its place, as
 /// an unparsable number there does; it is never kept (nor printed back later).

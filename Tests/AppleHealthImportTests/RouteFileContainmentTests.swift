@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import AppleHealthImport
 
-/// Issue 28, item 3: a workout route's `FileReference` is read only from inside the
+/// A workout route's `FileReference` is read only from inside the
 /// export (its XML's folder, or the zip): `..`, symlinks leading out, and whatever
 /// lies outside are counted as missing route files, exactly like a file that is not
 /// there, with nothing of them read (no existence oracle). Inside the export, only

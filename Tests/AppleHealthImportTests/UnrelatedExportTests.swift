@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import AppleHealthImport
 
-/// Issue 28, item 6: an export that shares not one record with what the ledger's
+/// An export that shares not one record with what the ledger's
 /// earlier imports brought (and still hold) would remove all of it as "absent from
 /// this export" — another person's export, whatever its `<Me>` says or leaves out.
 /// It is refused before anything is written, unless `force`. A record in common,

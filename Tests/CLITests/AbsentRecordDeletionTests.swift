@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 28, item 15 (the importer's part): the deletion of what a newer export no
+/// The importer's deletion of what a newer export no
 /// longer holds, checked directly. Export A, then A without one Record: exactly that
 /// sample's UUID is deleted — gone from queries, one deletion of it in the change
 /// feed (and none of any other type) — and the summary says 1 absent.

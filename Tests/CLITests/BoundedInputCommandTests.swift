@@ -1,6 +1,6 @@
 import Testing
 
-/// Input that used to kill the process (issue 17, items 5 and 7) is refused with exit 3.
+/// Input that used to kill the process is refused with exit 3.
 struct BoundedInputCommandTests {
     @Test func aUnitNested20000DeepIsRefusedNotACrash() throws {
         let text = String(repeating: "(", count: 20_000) + "kg" + String(repeating: ")", count: 20_000)

@@ -73,7 +73,7 @@ struct ChangesCommandTests {
         #expect(lines.filter { $0.hasPrefix("{\"anchor\":") }.count == 3)
     }
 
-    /// Issue 28 (14): a follower whose ledger folder is replaced by another ledger says
+    /// A follower whose ledger folder is replaced by another ledger says
     /// that the ledger at the path is another one (exit 5), not that its index and the
     /// log disagree or that a history was rewritten.
     @Test func followOnAFolderReplacedByAnotherLedgerSaysTheLedgerIsAnotherOne() throws {
@@ -98,7 +98,7 @@ struct ChangesCommandTests {
         #expect(follower.wait() == .exited(5))
     }
 
-    /// Issue 28, item 15: a copy whose tail was cut and re-appended holds as many samples
+    /// A copy whose tail was cut and re-appended holds as many samples
     /// and deletions as the anchor covers, so only the anchor's history check refuses it
     /// (exit 5); the original still accepts the anchor.
     @Test func anAnchorIsRefusedByACopyCutAndReAppendedWithTheSameCounts() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 28 (14): `checkpoint` and `prove` sign with a private key that others can read
+/// `checkpoint` and `prove` sign with a private key that others can read
 /// no more: a key file with any group or other permission is refused (as ssh refuses an
 /// unprotected private key), naming the file, its mode and the fix; nothing is printed.
 struct CheckpointKeyModeTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 11, "the rest of HKHealthStore", from the command line.
+/// The rest of HKHealthStore, from the command line.
 struct HealthKitFidelityCommandTests {
     func run(_ dir: TemporaryDirectory, _ args: [String]) throws -> CLIResult {
         try CLIRunner.run(["--ledger", dir.path] + args)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 28, items 6, 10 and 11, as a user meets them: an import that is refused
+/// Import refusals as a user meets them: an import that is refused
 /// (exit 5, "before anything is written") and a `--dry-run` leave the ledger byte for
 /// byte as it was, files and all — also after a killed import, which only a real
 /// import's writer aborts; another person's export is refused unless `--force`; and a

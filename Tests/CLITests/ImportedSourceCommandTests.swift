@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 28, item 5, through the binary: an imported source (`export:NAME`) is the
+/// Through the binary, an imported source (`export:NAME`) is the
 /// import's alone (rule E13), so an acknowledged sample cannot be deleted by acting
 /// as its source and importing the export again; and a new app's bundle identifier
 /// is HealthKit's kind (rule E14).

@@ -3,7 +3,7 @@ import HealthModel
 import LedgerReporting
 import Testing
 
-/// The byte-level readers on ingest's path (issue 31): a JSON string without escapes
+/// The byte-level readers on ingest's path: a JSON string without escapes
 /// is taken as its bytes, duplicate names are found by comparison in small objects and
 /// by hashing in large ones, and a UUID's text is read without `sscanf` — each giving
 /// exactly what the general path gives, and refusing what it must.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 17, item 1, as the attack was run: writer A ingests and commits a line,
+/// The LOCK attack as it was run: writer A ingests and commits a line,
 /// `rm LOCK`, writer B ingests. Before, B got `committed 1-1` and A's next batch
 /// overwrote it (verify said OK). Now B is refused (exit 7) and both of A's
 /// acknowledged batches are there.

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// Rule S8 through the binary, against another process changing the snapshot while a
-/// read command runs (issue 28): the read answers exactly as it would have, or fails
+/// read command runs: the read answers exactly as it would have, or fails
 /// with exit 6 naming S8 — never a signal. `tools/snapshot_attack.sh` repeats these
 /// attacks (and shrinking, growing) a hundred times against a release build.
 struct MappedSnapshotAttackTests {

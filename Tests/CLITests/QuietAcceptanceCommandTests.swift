@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 28, item 13: input that was accepted quietly and meant something else (or
+/// Input that was accepted quietly and meant something else (or
 /// nothing) is refused, naming what is wrong.
 struct QuietAcceptanceCommandTests {
     /// Heart rates 60 and 120 count/min (com.example.hr) and steps 60, 120, 100.

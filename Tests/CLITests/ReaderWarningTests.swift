@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 17, item 2: every read command warns when it stops short of the log's end,
+/// Every read command warns when it stops short of the log's end,
 /// and a log cut below the length `index/log.idx` proves durable is damage (exit 6).
 struct ReaderWarningTests {
     static let reads: [[String]] = [

@@ -4,7 +4,7 @@ import LedgerChecksums
 import TestSupport
 import AppleHealthImport
 
-/// Issue 11, bug 1: the README's own tour failed (`hl --app ID query bodyMass` was
+/// The README's own tour failed (`hl --app ID query bodyMass` was
 /// "unknown command"). These tests run every command line of README.md's `sh` blocks,
 /// unchanged, in a fresh folder, and check each one's exit status.
 struct ReadmeCommandTests {
@@ -53,7 +53,7 @@ struct ReadmeCommandTests {
     /// is a stand-in: `swift run -c release healthledger ARGS` runs that binary and
     /// `swift test` (this very suite) is not run again from inside itself; `export.zip`
     /// is the small hand-written export, zipped.
-    @Test func bug1EveryReadmeCommandLineRunsUnchanged() throws {
+    @Test func everyReadmeCommandLineRunsUnchanged() throws {
         let dir = TemporaryDirectory("readme")
         let fm = FileManager.default
         let release = dir.url.appendingPathComponent(".build/release")
@@ -102,7 +102,7 @@ struct ReadmeCommandTests {
 
     /// `--app ID`, `--app=ID`, `--ledger L`, `--ledger=L`: before or after the command,
     /// the same answer (before the fix `--app ID query` was "unknown command 'ID'").
-    @Test func bug1GlobalOptionsTakeBothFormsBeforeOrAfterTheCommand() throws {
+    @Test func globalOptionsTakeBothFormsBeforeOrAfterTheCommand() throws {
         let dir = try StoreCommandTests.prepared()
         let forms: [[String]] = [
             ["--ledger", dir.path, "--app", "com.example.scale", "query", "bodyMass"],

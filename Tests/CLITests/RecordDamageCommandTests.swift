@@ -4,7 +4,7 @@ import TestSupport
 import LedgerChecksums
 import LedgerLog
 
-/// Issue 28, item 15: checks that no test exercised directly, each through the command
+/// Checks that no test exercised directly, each through the command
 /// that relies on it — the CRC of a record read by its offset (`prove`), and the hash
 /// chain outside recovery (`verify`).
 struct RecordDamageCommandTests {

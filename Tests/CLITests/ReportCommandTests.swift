@@ -133,7 +133,7 @@ struct ReportCommandTests {
         #expect(try StoreCommandTests.contents(dir) == before)
     }
 
-    /// Issue 28, item 14: `--out` writes the page (the whole profile) with mode 0600, as
+    /// `--out` writes the page (the whole profile) with mode 0600, as
     /// the ledger's files, whatever the umask, and replaces a file already there (its
     /// mode with it).
     @Test func theReportFileIsReadableByItsOwnerAlone() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `healthledger serve` as people run it (issue 30): a client in another language
+/// `healthledger serve` as people run it: a client in another language
 /// (Python's http.client, `tools/serve_tour.py`) tours every route and refusal; the
 /// README's curl block runs unchanged but for the port; SIGTERM stops it cleanly and
 /// the ledger and its access log verify.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `healthledger statistics` and `healthledger priority`: the issue's numbers through
+/// `healthledger statistics` and `healthledger priority`: worked examples through
 /// the binary, tables, JSON Lines, errors and exit codes.
 struct StatisticsCommandTests {
     static let watch = "com.apple.health.WATCH-UUID", phone = "com.apple.health.PHONE-UUID"
@@ -94,7 +94,7 @@ struct StatisticsCommandTests {
         #expect(none.stdout == "start\tend\tsum (count)\n")
     }
 
-    /// Issue 28, item 14: Pacific/Apia skipped 2011-12-30 when it crossed the date line:
+    /// Pacific/Apia skipped 2011-12-30 when it crossed the date line:
     /// no bucket of no length for it, in JSON or the table; and the table rounds as the
     /// Health app shows (steps whole) while JSON keeps every digit.
     @Test func aDayTheZoneSkippedIsNoBucketAndTheTableRoundsSteps() throws {
@@ -128,7 +128,7 @@ struct StatisticsCommandTests {
             """)
     }
 
-    /// Issue 28, item 14: averages in the table to four significant digits (never
+    /// Averages in the table to four significant digits (never
     /// fewer than the whole part), every digit in JSON.
     @Test func theTableShowsAveragesToFourSignificantDigits() throws {
         let dir = try Self.ledger()

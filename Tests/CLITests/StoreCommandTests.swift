@@ -158,7 +158,7 @@ struct StoreCommandTests {
         #expect(stats.stdout.contains("\"HKQuantityTypeIdentifierBodyMass\":{\"com.example.scale\":20001}"))
     }
 
-    /// Issue 28, item 14: `stats` sizes its columns to their content: no kind's name is
+    /// `stats` sizes its columns to their content: no kind's name is
     /// cut (`activitySummariesRecorded` was shown as `activitySummariesRecorde`).
     @Test func statsColumnsAreAsWideAsTheirLongestCell() throws {
         let dir = try Self.prepared()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 28, item 8, through the binary: a value beyond its type's bound is refused
+/// Through the binary, a value beyond its type's bound is refused
 /// at save; values an earlier release stored beyond it make `statistics` fail by name
 /// (exit 1, a read failing on stored data) before printing anything, and the report
 /// say which chart it could not draw, never drop a day or a chart silently.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 28, item 9: one flipped byte in the derived `index/log.idx` made `verify` say
+/// One flipped byte in the derived `index/log.idx` made `verify` say
 /// "FAILED log … the log was cut or replaced?" (exit 6), while deleting the index made it
 /// pass. I1: such an index is ignored and rebuilt — `verify` says so and blames nothing.
 struct VerifyIndexCommandTests {

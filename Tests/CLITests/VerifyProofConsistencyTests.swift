@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 import LedgerLog
 
-/// Issue 28, item 4: `tools/verify_proof.py` checks a consistency proof from the
+/// `tools/verify_proof.py` checks a consistency proof from the
 /// checkpoint the verifier kept (`--old FILE`), requires every checkpoint it relies on
 /// to be signed by the verifier key, and prints both roots. Before, it took the old
 /// checkpoint from the proof itself and accepted it unsigned, so a rewritten and
@@ -88,7 +88,7 @@ struct VerifyProofConsistencyTests {
         #expect(try Self.check(kept, key: key, oldPath: keptPath) == (2, ""))
     }
 
-    /// The issue's attack: one bodyMass value 70 → 99 kg, record CRC32Cs and the chain
+    /// The attack: one bodyMass value 70 → 99 kg, record CRC32Cs and the chain
     /// recomputed, the stale tree file deleted, and the attacker's own checkpoint of the
     /// rewritten history (unsigned) as the proof's old checkpoint.
     @Test(.enabled(if: python != nil, "needs python3 for tools/verify_proof.py"))
@@ -114,7 +114,7 @@ struct VerifyProofConsistencyTests {
         let forgedPath = try TransparencyCommandTests.keep(forged, "forged.txt", in: dir)
         let proof = try Self.ok(dir, ["--json", "prove", "--from-checkpoint", forgedPath])
 
-        // As the issue ran it (the old checkpoint taken from the proof): no "OK" any more.
+        // Without `--old` (the old checkpoint taken from the proof): no "OK" any more.
         #expect(try Self.check(proof, key: key) == (2, ""))
         // From the checkpoint the verifier kept: refused, both roots printed.
         let (status, out) = try Self.check(proof, key: key, oldPath: keptPath)

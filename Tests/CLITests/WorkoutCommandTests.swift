@@ -27,7 +27,7 @@ struct WorkoutCommandTests {
 
     func log(_ dir: TemporaryDirectory) throws -> Data { try Data(contentsOf: dir.url.appendingPathComponent("ledger.log")) }
 
-    /// The bug: `workout save --start 2026-03-01` was midnight UTC, not the start of
+    /// `workout save --start 2026-03-01` was midnight UTC, not the start of
     /// the owner's day (10:00Z in Honolulu) as every other day boundary is.
     @Test func workoutSaveReadsADateAloneInTheOwnersTimeZone() throws {
         let dir = try prepared()

@@ -6,7 +6,7 @@ import LedgerLog
 import Testing
 import TestSupport
 
-/// Issue 18.4, and why a81fdf2 was reverted: the ledger folds an event into its
+/// Why a81fdf2 was reverted: the ledger folds an event into its
 /// projections when the event is enqueued, before the writer has written its record.
 /// In-process readers (anchored queries, the change stream, the observer, sample
 /// queries) must only ever be told of events whose records are in the log file, or

@@ -5,7 +5,7 @@ import LedgerCore
 import Testing
 import TestSupport
 
-/// Rule E11 through the store API (issue 28 item 12): no read of a store shows an
+/// Rule E11 through the store API: no read of a store shows an
 /// import that has not committed. Each read below starts while an import transaction
 /// holding its answer is open; it must wait, and see nothing of the import once the
 /// import is aborted.

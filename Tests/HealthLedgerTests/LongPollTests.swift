@@ -6,7 +6,7 @@ import LedgerLog
 import Testing
 import TestSupport
 
-/// The change feed as a long poll (issue 30): it returns as soon as a commit brings a
+/// The change feed as a long poll: it returns as soon as a commit brings a
 /// change the reader may see, waits on through changes it may not, and returns empty
 /// at its deadline.
 struct LongPollTests {

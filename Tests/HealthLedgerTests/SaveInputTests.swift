@@ -5,7 +5,7 @@ import LedgerCore
 import Testing
 import TestSupport
 
-/// Issue 28, items 8, 13 and 5 at the store API, so that no front end goes around
+/// Input rules held at the store API, so that no front end goes around
 /// them: what an app saves is held to the model's bounds and HealthKit's metadata
 /// types, a workout's events end within it, and the importer's namespace is not an
 /// app's.

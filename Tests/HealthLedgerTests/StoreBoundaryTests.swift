@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// What code handed an app's `HealthStore` can reach (issue 29): a client compiled
+/// What code handed an app's `HealthStore` can reach: a client compiled
 /// against `import HealthLedger` alone, with the modules this build made, may call
 /// the store's API but cannot reach the ledger behind it — so it cannot append a grant
 /// for its own app. The compiler is the judge: each client is type-checked by `swiftc`.

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import HealthModel
 
-/// Hostile or careless input is refused with a typed error, never a trap (issue 17,
-/// items 5, 7 and 13): unit strings are bounded in length, nesting and powers; dates
+/// Hostile or careless input is refused with a typed error, never a trap: unit
+/// strings are bounded in length, nesting and powers; dates
 /// are bounded to the range that prints as ISO 8601 and must name their UTC offset.
 struct InputBoundsTests {
     // MARK: Units

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import HealthModel
 
-/// Issue 28, item 13: HealthKit's boolean metadata keys take booleans (or the NSNumber
+/// HealthKit's boolean metadata keys take booleans (or the NSNumber
 /// 1/0 HealthKit stores them as), never strings such as "yes"; other keys are free.
 struct MetadataValueTypeTests {
     @Test func booleanKeysTakeBooleansOnly() throws {

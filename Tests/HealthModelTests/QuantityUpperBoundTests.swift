@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import HealthModel
 
-/// Issue 28, item 8: every quantity type's values have an upper bound in the
+/// Every quantity type's values have an upper bound in the
 /// canonical unit (1e15; sound levels 1,000 dB), so no sum a ledger can hold is
 /// infinite; values already in a log are read back unchecked.
 struct QuantityUpperBoundTests {

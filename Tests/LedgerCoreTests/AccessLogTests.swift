@@ -4,7 +4,7 @@ import Testing
 import LedgerLog
 import TestSupport
 
-/// The access log (issue 30): entries round-trip, concurrent records are all durable,
+/// The access log: entries round-trip, concurrent records are all durable,
 /// verify names damage, and the log holds no health data.
 struct AccessLogTests {
     static func entry(_ i: Int) -> AccessEntry {

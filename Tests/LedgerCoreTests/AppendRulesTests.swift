@@ -25,7 +25,7 @@ struct AppendRulesTests {
          .save(bundleIdentifier: source.bundleIdentifier, samples: [try imported(n)])]
     }
 
-    /// E13 (issue 28, item 5): outside an import nobody registers an `export:` app or an
+    /// E13: outside an import nobody registers an `export:` app or an
     /// imported one; after an import, nobody renames its source, flips its flag, or
     /// saves, deletes or asks as it — and nothing is appended when refused.
     @Test func e13OnlyAnImportRegistersRenamesOrActsAsAnExportSource() async throws {
@@ -89,7 +89,7 @@ struct AppendRulesTests {
         #expect(await ledger.state.samples.deletedCount == 1)
     }
 
-    /// E14 (issue 28, item 13): a new app's bundle identifier is HealthKit's kind,
+    /// E14: a new app's bundle identifier is HealthKit's kind,
     /// `A–Z a–z 0–9 . -`, at most 255 bytes; an import's `export:NAME` keeps NAME as
     /// the export spells it.
     @Test func e14ANewBundleIdentifierHoldsOnlyWhatHealthKitsDo() async throws {

@@ -7,7 +7,7 @@ import LedgerLog
 import TestSupport
 
 /// Derived files (snapshots, `index/log.idx`) are untrusted bytes: any damage is
-/// skipped with a warning and the answer comes from the log (issue 17, items 6 and 9).
+/// skipped with a warning and the answer comes from the log.
 struct DerivedFileTests {
     /// A closed story ledger, its digest, and a snapshot written after the seal the
     /// way `replay --write-snapshot` writes it.

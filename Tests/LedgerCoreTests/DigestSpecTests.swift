@@ -117,7 +117,7 @@ struct DigestSpecTests {
             d.section("eventsNotApplied", 1)
             d.int(state.eventsNotApplied)
         }
-        if !state.credentials.isEmpty {  // issue 30
+        if !state.credentials.isEmpty {  // credentials, when any were issued
             d.section("credentials", state.credentials.all.count)
             for e in state.credentials.all.sorted(by: { $0.issue.id.value < $1.issue.id.value }) {
                 d.blob(EventCodec.payload(.credentialIssued(e.issue)))
@@ -226,7 +226,7 @@ extension DigestSpecTests {
         #expect(SHA256.hash(Self.specInput(state)) == state.digest())
     }
 
-    /// The credentials section (issue 30): one standing, one revoked with a reason.
+    /// The credentials section: one standing, one revoked with a reason.
     @Test func s4CredentialsAreTheSpecsBytes() async throws {
         let ledger = try makeLedger()
         try await ledger.execute(.registerApp(appA))

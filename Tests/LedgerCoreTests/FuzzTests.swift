@@ -32,7 +32,7 @@ struct FuzzTests {
         #expect(counts.refused["invalidDate", default: 0] > 100)
     }
 
-    /// Item 8: a save whose type code does not match its kind (here a quantity sample
+    /// A save whose type code does not match its kind (here a quantity sample
     /// carrying a type code past the table) trapped `open` in the fold
     /// (`precondition(code < typeCodeLimit)`) and was accepted by replay's header
     /// reader; now all three readers refuse the same event as undecodable (rule V1:
@@ -78,7 +78,7 @@ struct FuzzTests {
     }
 }
 
-/// Item 5 through the log: a save whose unit nests 2,100 parentheses (written past
+/// Through the log, a save whose unit nests 2,100 parentheses (written past
 /// the rules, as a hostile tool would) made `verify` segfault on every run; now every
 /// reader refuses that event as malformed.
 struct DeepUnitInTheLogTests {

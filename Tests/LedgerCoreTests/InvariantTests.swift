@@ -5,7 +5,7 @@ import HealthModel
 import LedgerLog
 import TestSupport
 
-/// Invariants as code (issue 18.7): each invariant of the sample index, the UUID
+/// Invariants as code: each invariant of the sample index, the UUID
 /// table and the state, broken on purpose in an otherwise sound value, is named by
 /// `checkInvariants()` — exactly that one, nothing else.
 struct InvariantTests {
@@ -165,7 +165,7 @@ struct InvariantTests {
         #expect(Self.broken { $0.tableCount = 8 } == ["UUIDTable.countIsNonemptyBuckets"])
     }
 
-    /// The preconditions the issue asked for where there were comments: they stop the
+    /// The preconditions that stand where there were comments: they stop the
     /// process, naming what broke.
     @Test func preconditionsStopTheProcess() async {
         await #expect(processExitsWith: .failure) {

@@ -5,7 +5,7 @@ import Testing
 import LedgerLog
 import TestSupport
 
-/// Issue 17, item 10: a command too large for the log is refused before anything is
+/// A command too large for the log is refused before anything is
 /// written or folded, and the ledger goes on (only the writer's I/O fails a ledger).
 struct LedgerLimitTests {
     static func oversized() throws -> Sample {

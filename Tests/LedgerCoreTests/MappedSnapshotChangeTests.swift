@@ -8,7 +8,7 @@ import TestSupport
 import Glibc
 #endif
 
-/// Rule S8 against a snapshot file that changes while a reader has it open (issue 28):
+/// Rule S8 against a snapshot file that changes while a reader has it open:
 /// another process truncates it, overwrites it in place, shrinks or grows it. The
 /// bytes a reader uses are the bytes it checked — a block changed after its first read
 /// changes no answer; a block changed before it makes the read fail with S8 — and

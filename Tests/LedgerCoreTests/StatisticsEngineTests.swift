@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// The statistics arithmetic (`StatisticsEngine`) and the calendar buckets
-/// (`StatisticsBuckets`), with the issue's numbers and a brute-force comparison.
+/// (`StatisticsBuckets`), with worked examples and a brute-force comparison.
 struct StatisticsEngineTests {
     static let utc = TimeZone(identifier: "UTC")!
     static let berlin = TimeZone(identifier: "Europe/Berlin")!
@@ -157,7 +157,7 @@ struct StatisticsEngineTests {
         #expect(out.allSatisfy { $0?.merged.sum == 100 })
     }
 
-    /// Issue 28, item 14: Pacific/Apia skipped 2011-12-30 (it crossed the date line).
+    /// Pacific/Apia skipped 2011-12-30 (it crossed the date line).
     /// The calendar gives that day's bucket no length; it does not exist, and a
     /// collection lists the four days around it, each 24 hours, without a gap.
     @Test func aDayTheZoneSkippedIsNoBucket() throws {

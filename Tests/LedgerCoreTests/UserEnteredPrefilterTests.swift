@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// `metadata.HKWasUserEntered = true` on a quantity type is answered from the
-/// statistics flags first (issue 31: a metadata predicate without decoding every
+/// statistics flags first (a metadata predicate without decoding every
 /// sample): the answer is exactly the brute-force filter's, for every way the key can
 /// be written — a boolean either way, missing, a number, duplicated with the first
 /// value deciding (as `Metadata`'s subscript reads it) — in the live state, in a

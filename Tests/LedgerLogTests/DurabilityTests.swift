@@ -5,13 +5,13 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 17's log-layer defects: each test fails on the code before the fix.
+/// The log layer's durability defects: each test fails on the code before the fix.
 struct DurabilityTests {
     static func record(_ seed: UInt64, length: Int = 40) -> LogRecord {
         LogRecord(kind: 1, kindVersion: 1, payload: payload(seed: seed, length: length))
     }
 
-    // MARK: Item 1 — one writer, even when LOCK is deleted
+    // MARK: One writer, even when LOCK is deleted
 
     /// `rm LOCK` under a running writer let a second writer open and both write at
     /// the same offset. The writer also locks the log itself, so the second is refused.
@@ -53,7 +53,7 @@ struct DurabilityTests {
         #expect(fs.currentBytes(LogWriter.logFileName) == cut)
     }
 
-    // MARK: Item 2 — a cut below a length known durable is damage
+    // MARK: A cut below a length known durable is damage
 
     /// A ledger closed cleanly (index covering the seal), then cut 10 bytes into its
     /// last acknowledged record. Before: recovery cut the rest as a torn tail and the
@@ -103,7 +103,7 @@ struct DurabilityTests {
         #expect(end.endOffset < UInt64(cut.count))
     }
 
-    // MARK: Item 11 — a nearly full disk
+    // MARK: A nearly full disk
 
     /// The space reservation failing (ENOSPC with under 4 MiB free) used to poison the
     /// writer; now appends go on without it.
@@ -156,7 +156,7 @@ struct DurabilityTests {
         try await reopened.close()
     }
 
-    // MARK: Item 3 — quarantine survives a crash
+    // MARK: Quarantine survives a crash
 
     /// Power lost at every sync (file or folder) of a recovery that cuts a torn tail:
     /// after the reboot, the tail is either still in the log or whole in quarantine.
@@ -205,7 +205,7 @@ struct DurabilityTests {
         #expect(fs.rebooted().durableBytes("q/a") == [1, 2, 3])
     }
 
-    // MARK: Item 15 — the ledger's folder is private and never followed out of
+    // MARK: The ledger's folder is private and never followed out of
 
     @Test func initIntoAnExistingFolderMakesItPrivate() async throws {
         let dir = TemporaryDirectory()

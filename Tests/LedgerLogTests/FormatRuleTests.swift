@@ -177,7 +177,7 @@ struct FormatRuleTests {
         #expect(try rejection(flipped) == LogCheckpoint.Rejection(reason: "checksum"))
         #expect(try rejection(flipped)?.description == "index/log.idx ignored: checksum [I1]")
         // Another ledger's index (intact: its checksum holds); a flipped ledgerId byte is
-        // damage, not another ledger (issue 28: the checksum is checked first).
+        // damage, not another ledger (the checksum is checked first).
         let foreign = try #require(LogCheckpoint.decode(index, ledgerId: reader.header.ledgerId))
             .encoded(ledgerId: UUID(uuidString: "6C656467-6572-4000-8000-0000000000FF")!)
         #expect(try rejection(foreign) == LogCheckpoint.Rejection(reason: "another ledger's index"))

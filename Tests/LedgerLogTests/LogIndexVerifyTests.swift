@@ -3,7 +3,7 @@ import Testing
 import LedgerChecksums
 @testable import LedgerLog
 
-/// Issue 28, item 9: `index/log.idx` is derived data. A flipped byte anywhere in it is
+/// `index/log.idx` is derived data. A flipped byte anywhere in it is
 /// damage to that file — I1: ignored and rebuilt — never a finding against the log
 /// (it made `verify` say "the log was cut or replaced?", exit 6).
 struct LogIndexVerifyTests {

@@ -1,7 +1,7 @@
 import Testing
 @testable import LedgerLog
 
-/// Issue 18.5: an encoder appending a record to a batch is given a writer of that
+/// An encoder appending a record to a batch is given a writer of that
 /// record's payload alone, never the batch's buffer.
 struct PayloadWriterTests {
     /// The second record's encoder starts at an empty payload, sees only its own

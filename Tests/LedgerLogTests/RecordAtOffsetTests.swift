@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import LedgerLog
 
-/// Issue 28, item 15: `LogReader.record(atOffset:)` — how `prove`, the sample fetcher
+/// `LogReader.record(atOffset:)` — how `prove`, the sample fetcher
 /// and the audit history read one record by the offset a projection holds, without a
 /// scan — checks the record against its own CRC (R1). Breaking that comparison passed
 /// the whole suite.

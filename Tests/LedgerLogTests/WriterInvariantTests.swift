@@ -6,7 +6,7 @@ import LedgerChecksums
 import Glibc
 #endif
 
-/// Invariants as code (issue 18.7), the writer's: a writer breaks none through its
+/// Invariants as code, the writer's: a writer breaks none through its
 /// life (appends durable and deferred, a reopen, a failure, a close), and each
 /// invariant broken on purpose in otherwise sound facts is named — exactly that one.
 struct WriterInvariantTests {

@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 18.4: the writer does every write and sync on a thread of its own, seals
+/// The writer does every write and sync on a thread of its own, seals
 /// outside its state lock, and publishes only lengths whose bytes are in the file.
 struct WriterThreadTests {
     /// Where a write, sync, reservation or truncation of the log ran: which OS thread,

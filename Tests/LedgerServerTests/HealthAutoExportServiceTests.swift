@@ -6,7 +6,7 @@ import LedgerHTTP
 import Testing
 import TestSupport
 
-/// Health Auto Export's pushes (issue 30): mapped to HealthKit types under the app's
+/// Health Auto Export's pushes: mapped to HealthKit types under the app's
 /// own source, idempotent across its overlapping resends, a changed running total
 /// replacing the earlier one, unknown metrics kept raw and counted.
 @Suite struct HealthAutoExportServiceTests {

@@ -5,7 +5,7 @@ import LedgerHTTP
 import Testing
 import TestSupport
 
-/// A request's identity is its token alone (issue 30): none, a malformed one, an
+/// A request's identity is its token alone: none, a malformed one, an
 /// unknown one, a revoked one (even on a kept-alive connection), an expired one,
 /// another app's — each refused or confined as the library's rules say.
 @Suite struct ServiceAuthTests {

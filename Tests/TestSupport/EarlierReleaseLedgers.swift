@@ -3,7 +3,7 @@ import HealthModel
 import LedgerCore
 
 /// Ledgers as an earlier release let them be written, for tests of what this release
-/// must still read: quantity values beyond today's bounds (issue 28: 1e308 steps
+/// must still read: quantity values beyond today's bounds (1e308 steps
 /// were accepted; values read back from a log are never range-checked).
 public enum EarlierReleaseLedgers {
     /// The app that saved the values.

@@ -2,14 +2,14 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 11 from the command line: one test per bug, named after it.
-struct Issue11CommandTests {
+/// HealthKit's rules, exactly, from the command line: one test per rule, named for it.
+struct HealthKitRuleCommandTests {
     func ledgerBytes(_ dir: TemporaryDirectory) throws -> Data {
         try Data(contentsOf: dir.url.appendingPathComponent("ledger.log"))
     }
 
-    /// Bug 4: `characteristic set dateOfBirth 2030-01-01` was accepted (age −4).
-    @Test func bug4FutureDateOfBirthIsExit3() throws {
+    /// `characteristic set dateOfBirth 2030-01-01` was accepted (age −4).
+    @Test func futureDateOfBirthIsExit3() throws {
         let dir = try StoreCommandTests.prepared()
         let before = try ledgerBytes(dir)
         let r = try CLIRunner.run(["--ledger", dir.path, "characteristic", "set", "dateOfBirth", "2999-01-01"])
@@ -18,10 +18,10 @@ struct Issue11CommandTests {
         #expect(try ledgerBytes(dir) == before)
     }
 
-    /// Bug 5: `replay` showed a bodyMass sample dated in the future as the latest (and
+    /// `replay` showed a bodyMass sample dated in the future as the latest (and
     /// its BMI) while `profile --owner` and `latest` ignored it. Now one definition:
     /// end date at or before the replayed instant (now for the whole log).
-    @Test func bug5ReplayAndProfileAgreeOnLatest() throws {
+    @Test func replayAndProfileAgreeOnLatest() throws {
         let dir = try StoreCommandTests.prepared()
         let future = try CLIRunner.run(["--ledger", dir.path, "save", "--app", "com.example.scale", "--type", "bodyMass",
                                         "--value", "120", "--unit", "kg", "--start", "2200-02-01T08:00:00Z"])
@@ -38,8 +38,8 @@ struct Issue11CommandTests {
         #expect(later.stdout.contains("\"value\":120,"))
     }
 
-    /// Bug 6 at the command line: a negative body mass is exit 3, the ledger unchanged.
-    @Test func bug6NegativeBodyMassIsExit3() throws {
+    /// At the command line, a negative body mass is exit 3, the ledger unchanged.
+    @Test func negativeBodyMassIsExit3() throws {
         let dir = try StoreCommandTests.prepared()
         let before = try ledgerBytes(dir)
         let r = try CLIRunner.run(["--ledger", dir.path, "save", "--app", "com.example.scale", "--type", "bodyMass",
@@ -49,9 +49,9 @@ struct Issue11CommandTests {
         #expect(try ledgerBytes(dir) == before)
     }
 
-    /// Bug 7: the owner could grant a type the app never asked for. Exit 5 naming it,
+    /// The owner could grant a type the app never asked for. Exit 5 naming it,
     /// nothing recorded.
-    @Test func bug7AuthorizingATypeNeverRequestedIsExit5() throws {
+    @Test func authorizingATypeNeverRequestedIsExit5() throws {
         let dir = try StoreCommandTests.prepared()
         let before = try ledgerBytes(dir)
         let share = try CLIRunner.run(["--ledger", dir.path, "authorize", "--app", "com.example.scale", "--share", "height"])
@@ -66,10 +66,10 @@ struct Issue11CommandTests {
         #expect(again.status == 0, "\(again.stderr)")
     }
 
-    /// Bug 9: an app could not ask from the command line. `request` records
+    /// An app could not ask from the command line. `request` records
     /// requestAuthorization(toShare:read:) (purpose strings first), `request-status`
     /// answers getRequestStatusForAuthorization.
-    @Test func bug9AnAppRequestsAndAsksForTheRequestStatus() throws {
+    @Test func anAppRequestsAndAsksForTheRequestStatus() throws {
         let dir = TemporaryDirectory()
         func run(_ args: [String]) throws -> CLIResult { try CLIRunner.run(["--ledger", dir.path] + args) }
         #expect(try run(["init"]).status == 0)
@@ -91,10 +91,10 @@ struct Issue11CommandTests {
         #expect(unregistered.status == 4)
     }
 
-    /// Bug 8: age was counted in UTC. The ledger keeps the owner's time zone (an
+    /// Age was counted in UTC. The ledger keeps the owner's time zone (an
     /// event; `$TZ` at creation), age uses it, and `--tz` overrides it for one command.
     /// A person in UTC−10 on the evening before the birthday is still 35 there.
-    @Test func bug8AgeIsCountedInTheOwnersTimeZone() throws {
+    @Test func ageIsCountedInTheOwnersTimeZone() throws {
         let dir = TemporaryDirectory()
         func run(_ args: [String], env: [String: String] = [:]) throws -> CLIResult {
             try CLIRunner.run(["--ledger", dir.path] + args, environment: env)

@@ -6,9 +6,9 @@ import LedgerCore
 import TestSupport
 import LedgerLog
 
-/// Issue 11: HealthKit's rules, exactly. One test per bug, named after it; each failed
-/// on the code before the fix.
-struct Issue11StoreTests {
+/// HealthKit's rules, exactly, at the store. One test per rule, named for it; each
+/// failed on the code before the fix.
+struct HealthKitRuleStoreTests {
     func synced(_ type: QuantityType, _ value: Double, unit: String, version: Int64) throws -> Sample {
         .quantity(try QuantitySample(type: type, quantity: try Quantity(value, unit: unit), start: date("2026-02-01T08:00:00Z"),
                                      end: date("2026-02-01T08:00:00Z"), metadata: [
@@ -16,10 +16,10 @@ struct Issue11StoreTests {
                                         Metadata.WellKnownKey.syncVersion: .integer(version)]))
     }
 
-    /// Bug 2: a height sample with the sync identifier of a bodyMass sample replaced it,
+    /// A height sample with the sync identifier of a bodyMass sample replaced it,
     /// even after the owner denied sharing bodyMass. Now: another type is refused, and
     /// the same type needs the permission a delete needs.
-    @Test func bug2SyncReplacementMatchesTypeAndNeedsDeletePermission() async throws {
+    @Test func syncReplacementMatchesTypeAndNeedsDeletePermission() async throws {
         let ledger = try makeLedger()
         let owner = OwnerStore(ledger: ledger)
         let app = try await HealthStore(ledger: ledger, app: tracker)
@@ -52,8 +52,8 @@ struct Issue11StoreTests {
         try await ledger.close()
     }
 
-    /// Bug 4: a date of birth after today gave a negative age. Refused now.
-    @Test func bug4FutureDateOfBirthIsRefused() async throws {
+    /// A date of birth after today gave a negative age. Refused now.
+    @Test func futureDateOfBirthIsRefused() async throws {
         let ledger = try makeLedger()
         let owner = OwnerStore(ledger: ledger)
         let now = date("2026-03-01T12:00:00Z")
@@ -69,9 +69,9 @@ struct Issue11StoreTests {
         try await ledger.close()
     }
 
-    /// Bug 10: deleting another app's object answered `notOwner`; HealthKit answers
+    /// Deleting another app's object answered `notOwner`; HealthKit answers
     /// errorAuthorizationDenied, with the detail in the message.
-    @Test func bug10DeletingAnotherAppsObjectIsAuthorizationDenied() async throws {
+    @Test func deletingAnotherAppsObjectIsAuthorizationDenied() async throws {
         let ledger = try makeLedger()
         let owner = OwnerStore(ledger: ledger)
         let other = try await HealthStore(ledger: ledger, app: healthApp)
@@ -89,9 +89,9 @@ struct Issue11StoreTests {
         try await ledger.close()
     }
 
-    /// Bug 6: −5 kg, −60 count/min, a negative workout energy or distance were stored,
+    /// −5 kg, −60 count/min, a negative workout energy or distance were stored,
     /// and a negative height gave a positive BMI.
-    @Test func bug6OutOfRangeValuesAreRefusedAndBMIIsNilForNonPositiveInputs() throws {
+    @Test func outOfRangeValuesAreRefusedAndBMIIsNilForNonPositiveInputs() throws {
         let at = date("2026-02-01T08:00:00Z")
         #expect(throws: HealthModelError.valueOutOfRange(field: "bodyMass value", value: -5, range: "> 0 kg")) {
             try QuantitySample(type: .bodyMass, quantity: try Quantity(-5, unit: "kg"), start: at, end: at)
@@ -126,9 +126,9 @@ struct Issue11StoreTests {
         #expect(try BodyMassIndex.compute(weight: try Quantity(70, unit: "kg"), height: try Quantity(0, unit: "m")) == nil)
     }
 
-    /// Bug 10: an app could save metadata keys starting with HK that HealthKit does not
+    /// An app could save metadata keys starting with HK that HealthKit does not
     /// define; HealthKit refuses them for apps.
-    @Test func bug10UnknownHKMetadataKeysAreRefusedForApps() async throws {
+    @Test func unknownHKMetadataKeysAreRefusedForApps() async throws {
         let ledger = try makeLedger()
         let owner = OwnerStore(ledger: ledger)
         let app = try await HealthStore(ledger: ledger, app: tracker)
@@ -149,9 +149,9 @@ struct Issue11StoreTests {
         try await ledger.close()
     }
 
-    /// Bug 3: an app could ask to share appleExerciseTime (and the owner grant it, and
+    /// An app could ask to share appleExerciseTime (and the owner grant it, and
     /// the app save it). HealthKit refuses to share the types only Apple computes.
-    @Test func bug3AppleOnlyTypesAreNotShareable() async throws {
+    @Test func appleOnlyTypesAreNotShareable() async throws {
         let ledger = try makeLedger()
         let owner = OwnerStore(ledger: ledger)
         let app = try await HealthStore(ledger: ledger, app: tracker)

@@ -5,10 +5,10 @@ import HealthModel
 import LedgerCore
 @testable import AppleHealthImport
 
-/// Issue 11, bug 6, in the importer: a value outside its type's range is kept raw
+/// In the importer, a value outside its type's range is kept raw
 /// with the reason, never stored as a sample and never dropped.
-struct Issue11ImportTests {
-    @Test func bug6OutOfRangeValuesAreKeptRawWithTheReason() async throws {
+struct OutOfRangeValueImportTests {
+    @Test func outOfRangeValuesAreKeptRawWithTheReason() async throws {
         let negative = SmallExport.xml.replacingOccurrences(
             of: "endDate=\"2019-05-01 07:59:00 -0400\" value=\"165.4\"", with: "endDate=\"2019-05-01 07:59:00 -0400\" value=\"-5\"")
         let dir = TemporaryDirectory()
