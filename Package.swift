@@ -1,6 +1,9 @@
 // swift-tools-version:6.2
 // HealthLedger: HealthKit's central repository as an append-only, tamper-evident
 // event log. No package dependencies, by design: everything below is ours.
+// A target's dependencies are exactly the modules its Swift files import (a test target
+// may also depend on an executable it runs); ModuleGraphTests reads this file's text to
+// check that, so dependencies stay lists of "Name" literals.
 import PackageDescription
 import Foundation
 
@@ -47,7 +50,7 @@ let package = Package(
 
         // Beside layer 3: JSON and text for people and scripts (samples, events, replay
         // reports, audits); the CLI and the importer's summary print through it.
-        .target(name: "LedgerReporting", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore"],
+        .target(name: "LedgerReporting", dependencies: ["HealthModel", "LedgerLog", "LedgerCore"],
                 swiftSettings: strictMemorySafety),
 
         // Layer 4: the store API: HKHealthStore's behaviour for apps, and the owner's handle.
@@ -60,7 +63,7 @@ let package = Package(
 
         // Beside the store: the HTML health and audit report, with its own SVG chart code
         // (Charts/: pure values to SVG text, no I/O); reads through the store API.
-        .target(name: "HealthReport", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting", "HealthLedger"],
+        .target(name: "HealthReport", dependencies: ["HealthModel", "LedgerLog", "LedgerCore", "HealthLedger"],
                 swiftSettings: strictMemorySafety),
 
         // Health Auto Export's JSON pushes (an iPhone app's REST automation) mapped to
@@ -93,23 +96,25 @@ let package = Package(
         .target(name: "LedgerFuzz", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "TestSupport"], path: "tools/fuzz",
                 swiftSettings: strictMemorySafety),
         // A second process for crash and lock tests, and manual soak runs.
-        .executableTarget(name: "ledger-torture", dependencies: ["LedgerLog", "LedgerCore", "TestSupport"], path: "tools/ledger-torture"),
+        .executableTarget(name: "ledger-torture", dependencies: ["LedgerLog", "TestSupport"], path: "tools/ledger-torture"),
 
         // Shared test support: the simulated disk, seeded randomness, temporary folders.
         .target(name: "TestSupport", dependencies: ["LedgerLog", "LedgerCore", "HealthModel", "LedgerHTTP"], path: "Tests/TestSupport"),
         .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerHTTP", "TestSupport"]),
-        .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerHTTP", "HealthLedger", "HealthAutoExport",
-                                                              "LedgerReporting", "TestSupport"]),
+        .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerHTTP", "HealthLedger", "HealthModel", "TestSupport"]),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"], swiftSettings: strictMemorySafety),
+        // Also ModuleGraphTests: this file, the imports and DESIGN.md's module graph agree.
         .testTarget(name: "LedgerLogTests", dependencies: ["LedgerChecksums", "LedgerLog", "TestSupport", "ledger-torture"]),
-        .testTarget(name: "LedgerCoreTests", dependencies: ["LedgerChecksums", "LedgerCore", "LedgerReporting", "TestSupport", "LedgerFuzz"]),
-        .testTarget(name: "HealthLedgerTests", dependencies: ["HealthLedger", "TestSupport"], swiftSettings: strictMemorySafety),
+        .testTarget(name: "LedgerCoreTests", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting",
+                                                            "TestSupport", "LedgerFuzz"]),
+        .testTarget(name: "HealthLedgerTests", dependencies: ["HealthLedger", "HealthModel", "LedgerCore", "LedgerLog", "TestSupport"],
+                    swiftSettings: strictMemorySafety),
         .testTarget(name: "HealthReportTests", dependencies: ["HealthReport", "HealthLedger", "LedgerCore", "HealthModel", "TestSupport"],
                     swiftSettings: strictMemorySafety),
         // Fixtures/ holds DEFLATE and zip files made by Python (tools/make_deflate_fixtures.py),
         // read through #filePath.
         .testTarget(name: "AppleHealthImportTests",
-                    dependencies: ["AppleHealthImport", "HealthLedger", "LedgerCore", "LedgerReporting", "LedgerChecksums", "LedgerLog", "HealthModel",
+                    dependencies: ["AppleHealthImport", "LedgerCore", "LedgerReporting", "LedgerChecksums", "LedgerLog", "HealthModel",
                                    "TestSupport"],
                     exclude: ["Fixtures"]),
         // Runs the built `healthledger` binary (the dependency makes sure it is built).
@@ -129,6 +134,6 @@ var postgresTargets: [Target] {
         .target(name: "LedgerPostgres", dependencies: ["LedgerLog", "CLibPQ"]),
         // Runs only against a server named by HEALTHLEDGER_TEST_POSTGRES (tools/pg_test.sh starts one).
         .testTarget(name: "LedgerPostgresTests",
-                    dependencies: ["LedgerPostgres", "LedgerLog", "TestSupport", "healthledger"]),
+                    dependencies: ["LedgerPostgres", "LedgerChecksums", "LedgerLog", "TestSupport", "healthledger"]),
     ]
 }
