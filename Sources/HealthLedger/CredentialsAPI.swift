@@ -85,7 +85,7 @@ extension OwnerStore {
         let token = BearerToken.generate()
         let issue = CredentialIssue(id: token.id, subject: subject, secretSHA256: token.secretSHA256,
                                     expiresAt: expiresAt.map { Int64(($0.timeIntervalSince1970 * 1e9).rounded()) }, name: name)
-        try await mappingRules { try await ledger.execute(.issueCredential(issue)) }
+        try await mappingRules { try await ledger.append(.issueCredential(issue)) }
         guard let info = await credentials().first(where: { $0.id == token.id }) else {
             preconditionFailure("a credential just issued is in the projection")
         }
@@ -94,7 +94,7 @@ extension OwnerStore {
 
     /// Revokes a credential: from this event on it is refused, on every connection.
     public func revokeCredential(_ id: CredentialID, reason: String? = nil) async throws {
-        try await mappingRules { try await ledger.execute(.revokeCredential(id, reason: reason)) }
+        try await mappingRules { try await ledger.append(.revokeCredential(id, reason: reason)) }
     }
 
     /// The store a registered app reaches the ledger through (its door: nothing of the

@@ -20,7 +20,7 @@ extension HealthStore {
         let known = objects.filter { if case .unrecognized = $0 { false } else { true } }
         if !known.isEmpty { try Self.checkSavable(known) }
         try await mappingRules {
-            try await ledger.execute(.save(bundleIdentifier: app.bundleIdentifier, samples: objects))
+            try await ledger.append(.save(bundleIdentifier: app.bundleIdentifier, samples: objects))
         }
     }
 }

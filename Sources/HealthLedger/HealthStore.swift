@@ -24,7 +24,7 @@ public actor HealthStore {
         guard !app.bundleIdentifier.isEmpty else { throw HealthStoreError.invalidArgument("an app needs a bundle identifier") }
         self.ledger = ledger
         self.app = app
-        try await mappingRules { try await ledger.execute(.registerApp(app)) }
+        try await mappingRules { try await ledger.append(.registerApp(app)) }
     }
 
     // MARK: Availability
@@ -124,7 +124,7 @@ public actor HealthStore {
             throw HealthStoreError.missingUsageDescription(app: app.bundleIdentifier, missing: "read (NSHealthShareUsageDescription)")
         }
         try await mappingRules {
-            try await ledger.execute(.requestAuthorization(bundleIdentifier: app.bundleIdentifier, share: share, read: read))
+            try await ledger.append(.requestAuthorization(bundleIdentifier: app.bundleIdentifier, share: share, read: read))
         }
     }
 
@@ -202,7 +202,7 @@ public actor HealthStore {
     public func save(_ objects: [Sample]) async throws {
         try Self.checkSavable(objects)
         try await mappingRules {
-            try await ledger.execute(.save(bundleIdentifier: app.bundleIdentifier, samples: objects))
+            try await ledger.append(.save(bundleIdentifier: app.bundleIdentifier, samples: objects))
         }
     }
 
@@ -264,7 +264,7 @@ public actor HealthStore {
     public func add(_ samples: [UUID], to workout: UUID) async throws {
         guard !samples.isEmpty else { throw HealthStoreError.invalidArgument("add(_:to:) needs at least one sample") }
         try await mappingRules {
-            try await ledger.execute(.associate(bundleIdentifier: app.bundleIdentifier, workout: workout, samples: samples))
+            try await ledger.append(.associate(bundleIdentifier: app.bundleIdentifier, workout: workout, samples: samples))
         }
     }
 
@@ -277,12 +277,12 @@ public actor HealthStore {
         guard !activities.isEmpty else { throw HealthStoreError.invalidArgument("addWorkoutActivities needs at least one activity") }
         try Self.checkMetadata(activities.flatMap { [$0.metadata] + $0.events.map(\.metadata) })
         try await mappingRules {
-            try await ledger.execute(.addWorkoutActivities(bundleIdentifier: app.bundleIdentifier, workout: workout,
+            try await ledger.append(.addWorkoutActivities(bundleIdentifier: app.bundleIdentifier, workout: workout,
                                                            activities: activities))
         }
     }
 
-    /// A finished workout in one commit (`Ledger.executeAll`, all or nothing): the
+    /// A finished workout in one commit (`Ledger.appendAllOrNothing`): the
     /// `samples` not yet saved and the workout in one save, then the association of
     /// `associating` with it, then its activities. Nothing is written when any part
     /// is refused.
@@ -299,7 +299,7 @@ public actor HealthStore {
             commands.append(.addWorkoutActivities(bundleIdentifier: app.bundleIdentifier, workout: workout.uuid,
                                                   activities: activities))
         }
-        try await mappingRules { try await ledger.executeAll(commands) }
+        try await mappingRules { try await ledger.appendAllOrNothing(commands) }
     }
 
     /// Saves a workout with samples that belong to it, as HealthKit's tutorial does
@@ -334,7 +334,7 @@ public actor HealthStore {
     public func delete(_ uuids: [UUID], reason: String? = nil) async throws {
         guard !uuids.isEmpty else { throw HealthStoreError.invalidArgument("delete needs at least one object") }
         try await mappingRules {
-            try await ledger.execute(.delete(bundleIdentifier: app.bundleIdentifier, uuids: uuids, reason: reason))
+            try await ledger.append(.delete(bundleIdentifier: app.bundleIdentifier, uuids: uuids, reason: reason))
         }
     }
 

@@ -32,7 +32,7 @@ public actor OwnerStore {
             }
         }
         try await mappingRules {
-            try await ledger.execute(.decideAuthorization(bundleIdentifier: bundleIdentifier, decisions: decisions, basis: .owner))
+            try await ledger.append(.decideAuthorization(bundleIdentifier: bundleIdentifier, decisions: decisions, basis: .owner))
         }
     }
 
@@ -64,7 +64,7 @@ public actor OwnerStore {
                 throw HealthStoreError.invalidArgument("dateOfBirth \(birth) is after today (\(shown) in \(timeZone.identifier))")
             }
         }
-        try await mappingRules { try await ledger.execute(.setCharacteristic(value)) }
+        try await mappingRules { try await ledger.append(.setCharacteristic(value)) }
     }
 
     /// Sets the owner's time zone (an IANA identifier such as `Pacific/Honolulu`):
@@ -74,7 +74,7 @@ public actor OwnerStore {
         guard !identifier.isEmpty, identifier.utf8.count <= 255, TimeZone(identifier: identifier) != nil else {
             throw HealthStoreError.invalidArgument("time zone '\(identifier)' names no zone (an IANA name such as Pacific/Honolulu)")
         }
-        try await mappingRules { try await ledger.execute(.setOwnerTimeZone(identifier)) }
+        try await mappingRules { try await ledger.append(.setOwnerTimeZone(identifier)) }
     }
 
     /// The owner's time zone: the one set in the ledger, else UTC.
@@ -92,7 +92,7 @@ public actor OwnerStore {
                 throw HealthStoreError.invalidArgument("preferred unit \(unit) does not fit \(type.shortName) (\(type.dimension))")
             }
         }
-        try await mappingRules { try await ledger.execute(.setPreferredUnit(type, unit)) }
+        try await mappingRules { try await ledger.append(.setPreferredUnit(type, unit)) }
     }
 
     /// HealthKit's preferredUnits(for:) for the owner: each type's unit, the owner's
@@ -111,7 +111,7 @@ public actor OwnerStore {
 
     /// Clears a characteristic.
     public func clearCharacteristic(_ type: CharacteristicType) async throws {
-        try await mappingRules { try await ledger.execute(.clearCharacteristic(type)) }
+        try await mappingRules { try await ledger.append(.clearCharacteristic(type)) }
     }
 
     /// The value of a characteristic, if set.
@@ -125,14 +125,14 @@ public actor OwnerStore {
     public func addWorkoutActivities(_ activities: [WorkoutActivity], to workout: UUID) async throws {
         guard !activities.isEmpty else { throw HealthStoreError.invalidArgument("addWorkoutActivities needs at least one activity") }
         try await mappingRules {
-            try await ledger.execute(.addWorkoutActivities(bundleIdentifier: nil, workout: workout, activities: activities))
+            try await ledger.append(.addWorkoutActivities(bundleIdentifier: nil, workout: workout, activities: activities))
         }
     }
 
     /// Deletes any objects, all or nothing.
     public func delete(_ uuids: [UUID], reason: String? = nil) async throws {
         guard !uuids.isEmpty else { throw HealthStoreError.invalidArgument("delete needs at least one object") }
-        try await mappingRules { try await ledger.execute(.delete(bundleIdentifier: nil, uuids: uuids, reason: reason)) }
+        try await mappingRules { try await ledger.append(.delete(bundleIdentifier: nil, uuids: uuids, reason: reason)) }
     }
 
     /// Every source's samples.

@@ -56,7 +56,7 @@ extension OwnerStore {
         guard sources.count <= SourcePriority.maxSources, sources.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 255 }) else {
             throw HealthStoreError.invalidArgument("a source priority lists at most \(SourcePriority.maxSources) bundle identifiers of 1 to 255 bytes")
         }
-        try await mappingRules { try await ledger.execute(.setSourcePriority(type, sources)) }
+        try await mappingRules { try await ledger.append(.setSourcePriority(type, sources)) }
     }
 
     /// The order of sources in force for `type`: the owner's list, then every other

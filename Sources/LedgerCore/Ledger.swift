@@ -66,7 +66,7 @@ public actor Ledger {
     let writer: LogWriter
     let options: LedgerOptions
     /// Every projection, up to the last event enqueued. Read through `read(as:_:)`.
-    package private(set) var state: LedgerState
+    package internal(set) var state: LedgerState
     /// What opening found: torn tail cut, snapshot used, events replayed, warnings.
     public nonisolated let openReport: OpenReport
     var failure: (any Error)?
@@ -78,7 +78,7 @@ public actor Ledger {
     var waitingForTransaction: [CheckedContinuation<Void, Never>] = []
     /// Events plus samples saved since the last snapshot (or the start): what a
     /// reopen would replay, measured as `snapshotEvery` counts it.
-    private var replayWorkSinceSnapshot: UInt64
+    var replayWorkSinceSnapshot: UInt64
     private var fetcher: SampleFetcher
     /// Callers waiting for a commit after a sequence (`waitForCommit`), by ticket.
     var commitWaiters: [UInt64: (after: UInt64, resume: CommitWaiter)] = [:]
@@ -169,181 +169,6 @@ public actor Ledger {
         }
     }
 
-    /// Decides `command`, appends its events as one batch (all or nothing), folds
-    /// them, and returns them once durable (or once enqueued, for `.deferred`).
-    /// Throws `RuleViolation` (nothing appended) or a log error.
-    @discardableResult
-    public func execute(_ command: LedgerCommand, durability: Durability = .durable) async throws -> [StoredEvent] {
-        await admit()
-        guard let (ticket, stored) = try decideAndFold(command) else { return [] }
-        try await wait(for: ticket, durability: durability)
-        return stored
-    }
-
-    /// `execute`'s steps inside the actor, with no suspension: decides `command`,
-    /// enqueues its events as one batch and folds them (nil: no events). The caller
-    /// waits for the ticket (`wait(for:durability:)`), after setting whatever must hold
-    /// before another caller can run (`beginImport` opens its transaction).
-    func decideAndFold(_ command: LedgerCommand) throws -> (LogWriter.Ticket, [StoredEvent])? {
-        if let failure { throw LedgerError.failed(cause: failure) }
-        let events = try LedgerDecider.decide(command, state)
-        guard !events.isEmpty else { return nil }
-        var batch = RecordBatch()
-        for event in events { EventCodec.append(event, to: &batch) }
-        let ticket = try enqueue(batch)
-        var stored: [StoredEvent] = []
-        let slotsBefore = state.samples.count
-        for (i, event) in events.enumerated() {
-            let sequence = ticket.sequences.lowerBound + UInt64(i)
-            state.apply(event, sequence: sequence, recordedAt: ticket.recordedAt, offset: ticket.recordOffsets[i])
-            stored.append(StoredEvent(sequence: sequence, recordedAt: ticket.recordedAt, offset: ticket.recordOffsets[i], event: event))
-        }
-        replayWorkSinceSnapshot += UInt64(events.count + state.samples.count - slotsBefore)
-        return (ticket, stored)
-    }
-
-    /// Waits until the writer has `ticket`'s batch (durable, or enqueued within the
-    /// bulk limits); a failure fails the ledger.
-    func wait(for ticket: LogWriter.Ticket, durability: Durability) async throws {
-        do {
-            try await writer.wait(for: ticket, durability: durability)
-        } catch {
-            failure = error
-            throw error
-        }
-        signalCommitted()
-    }
-
-    /// Decides several commands in order, each against the state the ones before it
-    /// leave, and appends all their events as one batch — all or nothing: the first
-    /// refusal (or a batch over the log's limits) is thrown and nothing is appended
-    /// or folded. Folding happens on a copy of the projections that replaces them
-    /// once the batch is enqueued; the copy duplicates what the commands change
-    /// (copy on write) once, fine for a workout builder's handful of commands, not
-    /// for bulk work (`appendGroup`).
-    @discardableResult
-    public func executeAll(_ commands: [LedgerCommand], durability: Durability = .durable) async throws -> [StoredEvent] {
-        await admit()
-        if let failure { throw LedgerError.failed(cause: failure) }
-        var scratch = state
-        var batch = RecordBatch()
-        var events: [Event] = []
-        let firstSequence = writer.nextSequence
-        let batchOffset = writer.encodedLength
-        for command in commands {
-            let decided = try LedgerDecider.decideWithFacts(command, scratch)
-            let mark = batch.count
-            for (event, _) in decided { EventCodec.append(event, to: &batch) }
-            if case .tooLarge(let bytes, let limit)? = batch.limitViolation { throw RuleViolation.tooLarge(bytes: bytes, limit: limit) }
-            for (k, (event, facts)) in decided.enumerated() {
-                scratch.apply(facts, kind: event.kind.rawValue, sequence: firstSequence + UInt64(events.count),
-                              recordedAt: scratch.lastRecordedAt, offset: batchOffset + UInt64(batch.recordStarts[mark + k]))
-                events.append(event)
-            }
-        }
-        guard !events.isEmpty else { return [] }
-        let ticket = try enqueue(consume batch, predicting: firstSequence, at: batchOffset)
-        scratch.stamp(recordedAt: ticket.recordedAt)
-        replayWorkSinceSnapshot += UInt64(events.count + scratch.samples.count - state.samples.count)
-        state = scratch
-        let stored = events.enumerated().map { i, event in
-            StoredEvent(sequence: firstSequence + UInt64(i), recordedAt: ticket.recordedAt, offset: ticket.recordOffsets[i], event: event)
-        }
-        do {
-            try await writer.wait(for: ticket, durability: durability)
-        } catch {
-            failure = error
-            throw error
-        }
-        signalCommitted()
-        return stored
-    }
-
-    /// Hands a batch folded ahead of its ticket to the writer (`enqueue`), and asserts
-    /// that the writer assigned what the fold predicted: the batch's first sequence
-    /// and byte offset (the writer is ours alone). Consumed: the writer seals the batch
-    /// in place (its link appended), which would copy the whole buffer were the caller
-    /// still holding it.
-    private func enqueue(_ batch: consuming RecordBatch, predicting firstSequence: UInt64, at batchOffset: UInt64) throws
-        -> LogWriter.Ticket {
-        let firstRecordStart = batch.recordStarts[0]
-        let ticket = try enqueue(consume batch)
-        precondition(ticket.sequences.lowerBound == firstSequence && ticket.recordOffsets.first == batchOffset + UInt64(firstRecordStart),
-                     "the ledger is the log's only writer")
-        return ticket
-    }
-
-    /// Hands a batch to the writer. A batch the writer refuses before anything is
-    /// written or folded (over a size limit, empty, a reserved kind) leaves the
-    /// ledger as it was: that error is the caller's alone. Any other failure fails
-    /// the ledger (it refuses everything until reopened: the log's tail is no
-    /// longer known). Only the writer's I/O poisons.
-    private func enqueue(_ batch: consuming RecordBatch) throws -> LogWriter.Ticket {
-        do {
-            let ticket = try writer.enqueue(consume batch)
-            #if DEBUG
-            if InvariantChecks.afterFolds, InvariantChecks.due(batch: ticket.sequences) {
-                InvariantViolation.trap(ifAny: writer.checkInvariants(), "after enqueueing events \(ticket.sequences)")
-            }
-            #endif
-            return ticket
-        } catch let error as LogError {
-            switch error {
-            case .tooLarge, .emptyBatch, .invalidKind: throw error
-            default:
-                failure = error
-                throw error
-            }
-        } catch {
-            failure = error
-            throw error
-        }
-    }
-
-    /// Decides several commands in order, each against the state left by the ones
-    /// before it, and appends all their events as one batch (one commit: after a
-    /// crash the whole group is there or none of it). A command the rules refuse is
-    /// left out and reported; the others go on. For bulk work (imports, benchmarks):
-    /// one batch of thousands of events costs one header, one link and one sync.
-    public func executeGroup(_ commands: [LedgerCommand], durability: Durability = .durable) async throws
-        -> [Result<[StoredEvent], RuleViolation>] {
-        await admit()
-        return try await appendGroup(commands, durability: durability, keepEvents: true).results
-    }
-
-    /// What `appendGroup` did: the sequence numbers it appended (nil when none) and
-    /// the commands the rules refused, by index.
-    public struct GroupOutcome: Sendable {
-        public let sequences: ClosedRange<UInt64>?
-        public let refused: [(index: Int, violation: RuleViolation)]
-    }
-
-    /// `executeGroup` for bulk work that does not need the events back (imports):
-    /// the same decisions and one batch, without keeping a copy of every event.
-    public func appendGroup(_ commands: [LedgerCommand], durability: Durability = .durable) async throws -> GroupOutcome {
-        await admit()
-        return try await outcome(of: commands, durability: durability)
-    }
-
-    func outcome(of commands: [LedgerCommand], durability: Durability) async throws -> GroupOutcome {
-        let r = try await appendGroup(commands, durability: durability, keepEvents: false)
-        var refused: [(index: Int, violation: RuleViolation)] = []
-        for (i, result) in r.results.enumerated() { if case .failure(let v) = result { refused.append((i, v)) } }
-        return GroupOutcome(sequences: r.sequences, refused: refused)
-    }
-
-    /// `executeGroup` without waiting for a transaction (the transaction's own calls).
-    /// `allOrNothing`: every command is first decided against the state as it is, and
-    /// the first refusal is thrown before anything is appended — for groups whose
-    /// commands do not depend on each other's effects (a transaction's commit).
-    func appendGroupKeepingEvents(_ commands: [LedgerCommand], durability: Durability, allOrNothing: Bool = false)
-        async throws -> [Result<[StoredEvent], RuleViolation>] {
-        if allOrNothing {
-            for command in commands { _ = try LedgerDecider.decide(command, state) }
-        }
-        return try await appendGroup(commands, durability: durability, keepEvents: true).results
-    }
-
     /// Appends an `importAborted`, durable, without folding it (rule E11: an aborted
     /// import is passed over, never folded; the caller rebuilds the projections).
     func appendAbort(_ abort: ExportImportAbort) async throws {
@@ -390,88 +215,6 @@ public actor Ledger {
         if let loaded = try? StateLoader.load(fs, reader: reader, useSnapshots: options.useSnapshots) {
             state = loaded.state
         }
-    }
-
-    private func appendGroup(_ commands: [LedgerCommand], durability: Durability, keepEvents: Bool) async throws
-        -> (results: [Result<[StoredEvent], RuleViolation>], sequences: ClosedRange<UInt64>?) {
-        if let failure { throw LedgerError.failed(cause: failure) }
-        // Room for encoded saves up front (an import's batch is hundreds of kilobytes:
-        // grown by doubling, it would be copied twice over).
-        let encodedBytes = commands.reduce(0) { total, command in
-            if case .saveEncoded(_, let samples) = command { return total + samples.byteCount + 64 }
-            return total
-        }
-        var batch = RecordBatch(capacity: 4096 + encodedBytes)
-        var results: [Result<[StoredEvent], RuleViolation>] = []
-        var pending: [(result: Int, event: Event?)] = []
-        let firstSequence = writer.nextSequence
-        let batchOffset = writer.encodedLength
-        let provisionalTime = state.lastRecordedAt
-        let slotsBefore = state.samples.count
-        for command in commands {
-            do throws(RuleViolation) {
-                if case .saveEncoded(let bundle, let encoded) = command {
-                    // The bulk path: the samples' bytes go into the batch as they are and
-                    // their headers are what the rules check and the projections fold.
-                    let (app, samples) = try LedgerDecider.decideEncoded(bundle, encoded, state)
-                    let mark = batch.count
-                    batch.append(kind: EventKind.samplesSaved.rawValue, version: EventKind.samplesSaved.currentVersion) {
-                        samples.writePayload(app: app, into: &$0)
-                    }
-                    if case .tooLarge(let bytes, let limit)? = batch.limitViolation {
-                        batch.removeRecords(from: mark)
-                        throw RuleViolation.tooLarge(bytes: bytes, limit: limit)
-                    }
-                    let event = keepEvents ? LedgerDecider.event(of: samples, app: app, state) : nil
-                    let sequence = firstSequence + UInt64(pending.count)
-                    state.apply(samples.facts(app: app), kind: EventKind.samplesSaved.rawValue, sequence: sequence,
-                                recordedAt: provisionalTime, offset: batchOffset + UInt64(batch.recordStarts[mark]))
-                    pending.append((results.count, event))
-                    results.append(.success([]))
-                    continue
-                }
-                let decided = try LedgerDecider.decideWithFacts(command, state)
-                // Encode first and check the log's limits before folding anything: a
-                // command too large for the log is left out like a refused one.
-                let mark = batch.count
-                for (event, _) in decided { EventCodec.append(event, to: &batch) }
-                if case .tooLarge(let bytes, let limit)? = batch.limitViolation {
-                    batch.removeRecords(from: mark)
-                    throw RuleViolation.tooLarge(bytes: bytes, limit: limit)
-                }
-                for (k, (event, facts)) in decided.enumerated() {
-                    let sequence = firstSequence + UInt64(pending.count)
-                    state.apply(facts, kind: event.kind.rawValue, sequence: sequence, recordedAt: provisionalTime,
-                                offset: batchOffset + UInt64(batch.recordStarts[mark + k]))
-                    pending.append((results.count, keepEvents ? event : nil))
-                }
-                results.append(.success([]))
-            } catch {
-                results.append(.failure(error))
-            }
-        }
-        guard !pending.isEmpty else { return (results, nil) }
-        let ticket = try enqueue(consume batch, predicting: firstSequence, at: batchOffset)
-        state.stamp(recordedAt: ticket.recordedAt)
-        if keepEvents {
-            for (i, p) in pending.enumerated() {
-                let stored = StoredEvent(sequence: firstSequence + UInt64(i), recordedAt: ticket.recordedAt,
-                                         offset: ticket.recordOffsets[i], event: p.event!)
-                if case .success(var list) = results[p.result] {
-                    list.append(stored)
-                    results[p.result] = .success(list)
-                }
-            }
-        }
-        replayWorkSinceSnapshot += UInt64(pending.count + state.samples.count - slotsBefore)
-        do {
-            try await writer.wait(for: ticket, durability: durability)
-        } catch {
-            failure = error
-            throw error
-        }
-        signalCommitted()
-        return (results, ticket.sequences)
     }
 
     /// Makes room in the sample index for about `count` more samples (an import

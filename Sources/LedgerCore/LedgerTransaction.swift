@@ -53,10 +53,11 @@ extension Ledger {
         // The transaction is open from the moment its start is folded, before the
         // first suspension: a caller let in while the start is waited for would land
         // its events inside the import (and an abort would drop them).
-        guard let (ticket, events) = try decideAndFold(.startImport(start)) else {
+        let enqueued = try enqueueDecided([.startImport(start)], allOrNothing: true, keepEvents: false)
+        guard let ticket = enqueued.ticket, ticket.sequences.count == 1 else {
             preconditionFailure("an import's start is one event")
         }
-        let t = ImportTransaction(importId: start.importId, startedAt: events[0].sequence)
+        let t = ImportTransaction(importId: start.importId, startedAt: ticket.sequences.lowerBound)
         transaction = t
         do {
             try await wait(for: ticket, durability: .deferred)
@@ -70,18 +71,12 @@ extension Ledger {
         return t
     }
 
-    /// `appendGroup` inside the transaction `t`: its events apply only when it commits.
-    package func appendGroup(_ commands: [LedgerCommand], durability: Durability = .deferred,
-                            in t: ImportTransaction) async throws -> GroupOutcome {
+    /// `appendBestEffort` inside the transaction `t`: its events apply for other
+    /// readers only when it commits.
+    package func appendBestEffort(_ commands: [LedgerCommand], durability: Durability = .deferred,
+                                  keepingEvents: Bool = false, in t: ImportTransaction) async throws -> GroupOutcome {
         try require(t)
-        return try await outcome(of: commands, durability: durability)
-    }
-
-    /// `executeGroup` inside the transaction `t` (the events back, for small groups).
-    package func executeGroup(_ commands: [LedgerCommand], durability: Durability = .deferred,
-                             in t: ImportTransaction) async throws -> [Result<[StoredEvent], RuleViolation>] {
-        try require(t)
-        return try await appendGroupKeepingEvents(commands, durability: durability)
+        return try await appendAdmitted(commands, durability: durability, keepEvents: keepingEvents)
     }
 
     /// Reads the projections inside the transaction `t`: its own events included.
@@ -103,8 +98,12 @@ extension Ledger {
         var commands: [LedgerCommand] = []
         if let absence { commands.append(.removeAbsent(absence)) }
         commands.append(.finishImport(finish))
+        // All or nothing, without `appendAllOrNothing`'s copy of the projections (the
+        // absence may delete thousands of samples): the two commands do not depend on
+        // each other's effects, so each is first decided against the state as it is.
+        for command in commands { _ = try LedgerDecider.decide(command, state) }
         var stored: [StoredEvent] = []
-        let results = try await appendGroupKeepingEvents(commands, durability: .durable, allOrNothing: true)
+        let results = try await appendAdmitted(commands, durability: .durable, keepEvents: true).results
         for r in results {
             switch r {
             case .success(let events): stored += events

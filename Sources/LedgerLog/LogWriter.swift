@@ -324,6 +324,14 @@ package final class LogWriter: Sendable {
         let pendingBytes: Int
     }
 
+    /// The `recordedAt` the next batch gets if enqueued now with it: the clock's time,
+    /// or the last batch's if the clock went back. For a single enqueuer that folds a
+    /// batch's events before handing it over (the ledger) and passes it to `enqueue`.
+    package func nextRecordedAt() -> Int64 {
+        let now = clock()
+        return state.withLock { max(now, $0.lastRecordedAt) }
+    }
+
     /// Encodes a batch into the log's order without waiting: sequence numbers, time,
     /// offsets and the link are final when this returns (synchronously), the bytes not
     /// yet written. Callers that must decide and order appends atomically (the
@@ -332,10 +340,14 @@ package final class LogWriter: Sendable {
     /// The batch is sealed (a CRC32C per record, the SHA-256 link) under the sealing
     /// lock, outside the state lock: the chain makes sealing sequential, and only
     /// sealers wait for it; the flusher and waiting appends never do.
-    package func enqueue(_ batch: consuming RecordBatch) throws -> Ticket {
+    ///
+    /// `recordedAt`: the time the caller took from `nextRecordedAt()` to fold the
+    /// batch's events before enqueueing them; the batch gets it (or the last batch's
+    /// time, if later: `recordedAt` never decreases). Nil: the clock's time now.
+    package func enqueue(_ batch: consuming RecordBatch, recordedAt predicted: Int64? = nil) throws -> Ticket {
         var batch = batch
         try batch.validate()
-        let now = clock()
+        let now = predicted ?? clock()
         return try whileSealing { () throws -> Ticket in
             let (first, recordedAt, offset, syncedLength, previousLink) = try state.withLock { s in
                 if let cause = s.poisoned { throw LogError.writerPoisoned(cause: cause) }

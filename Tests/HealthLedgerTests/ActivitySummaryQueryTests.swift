@@ -16,7 +16,7 @@ struct ActivitySummaryQueryTests {
         let app = try await HealthStore(ledger: ledger, app: tracker)
         let days = [try day(2026, 2, 28), try day(2026, 3, 1), try day(2026, 3, 2)]
         let summaries = try days.map { try ActivitySummary(day: $0, activeEnergyBurned: 400, activeEnergyBurnedGoal: 500) }
-        try await ledger.execute(.recordActivitySummaries(summaries.reversed()))
+        try await ledger.append(.recordActivitySummaries(summaries.reversed()))
         let march = try ActivitySummaryQuery(start: try day(2026, 3, 1), end: try day(2026, 3, 31))
         #expect(await owner.activitySummaries(march).map(\.day) == Array(days[1...]))
         #expect(await owner.activitySummaries(try ActivitySummaryQuery()).map(\.day) == days)

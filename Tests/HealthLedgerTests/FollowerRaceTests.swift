@@ -32,7 +32,7 @@ struct FollowerRaceTests {
         let written = ledger.logLength
         let syncs = fs.syncCount
         let sample = try weight(70, at: "2026-03-01T08:00:00Z")
-        try await ledger.execute(.save(bundleIdentifier: tracker.bundleIdentifier, samples: [sample]), durability: .deferred)
+        try await ledger.append(.save(bundleIdentifier: tracker.bundleIdentifier, samples: [sample]), durability: .deferred)
         // Enqueued and folded, not yet in the file: the ledger's length says so.
         #expect(ledger.logLength == written)
         let changes = try await owner.anchoredObjects(of: mass, anchor: nil)
@@ -41,7 +41,7 @@ struct FollowerRaceTests {
         #expect(fs.syncCount == syncs, "a read waits for the write, not for durability")
         #expect(try await app.samples(SampleQuery(type: .quantity(.bodyMass))).samples.map(\.uuid) == [sample.uuid])
         let next = try weight(71, at: "2026-03-02T08:00:00Z")
-        try await ledger.execute(.save(bundleIdentifier: tracker.bundleIdentifier, samples: [next]), durability: .deferred)
+        try await ledger.append(.save(bundleIdentifier: tracker.bundleIdentifier, samples: [next]), durability: .deferred)
         #expect(try await owner.mostRecentSample(for: .quantity(.bodyMass))?.uuid == next.uuid)
         try await ledger.close()
     }
@@ -118,7 +118,7 @@ struct FollowerRaceTests {
                         if t < durableTasks {
                             try await app.save(batch)
                         } else {
-                            try await ledger.execute(.save(bundleIdentifier: tracker.bundleIdentifier, samples: batch),
+                            try await ledger.append(.save(bundleIdentifier: tracker.bundleIdentifier, samples: batch),
                                                      durability: .deferred)
                             if r % 8 == 7 { try await ledger.sync() }
                         }

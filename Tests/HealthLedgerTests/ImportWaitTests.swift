@@ -23,7 +23,7 @@ struct ImportWaitTests {
         try await owner.grantRequested(app: tracker.bundleIdentifier)
         let t = try await ledger.beginImport(ExportImportStart(importId: UUID(), exportDate: nil, locale: nil, exportVersion: nil,
                                                                sourcePath: "export.xml", me: []))
-        _ = try await ledger.appendGroup([.recordActivitySummaries([try Self.day(1)])], in: t)
+        _ = try await ledger.appendBestEffort([.recordActivitySummaries([try Self.day(1)])], in: t)
         let query = try ActivitySummaryQuery(start: try DateOfBirth(year: 2026, month: 3, day: 1), end: try DateOfBirth(year: 2026, month: 3, day: 31))
         async let byOwner = owner.activitySummaries(query)
         async let byApp = app.activitySummaries(query)
@@ -41,7 +41,7 @@ struct ImportWaitTests {
         try await owner.grantRequested(app: tracker.bundleIdentifier)
         let t = try await ledger.beginImport(ExportImportStart(importId: UUID(), exportDate: nil, locale: nil, exportVersion: nil,
                                                                sourcePath: "export.xml", me: []))
-        _ = try await ledger.appendGroup([.setPreferredUnit(.bodyMass, try HealthUnit("lb"))], in: t)
+        _ = try await ledger.appendBestEffort([.setPreferredUnit(.bodyMass, try HealthUnit("lb"))], in: t)
         async let units = owner.preferredUnits(for: [.bodyMass], locale: "de_DE")
         async let appUnits = app.preferredUnits(for: [.bodyMass], locale: "de_DE")
         try await Task.sleep(for: .milliseconds(100))

@@ -47,7 +47,7 @@ struct StoreBoundaryTests {
         let grant = try Self.typecheck("""
             import HealthLedger
             func client(_ store: HealthStore) async throws {
-                _ = try await store.ledger.execute(.decideAuthorization(bundleIdentifier: store.app.bundleIdentifier,
+                _ = try await store.ledger.append(.decideAuthorization(bundleIdentifier: store.app.bundleIdentifier,
                                                                         decisions: [], basis: .owner))
             }
             """)

@@ -33,15 +33,15 @@ struct AppendRulesTests {
         try await ledger.grant(appA, share: [.quantity(.stepCount)])
         let start = await ledger.state.lastSequence
         await #expect(throws: RuleViolation.reservedForImports("export:Connect: \(Self.registeringOutside)")) {
-            try await ledger.execute(.registerApp(Self.source))
+            try await ledger.append(.registerApp(Self.source))
         }
         let plain = AppRegistration(bundleIdentifier: "export:Connect", name: "Connect", readPurpose: "r", sharePurpose: "s")
         await #expect(throws: RuleViolation.reservedForImports("export:Connect: \(Self.registeringOutside)")) {
-            try await ledger.execute(.registerApp(plain))
+            try await ledger.append(.registerApp(plain))
         }
         let flagged = AppRegistration(bundleIdentifier: "com.example.sneaky", name: "S", readPurpose: nil, sharePurpose: nil, imported: true)
         await #expect(throws: RuleViolation.reservedForImports("com.example.sneaky: \(Self.registeringOutside)")) {
-            try await ledger.execute(.registerApp(flagged))
+            try await ledger.append(.registerApp(flagged))
         }
         #expect(await ledger.state.lastSequence == start)
 
@@ -59,33 +59,33 @@ struct AppendRulesTests {
         let after = await ledger.state.lastSequence
         let evil = AppRegistration(bundleIdentifier: "export:Connect", name: "Evil", readPurpose: "r", sharePurpose: "s")
         await #expect(throws: RuleViolation.reservedForImports("export:Connect: \(Self.registeringOutside)")) {
-            try await ledger.execute(.registerApp(evil))
+            try await ledger.append(.registerApp(evil))
         }
         let unflagged = AppRegistration(bundleIdentifier: "export:Connect", name: "Connect", readPurpose: nil, sharePurpose: nil)
         await #expect(throws: RuleViolation.reservedForImports("export:Connect: \(Self.registeringOutside)")) {
-            try await ledger.execute(.registerApp(unflagged))
+            try await ledger.append(.registerApp(unflagged))
         }
         let asSource = "export:Connect is an imported source: only an import"
         await #expect(throws: RuleViolation.reservedForImports("\(asSource) saves samples as it")) {
-            try await ledger.execute(.save(bundleIdentifier: "export:Connect", samples: [try Self.imported(2)]))
+            try await ledger.append(.save(bundleIdentifier: "export:Connect", samples: [try Self.imported(2)]))
         }
         await #expect(throws: RuleViolation.reservedForImports("\(asSource) deletes samples as it")) {
-            try await ledger.execute(.delete(bundleIdentifier: "export:Connect", uuids: [fixedUUID(1)], reason: nil))
+            try await ledger.append(.delete(bundleIdentifier: "export:Connect", uuids: [fixedUUID(1)], reason: nil))
         }
         await #expect(throws: RuleViolation.reservedForImports("\(asSource) asks for permissions as it")) {
-            try await ledger.execute(.requestAuthorization(bundleIdentifier: "export:Connect", share: [.quantity(.heartRate)], read: []))
+            try await ledger.append(.requestAuthorization(bundleIdentifier: "export:Connect", share: [.quantity(.heartRate)], read: []))
         }
         await #expect(throws: RuleViolation.reservedForImports("export:Connect: only an import decides on an imported basis")) {
-            try await ledger.execute(.decideAuthorization(bundleIdentifier: "export:Connect",
+            try await ledger.append(.decideAuthorization(bundleIdentifier: "export:Connect",
                                                           decisions: [(.quantity(.heartRate), .granted, nil)], basis: .imported))
         }
         #expect(await ledger.state.lastSequence == after)
         #expect(RuleViolation.reservedForImports("x").ruleID == "E13")
 
         // The owner's own acts stay the owner's: answering for the source, deleting its sample.
-        try await ledger.execute(.decideAuthorization(bundleIdentifier: "export:Connect",
+        try await ledger.append(.decideAuthorization(bundleIdentifier: "export:Connect",
                                                       decisions: [(.quantity(.stepCount), .denied, nil)], basis: .owner))
-        try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [fixedUUID(1)], reason: "mine to delete"))
+        try await ledger.append(.delete(bundleIdentifier: nil, uuids: [fixedUUID(1)], reason: "mine to delete"))
         #expect(await ledger.state.samples.deletedCount == 1)
     }
 
@@ -95,7 +95,7 @@ struct AppendRulesTests {
     @Test func e14ANewBundleIdentifierHoldsOnlyWhatHealthKitsDo() async throws {
         let ledger = try makeLedger()
         func register(_ bundle: String) async throws {
-            try await ledger.execute(.registerApp(AppRegistration(bundleIdentifier: bundle, name: "X", readPurpose: nil, sharePurpose: nil)))
+            try await ledger.append(.registerApp(AppRegistration(bundleIdentifier: bundle, name: "X", readPurpose: nil, sharePurpose: nil)))
         }
         let allowed = "(A–Z, a–z, 0–9, '.', '-')"
         for (bundle, shown) in [("com.x<y", "'<'"), ("com.example app", "U+20"), ("com.example.\"q\"", "'\"'"), ("com.exämple", "U+E4"),
@@ -136,7 +136,7 @@ struct AppendRulesTests {
         #expect(await ledger.state.registry.ordinal(of: "com.example \"app\"") == 2)
         // ... while the store appends nothing more that breaks them
         await #expect(throws: RuleViolation.reservedForImports("export:Connect is an imported source: only an import saves samples as it")) {
-            try await ledger.execute(.save(bundleIdentifier: "export:Connect",
+            try await ledger.append(.save(bundleIdentifier: "export:Connect",
                                            samples: [try quantitySample(.stepCount, 6, "count", at: "2026-02-02T08:00:00Z")]))
         }
         try await ledger.close()

@@ -29,12 +29,12 @@ struct CorrelationQueryTests {
         try await ledger.grant(appA, share: [.quantity(sys), .quantity(dia)] + food)
         try await ledger.grant(appB, share: [.quantity(sys), .quantity(dia)], read: [.quantity(sys)])
         try await ledger.grant(appC, share: [], read: [.quantity(.bodyMass)])
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
             try bp(10, 120, 80, at: "2026-03-01T08:00:00Z")]))
-        try await ledger.execute(.save(bundleIdentifier: appB.bundleIdentifier, samples: [
+        try await ledger.append(.save(bundleIdentifier: appB.bundleIdentifier, samples: [
             try bp(20, 150, 95, at: "2026-03-02T08:00:00Z")]))
         let t = date("2026-03-04T12:00:00Z")
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
             try bp(30, 135, 85, at: "2026-03-03T08:00:00Z"),
             .correlation(try Correlation(type: .food, start: t, end: t, objects: [
                 try QuantitySample(type: .dietaryEnergyConsumed, quantity: try Quantity(600, unit: "kcal"), start: t, end: t,

@@ -56,40 +56,40 @@ struct CredentialTests {
         let ledger = try makeLedger()
         let token = BearerToken.generate()
         await #expect(throws: RuleViolation.invalidCredential("app #1 is not registered")) {
-            try await ledger.execute(Self.issue(token, to: .app(1)))
+            try await ledger.append(Self.issue(token, to: .app(1)))
         }
-        try await ledger.execute(.registerApp(appA))
+        try await ledger.append(.registerApp(appA))
         let imported = AppRegistration(bundleIdentifier: "export:Watch", name: "Watch", readPurpose: nil, sharePurpose: nil, imported: true)
         try await ledger.importing([.registerApp(imported)])  // only an import registers one (E13)
         await #expect(throws: RuleViolation.invalidCredential("export:Watch is an imported source: it acts only through imports")) {
-            try await ledger.execute(Self.issue(token, to: .app(2)))
+            try await ledger.append(Self.issue(token, to: .app(2)))
         }
         await #expect(throws: RuleViolation.invalidCredential("a credential's name has at most 255 bytes")) {
-            try await ledger.execute(Self.issue(token, to: .app(1), name: String(repeating: "n", count: 256)))
+            try await ledger.append(Self.issue(token, to: .app(1), name: String(repeating: "n", count: 256)))
         }
-        try await ledger.execute(Self.issue(token, to: .app(1), name: String(repeating: "n", count: 255)))
+        try await ledger.append(Self.issue(token, to: .app(1), name: String(repeating: "n", count: 255)))
         await #expect(throws: RuleViolation.invalidCredential("credential \(token.id) was already issued")) {
-            try await ledger.execute(Self.issue(token, to: .owner))
+            try await ledger.append(Self.issue(token, to: .owner))
         }
         let unknown = CredentialID(token.id.value &+ 1)
         await #expect(throws: RuleViolation.invalidCredential("no credential \(unknown) was issued")) {
-            try await ledger.execute(.revokeCredential(unknown, reason: nil))
+            try await ledger.append(.revokeCredential(unknown, reason: nil))
         }
         let before = await ledger.state.lastSequence
-        try await ledger.execute(.revokeCredential(token.id, reason: "lost"))
+        try await ledger.append(.revokeCredential(token.id, reason: "lost"))
         await #expect(throws: RuleViolation.invalidCredential("credential \(token.id) was already revoked at event #\(before + 1)")) {
-            try await ledger.execute(.revokeCredential(token.id, reason: nil))
+            try await ledger.append(.revokeCredential(token.id, reason: nil))
         }
         #expect(RuleViolation.invalidCredential("x").description == "invalidCredential: x [E15]")
     }
 
     @Test func aTokenIsValidUntilRevokedOrExpiredAndAWrongSecretIsUnknown() async throws {
         let ledger = try makeLedger()
-        try await ledger.execute(.registerApp(appA))
+        try await ledger.append(.registerApp(appA))
         let app = BearerToken.generate(), owner = BearerToken.generate(), expiring = BearerToken.generate()
-        try await ledger.execute(Self.issue(app, to: .app(1), name: "phone"))
-        try await ledger.execute(Self.issue(owner, to: .owner))
-        try await ledger.execute(Self.issue(expiring, to: .app(1), expiresAt: 2_000))
+        try await ledger.append(Self.issue(app, to: .app(1), name: "phone"))
+        try await ledger.append(Self.issue(owner, to: .owner))
+        try await ledger.append(Self.issue(expiring, to: .app(1), expiresAt: 2_000))
         let credentials = await ledger.state.credentials
         #expect(credentials.authenticate(app.text, now: 0) == .valid(subject: .app(1), id: app.id))
         #expect(credentials.authenticate(owner.text, now: .max) == .valid(subject: .owner, id: owner.id))
@@ -100,7 +100,7 @@ struct CredentialTests {
         wrong[31] ^= 1
         #expect(credentials.authenticate(BearerToken(id: app.id, secret: wrong).text, now: 0) == .unknown)
         #expect(credentials.authenticate(BearerToken(id: CredentialID(app.id.value &+ 1), secret: app.secret).text, now: 0) == .unknown)
-        try await ledger.execute(.revokeCredential(app.id, reason: nil))
+        try await ledger.append(.revokeCredential(app.id, reason: nil))
         #expect(await ledger.state.credentials.authenticate(app.text, now: 0) == .revoked(app.id))
         #expect(await ledger.state.credentials.authenticate(owner.text, now: 0) == .valid(subject: .owner, id: owner.id))
     }
@@ -108,11 +108,11 @@ struct CredentialTests {
     @Test func credentialsSurviveReplayAndASnapshotWithTheSameDigest() async throws {
         let fs = SimulatedFileSystem()
         let ledger = try makeLedger(fs)
-        try await ledger.execute(.registerApp(appA))
+        try await ledger.append(.registerApp(appA))
         let a = BearerToken.generate(), b = BearerToken.generate()
-        try await ledger.execute(Self.issue(a, to: .app(1), expiresAt: 1_900_000_000_000_000_000, name: "Health Auto Export"))
-        try await ledger.execute(Self.issue(b, to: .owner))
-        try await ledger.execute(.revokeCredential(b.id, reason: "rotated"))
+        try await ledger.append(Self.issue(a, to: .app(1), expiresAt: 1_900_000_000_000_000_000, name: "Health Auto Export"))
+        try await ledger.append(Self.issue(b, to: .owner))
+        try await ledger.append(.revokeCredential(b.id, reason: "rotated"))
         let live = await ledger.state
         try await ledger.snapshot()
         try await ledger.close()

@@ -184,18 +184,18 @@ extension DigestSpecTests {
     @Test func s4TheOptionalSectionsAreTheSpecsBytes() async throws {
         let ledger = try makeLedger()
         try await ledger.grant(appA, share: [.workout, .quantity(.activeEnergyBurned), .quantity(.stepCount)])
-        try await ledger.execute(.setOwnerTimeZone("Pacific/Honolulu"))
-        try await ledger.execute(.setPreferredUnit(.bodyMass, try HealthUnit("lb")))
-        try await ledger.execute(.setSourcePriority(.stepCount, [appA.bundleIdentifier]))
+        try await ledger.append(.setOwnerTimeZone("Pacific/Honolulu"))
+        try await ledger.append(.setPreferredUnit(.bodyMass, try HealthUnit("lb")))
+        try await ledger.append(.setSourcePriority(.stepCount, [appA.bundleIdentifier]))
         let workout = try Workout(activityType: .swimBikeRun, start: date("2026-03-01T08:00:00Z"), end: date("2026-03-01T09:00:00Z"),
                                   uuid: fixedUUID(20))
         let energy = try quantitySample(.activeEnergyBurned, 300, "kcal", at: "2026-03-01T08:00:00Z", to: "2026-03-01T09:00:00Z",
                                         uuid: fixedUUID(21))
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [.workout(workout), energy]))
-        try await ledger.execute(.associate(bundleIdentifier: appA.bundleIdentifier, workout: fixedUUID(20), samples: [fixedUUID(21)]))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [.workout(workout), energy]))
+        try await ledger.append(.associate(bundleIdentifier: appA.bundleIdentifier, workout: fixedUUID(20), samples: [fixedUUID(21)]))
         let swim = try WorkoutActivity(activityType: .swimming, start: date("2026-03-01T08:00:00Z"), end: date("2026-03-01T08:20:00Z"),
                                        uuid: fixedUUID(22))
-        try await ledger.execute(.addWorkoutActivities(bundleIdentifier: appA.bundleIdentifier, workout: fixedUUID(20), activities: [swim]))
+        try await ledger.append(.addWorkoutActivities(bundleIdentifier: appA.bundleIdentifier, workout: fixedUUID(20), activities: [swim]))
         let state = await ledger.state
         #expect(state.ownerTimeZone != nil && !state.preferredUnits.isEmpty && !state.associations.isEmpty
                 && !state.workoutActivities.isEmpty && !state.statistics.priorities.isEmpty)
@@ -209,7 +209,7 @@ extension DigestSpecTests {
         let done = try await ledger.beginImport(ExportImportStart(importId: fixedUUID(50), exportDate: "2019-06-17 21:07:11 -0400",
                                                                   locale: "en_US", exportVersion: "11", sourcePath: "export.zip", me: []))
         let source = AppRegistration(bundleIdentifier: "export:Watch", name: "Watch", readPurpose: nil, sharePurpose: nil, imported: true)
-        _ = try await ledger.appendGroup([.registerApp(source),
+        _ = try await ledger.appendBestEffort([.registerApp(source),
                                           .decideAuthorization(bundleIdentifier: source.bundleIdentifier,
                                                                decisions: [(.quantity(.stepCount), .granted, nil)], basis: .imported),
                                           .save(bundleIdentifier: source.bundleIdentifier,
@@ -229,13 +229,13 @@ extension DigestSpecTests {
     /// The credentials section: one standing, one revoked with a reason.
     @Test func s4CredentialsAreTheSpecsBytes() async throws {
         let ledger = try makeLedger()
-        try await ledger.execute(.registerApp(appA))
+        try await ledger.append(.registerApp(appA))
         for (id, subject) in [(UInt64(7), ActorID.app(1)), (UInt64(3), .owner)] {
-            try await ledger.execute(.issueCredential(CredentialIssue(id: CredentialID(id), subject: subject,
+            try await ledger.append(.issueCredential(CredentialIssue(id: CredentialID(id), subject: subject,
                                                                       secretSHA256: [UInt8](repeating: UInt8(id), count: 32),
                                                                       expiresAt: id == 7 ? 1_900_000_000_000_000_000 : nil, name: "n\(id)")))
         }
-        try await ledger.execute(.revokeCredential(CredentialID(3), reason: "rotated"))
+        try await ledger.append(.revokeCredential(CredentialID(3), reason: "rotated"))
         let state = await ledger.state
         #expect(state.credentials.all.count == 2)
         #expect(SHA256.hash(Self.specInput(state)) == state.digest())

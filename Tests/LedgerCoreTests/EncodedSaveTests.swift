@@ -47,8 +47,8 @@ struct EncodedSaveTests {
 
         // On its own (`execute`: the general path, the event decoded from the bytes).
         let samples = try Self.first()
-        let storedA = try await a.execute(.save(bundleIdentifier: bundle, samples: samples))
-        let storedB = try await b.execute(.saveEncoded(bundleIdentifier: bundle, samples: Self.encoded(samples)))
+        let storedA = try await a.append(.save(bundleIdentifier: bundle, samples: samples))
+        let storedB = try await b.append(.saveEncoded(bundleIdentifier: bundle, samples: Self.encoded(samples)))
         // The same event (its samples come back attributed to the app, as replay reads them;
         // `.save` hands back the samples as given): the same payload.
         #expect(storedB.map { EventCodec.payload($0.event) } == storedA.map { EventCodec.payload($0.event) })
@@ -57,22 +57,22 @@ struct EncodedSaveTests {
         // In a group (the bytes copied as they are), one replacing the stored sync version.
         let newer = try quantitySample(.bodyMass, 151, "lb", at: "2026-01-03T07:00:00Z", metadata: Self.sync("scale-1", 2))
         let steps = try quantitySample(.stepCount, 300, "count", at: "2026-01-03T09:00:00Z")
-        let groupA = try await a.appendGroup([.save(bundleIdentifier: bundle, samples: [newer, steps])], durability: .durable)
-        let groupB = try await b.appendGroup([.saveEncoded(bundleIdentifier: bundle, samples: Self.encoded([newer, steps]))],
+        let groupA = try await a.appendBestEffort([.save(bundleIdentifier: bundle, samples: [newer, steps])], durability: .durable)
+        let groupB = try await b.appendBestEffort([.saveEncoded(bundleIdentifier: bundle, samples: Self.encoded([newer, steps]))],
                                              durability: .durable)
         #expect(groupA.refused.isEmpty && groupB.refused.isEmpty)
         #expect(groupB.sequences == groupA.sequences)
 
         // Refused the same way: a UUID the ledger holds, an older sync version.
-        let again = try await b.appendGroup([.saveEncoded(bundleIdentifier: bundle, samples: Self.encoded([steps]))],
+        let again = try await b.appendBestEffort([.saveEncoded(bundleIdentifier: bundle, samples: Self.encoded([steps]))],
                                             durability: .durable)
         #expect(again.refused.map { "\($0.violation)" } == ["\(RuleViolation.duplicateUUID(steps.uuid))"])
         let older = try quantitySample(.bodyMass, 149, "lb", at: "2026-01-01T07:00:00Z", metadata: Self.sync("scale-1", 1))
         await #expect(throws: RuleViolation.syncVersionNotNewer(syncIdentifier: "scale-1", stored: 2, given: 1)) {
-            try await b.execute(.saveEncoded(bundleIdentifier: bundle, samples: Self.encoded([older])))
+            try await b.append(.saveEncoded(bundleIdentifier: bundle, samples: Self.encoded([older])))
         }
         await #expect(throws: RuleViolation.emptyCall("a save", rule: "E7")) {
-            try await b.execute(.saveEncoded(bundleIdentifier: bundle, samples: EncodedSamples()))
+            try await b.append(.saveEncoded(bundleIdentifier: bundle, samples: EncodedSamples()))
         }
 
         // The same state and the same log, byte for byte (the clock steps alike).

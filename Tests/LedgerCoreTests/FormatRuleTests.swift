@@ -109,16 +109,16 @@ struct EventFormatRuleTests {
         let ledger = try makeLedger()
         try await ledger.grant(appA, share: [.quantity(.bodyMass)])
         await #expect(throws: RuleViolation.emptyCall("a save", rule: "E7")) {
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: []))
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: []))
         }
         await #expect(throws: RuleViolation.emptyCall("a delete", rule: "E7")) {
-            try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [], reason: nil))
+            try await ledger.append(.delete(bundleIdentifier: nil, uuids: [], reason: nil))
         }
         let start = ExportImportStart(importId: fixedUUID(9), contentSHA256: [UInt8](repeating: 1, count: 32), exportDate: nil,
                                       locale: nil, exportVersion: nil, sourcePath: "export.zip", again: false, me: [])
-        try await ledger.execute(.startImport(start))
+        try await ledger.append(.startImport(start))
         await #expect(throws: RuleViolation.importMismatch(fixedUUID(9), "was already started")) {
-            try await ledger.execute(.startImport(start))
+            try await ledger.append(.startImport(start))
         }
         #expect(RuleViolation.importMismatch(fixedUUID(9), "was already started").description
                 == "importMismatch: import \(fixedUUID(9).uuidString) was already started [E7]")
@@ -133,7 +133,7 @@ struct SnapshotFormatRuleTests {
         let ledger = try makeLedger(fs)
         try await ledger.grant(appA, share: [.quantity(.bodyMass)])
         for day in 1...3 {
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier,
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier,
                                            samples: [try quantitySample(.bodyMass, 70, "kg", at: "2026-02-0\(day)T08:00:00Z")]))
         }
         let name = try await ledger.snapshot()

@@ -42,7 +42,7 @@ struct ImportTransactionTests {
         try await ledger.grant(appA, share: [.quantity(.bodyMass)])
         let before = await ledger.state
         let t = try await ledger.beginImport(Self.start(40))
-        _ = try await ledger.appendGroup(try Self.body(uuid: 41), in: t)
+        _ = try await ledger.appendBestEffort(try Self.body(uuid: 41), in: t)
         try await ledger.sync()
         let outside = try Self.replay(fs)
         #expect(outside.openImport == OpenImport(importId: fixedUUID(40), startedAt: t.startedAt, position: outside.position!))
@@ -87,7 +87,7 @@ struct ImportTransactionTests {
                 group.addTask { try await ledger.beginImport(Self.start(40)) }
                 for zone in zones {
                     group.addTask {
-                        try await ledger.execute(.setOwnerTimeZone(zone))
+                        try await ledger.append(.setOwnerTimeZone(zone))
                         return nil
                     }
                 }
@@ -119,7 +119,7 @@ struct ImportTransactionTests {
         try await ledger.grant(appA, share: [.quantity(.bodyMass)])
         let before = await ledger.state
         let t = try await ledger.beginImport(Self.start(40))
-        _ = try await ledger.appendGroup(try Self.body(uuid: 41), in: t)
+        _ = try await ledger.appendBestEffort(try Self.body(uuid: 41), in: t)
         #expect(try await ledger.read(in: t) { $0.samples.count } == 1)  // inside: the import's own sample
         fs.fault = .failWrite(number: fs.writeCount + 1, errno: ENOSPC)
         await #expect {
@@ -133,7 +133,7 @@ struct ImportTransactionTests {
         #expect(after.openTransaction == nil)
         #expect(after.imports.isEmpty)
         #expect(after.eventCounts == before.eventCounts)
-        await #expect(throws: LedgerError.self) { try await ledger.execute(.setOwnerTimeZone("Europe/Paris")) }
+        await #expect(throws: LedgerError.self) { try await ledger.append(.setOwnerTimeZone("Europe/Paris")) }
     }
 
     /// E11: an aborted transaction leaves every projection as a log without it would
@@ -145,11 +145,11 @@ struct ImportTransactionTests {
             try await ledger.grant(appA, share: [.quantity(.bodyMass)])
             if abort {
                 let t = try await ledger.beginImport(Self.start(40))
-                _ = try await ledger.appendGroup(try Self.body(uuid: 41), in: t)
+                _ = try await ledger.appendBestEffort(try Self.body(uuid: 41), in: t)
                 try await ledger.abortImport(t, reason: "malformedXML: line 3")
                 #expect(await ledger.state.eventsNotApplied == 5)  // start, 3 commands' events, abort
             }
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier,
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier,
                                            samples: [try quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z", uuid: fixedUUID(2))]))
             try await ledger.close()
         }
@@ -172,7 +172,7 @@ struct ImportTransactionTests {
         let fs = SimulatedFileSystem()
         let ledger = try makeLedger(fs)
         let t = try await ledger.beginImport(Self.start(40))
-        _ = try await ledger.appendGroup(try Self.body(uuid: 41), in: t)
+        _ = try await ledger.appendBestEffort(try Self.body(uuid: 41), in: t)
         try await ledger.sync()
         ledger.abandon()  // the importing process died
         // verify: valid history, the open import's events decoded but not applied.
@@ -247,7 +247,7 @@ struct ImportTransactionTests {
         let fs = SimulatedFileSystem()
         let ledger = try makeLedger(fs)
         let t = try await ledger.beginImport(Self.start(40))
-        _ = try await ledger.appendGroup(try Self.body(uuid: 41), in: t)
+        _ = try await ledger.appendBestEffort(try Self.body(uuid: 41), in: t)
         let snapshot = Task { try await ledger.snapshot() }
         try await Task.sleep(nanoseconds: 50_000_000)
         #expect(SnapshotFile.list(fs).isEmpty)

@@ -322,11 +322,11 @@ struct InvariantTests {
                 sync.append(Metadata.WellKnownKey.syncIdentifier, .string("scale-\(i % 8)"))
                 sync.append(Metadata.WellKnownKey.syncVersion, .integer(Int64(i)))
             }
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
                 try quantitySample(.bodyMass, 70, "kg", at: "2026-02-1\(i % 9)T08:00:00Z", uuid: fixedUUID(100 + i), metadata: sync),
                 try quantitySample(.stepCount, 10, "count", at: "2026-02-01T08:00:00Z", uuid: fixedUUID(200 + i)),
             ]))
-            if i % 3 == 0 { try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [fixedUUID(200 + i)], reason: nil)) }
+            if i % 3 == 0 { try await ledger.append(.delete(bundleIdentifier: nil, uuids: [fixedUUID(200 + i)], reason: nil)) }
         }
         let written = await ledger.state
         #expect(written.samples.deletedCount == 14 + 8)  // 14 deleted, 8 replaced through their sync identifiers (two, five versions each)

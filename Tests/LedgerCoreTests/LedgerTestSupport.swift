@@ -24,11 +24,11 @@ let appB = AppRegistration(bundleIdentifier: "com.example.b", name: "B", readPur
 extension Ledger {
     /// Registers an app and grants it share (and read) for types.
     func grant(_ app: AppRegistration, share: [ObjectType], read: [ObjectType] = []) async throws {
-        try await execute(.registerApp(app))
+        try await append(.registerApp(app))
         var decisions: [(type: ObjectType, share: Answer?, read: Answer?)] = []
         for t in Set(share).union(read).sorted() {
             decisions.append((t, share.contains(t) ? .granted : nil, read.contains(t) ? .granted : nil))
         }
-        try await execute(.decideAuthorization(bundleIdentifier: app.bundleIdentifier, decisions: decisions, basis: .owner))
+        try await append(.decideAuthorization(bundleIdentifier: app.bundleIdentifier, decisions: decisions, basis: .owner))
     }
 }

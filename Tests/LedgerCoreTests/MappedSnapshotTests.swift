@@ -29,8 +29,8 @@ struct MappedSnapshotTests {
         let sys = try QuantitySample(type: .bloodPressureSystolic, quantity: try Quantity(120, unit: "mmHg"), start: t, end: t, uuid: fixedUUID(3))
         let dia = try QuantitySample(type: .bloodPressureDiastolic, quantity: try Quantity(80, unit: "mmHg"), start: t, end: t, uuid: fixedUUID(4))
         samples.append(.correlation(try Correlation(type: .bloodPressure, start: t, end: t, objects: [sys, dia], uuid: fixedUUID(5))))
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: samples))
-        try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [fixedUUID(2)], reason: "typo"))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: samples))
+        try await ledger.append(.delete(bundleIdentifier: nil, uuids: [fixedUUID(2)], reason: "typo"))
         let name = try await ledger.snapshot()
         try await ledger.close()
         return name

@@ -105,7 +105,7 @@ struct PredicateTests {
             }
             let app = (r % 2 == 0 ? appA : appB).bundleIdentifier
             saved += batch.map { ($0, app) }
-            try await ledger.execute(.save(bundleIdentifier: app, samples: batch))
+            try await ledger.append(.save(bundleIdentifier: app, samples: batch))
         }
         func leaf() throws -> SamplePredicate {
             let op = pick(Comparison.allCases)

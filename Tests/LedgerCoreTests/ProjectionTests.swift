@@ -10,7 +10,7 @@ struct ProjectionTests {
         let ledger = try makeLedger()
         try await ledger.grant(appA, share: [.quantity(.bodyMass)])
         for (i, day) in ["2026-02-01", "2026-02-03", "2026-02-02"].enumerated() {
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier,
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier,
                                            samples: [try quantitySample(.bodyMass, 70 + Double(i), "kg", at: day + "T08:00:00Z", uuid: fixedUUID(i + 1))]))
         }
         let code = ObjectType.quantity(.bodyMass).code
@@ -19,22 +19,22 @@ struct ProjectionTests {
             return state.samples.latest(typeCode: code).map { state.samples.entry($0).uuid }
         }
         #expect(await latestUUID() == fixedUUID(2))  // 02-03 is the newest start, saved second
-        try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [fixedUUID(2)], reason: nil))
+        try await ledger.append(.delete(bundleIdentifier: nil, uuids: [fixedUUID(2)], reason: nil))
         #expect(await latestUUID() == fixedUUID(3))  // 02-02, saved last but older
-        try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [fixedUUID(3)], reason: nil))
+        try await ledger.append(.delete(bundleIdentifier: nil, uuids: [fixedUUID(3)], reason: nil))
         #expect(await latestUUID() == fixedUUID(1))
-        try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [fixedUUID(1)], reason: nil))
+        try await ledger.append(.delete(bundleIdentifier: nil, uuids: [fixedUUID(1)], reason: nil))
         #expect(await latestUUID() == nil)
     }
 
     @Test func latestBreaksTiesByEndThenSequence() async throws {
         let ledger = try makeLedger()
         try await ledger.grant(appA, share: [.quantity(.stepCount)])
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
             try quantitySample(.stepCount, 10, "count", at: "2026-02-01T08:00:00Z", to: "2026-02-01T09:00:00Z", uuid: fixedUUID(1)),
             try quantitySample(.stepCount, 20, "count", at: "2026-02-01T08:00:00Z", to: "2026-02-01T08:30:00Z", uuid: fixedUUID(2)),
         ]))
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
             try quantitySample(.stepCount, 30, "count", at: "2026-02-01T08:00:00Z", to: "2026-02-01T09:00:00Z", uuid: fixedUUID(3)),
         ]))
         let state = await ledger.state
@@ -55,7 +55,7 @@ struct ProjectionTests {
             (6, "2026-02-01T10:59:59Z", "2026-02-01T11:30:00Z"),  // straddles E
             (7, "2026-02-01T08:00:00Z", "2026-02-01T09:59:59Z"),  // entirely before
         ]
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: try samples.map {
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: try samples.map {
             try quantitySample(.heartRate, 60, "count/min", at: $0.1, to: $0.2, uuid: fixedUUID($0.0))
         }))
         func ids(_ strictStart: Bool, _ strictEnd: Bool) async throws -> [Int] {
@@ -75,7 +75,7 @@ struct ProjectionTests {
     @Test func sortLimitAndMostRecentExcludeTheFuture() async throws {
         let ledger = try makeLedger()
         try await ledger.grant(appA, share: [.quantity(.bodyMass)], read: [.quantity(.bodyMass)])
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
             try quantitySample(.bodyMass, 70, "kg", at: "2026-01-01T08:00:00Z", uuid: fixedUUID(1)),
             try quantitySample(.bodyMass, 71, "kg", at: "2026-02-01T08:00:00Z", uuid: fixedUUID(2)),
             try quantitySample(.bodyMass, 72, "kg", at: "2027-01-01T08:00:00Z", uuid: fixedUUID(3)),  // future
@@ -94,9 +94,9 @@ struct ProjectionTests {
         let ledger = try makeLedger()
         try await ledger.grant(appA, share: [.quantity(.bodyMass)])
         try await ledger.grant(appB, share: [.quantity(.bodyMass)], read: [.quantity(.bodyMass)])
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier,
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier,
                                        samples: [try quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z", uuid: fixedUUID(1))]))
-        try await ledger.execute(.save(bundleIdentifier: appB.bundleIdentifier,
+        try await ledger.append(.save(bundleIdentifier: appB.bundleIdentifier,
                                        samples: [try quantitySample(.bodyMass, 71, "kg", at: "2026-02-02T08:00:00Z", uuid: fixedUUID(2))]))
         let state = await ledger.state
         let a = state.registry.ordinal(of: appA.bundleIdentifier)!, b = state.registry.ordinal(of: appB.bundleIdentifier)!
@@ -116,10 +116,10 @@ struct ProjectionTests {
         let ledger = try makeLedger(fs)
         try await ledger.grant(appA, share: [.quantity(.bodyMass)], read: [.quantity(.bodyMass)])
         try await ledger.grant(appB, share: [.quantity(.bodyMass)])
-        try await ledger.execute(.save(bundleIdentifier: appB.bundleIdentifier,
+        try await ledger.append(.save(bundleIdentifier: appB.bundleIdentifier,
                                        samples: [try quantitySample(.bodyMass, 71, "kg", at: "2026-02-02T08:00:00Z")]))
         let beforeRevocation = await ledger.state.lastRecordedAt
-        try await ledger.execute(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
+        try await ledger.append(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
                                                       decisions: [(.quantity(.bodyMass), nil, .denied)], basis: .owner))
         let afterRevocation = await ledger.state.lastRecordedAt
         try await ledger.close()

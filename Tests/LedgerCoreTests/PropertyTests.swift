@@ -26,10 +26,10 @@ struct PropertyTests {
         var syncVersions: [String: Int64] = [:]
         var clock = date("2025-01-01T00:00:00Z")
         for app in apps {
-            try await ledger.execute(.registerApp(app))
+            try await ledger.append(.registerApp(app))
             // most types granted from the start, so that most saves go through
             let granted = types.filter { _ in Int.random(in: 0..<4, using: &rng) != 0 }.map(ObjectType.quantity) + [.category(.sleepAnalysis)]
-            try await ledger.execute(.decideAuthorization(bundleIdentifier: app.bundleIdentifier,
+            try await ledger.append(.decideAuthorization(bundleIdentifier: app.bundleIdentifier,
                                                           decisions: granted.map { ($0, .granted, .granted) }, basis: .owner))
         }
         for step in 0..<steps {
@@ -89,7 +89,7 @@ struct PropertyTests {
                                                 read: [.characteristic(.dateOfBirth)])
             }
             do {
-                let stored = try await ledger.execute(command)
+                let stored = try await ledger.append(command)
                 for e in stored {
                     if case .samplesSaved(let ordinal, let saved) = e.event {
                         let bundle = apps[Int(ordinal) - 1].bundleIdentifier

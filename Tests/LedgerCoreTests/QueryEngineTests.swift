@@ -22,13 +22,13 @@ struct QueryEngineTests {
         try await ledger.grant(appA, share: [Self.steps])
         // 1, 2, 3 tie on start and end (1 and 2 in one save); 4 starts with them and ends
         // later; 5 starts earlier and ends between.
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
             try Self.steps(1, "2026-03-01T08:00:00Z", "2026-03-01T09:00:00Z", 1),
             try Self.steps(2, "2026-03-01T08:00:00Z", "2026-03-01T09:00:00Z", 2)]))
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
             try Self.steps(3, "2026-03-01T08:00:00Z", "2026-03-01T09:00:00Z", 3),
             try Self.steps(4, "2026-03-01T08:00:00Z", "2026-03-01T10:00:00Z", 4)]))
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
             try Self.steps(5, "2026-03-01T07:00:00Z", "2026-03-01T09:30:00Z", 5)]))
         let expected: [(SampleSortKey, Bool, [Int])] = [
             (.startDate, true, [5, 1, 2, 3, 4]),
@@ -81,10 +81,10 @@ struct QueryEngineTests {
                 let dia = try QuantitySample(type: .bloodPressureDiastolic, quantity: try Quantity(80, unit: "mmHg"), start: t, end: t)
                 batch.insert(.correlation(try Correlation(type: .bloodPressure, start: t, end: t, objects: [sys, dia])), at: perRecord / 2)
             }
-            try await ledger.execute(.save(bundleIdentifier: (r % 4 == 3 ? appB : appA).bundleIdentifier, samples: batch))
+            try await ledger.append(.save(bundleIdentifier: (r % 4 == 3 ? appB : appA).bundleIdentifier, samples: batch))
         }
         // delete a few
-        try await ledger.execute(.delete(bundleIdentifier: nil, uuids: stride(from: 0, to: all.count, by: 37).map { all[$0] }, reason: nil))
+        try await ledger.append(.delete(bundleIdentifier: nil, uuids: stride(from: 0, to: all.count, by: 37).map { all[$0] }, reason: nil))
         return (ledger, all)
     }
 
@@ -175,7 +175,7 @@ struct QueryEngineTests {
             var rng = SeededGenerator(seed: 99)
             for _ in 0..<200 {
                 let start = date("2026-01-01T00:00:00Z").addingTimeInterval(Double(rng.next() % 5_000) * 60)
-                try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+                try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
                     .quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(1, unit: "count"), start: start, end: start))]))
                 await Task.yield()
             }
@@ -216,8 +216,8 @@ struct QueryEngineTests {
                 try QuantitySample(type: .bloodPressureDiastolic, quantity: try Quantity(80, unit: "mmHg"), start: t, end: t,
                                    uuid: fixedUUID(n + 2))], uuid: fixedUUID(n)))
         }
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try bp(10, at: "2026-03-01T08:00:00Z")]))
-        try await ledger.execute(.save(bundleIdentifier: appB.bundleIdentifier, samples: [try bp(20, at: "2026-03-02T08:00:00Z")]))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try bp(10, at: "2026-03-01T08:00:00Z")]))
+        try await ledger.append(.save(bundleIdentifier: appB.bundleIdentifier, samples: [try bp(20, at: "2026-03-02T08:00:00Z")]))
         let q = SampleQuery(type: .correlation(.bloodPressure), sort: [SampleSortDescriptor(.startDate, ascending: true)])
         func seen(_ app: AppRegistration) async throws -> [[UUID]] {
             let state = await ledger.state
@@ -243,7 +243,7 @@ struct QueryEngineTests {
         let ledger = try makeLedger(fs)
         try await ledger.grant(appA, share: [Self.steps, .quantity(.bodyMass)])
         try await ledger.grant(appB, share: [Self.steps])
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
             try Self.steps(1, "2026-03-01T08:00:00Z", "2026-03-01T09:00:00Z", 1),
             try quantitySample(.bodyMass, 70, "kg", at: "2026-03-01T08:00:00Z", uuid: fixedUUID(2))]))
         let b = await ledger.state.registry.ordinal(of: appB.bundleIdentifier)!

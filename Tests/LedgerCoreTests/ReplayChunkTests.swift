@@ -27,7 +27,7 @@ struct ReplayChunkTests {
                 samples.append(.quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(Double(i % 97), .count),
                                                             start: t, end: t, uuid: fixedUUID(1_000_000 + n))))
             }
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: samples))
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: samples))
         }
         try await ledger.close()
         return try LogReader(fs).records(1...UInt64.max - 1).map { Record(kind: $0.kind, version: $0.kindVersion, payload: $0.payload) }

@@ -9,25 +9,25 @@ struct RulesTests {
     // E2: a save needs sharingAuthorized for each sample's type at its point in the log.
     @Test func savingNeedsSharePermissionAtThatPointInTheLog() async throws {
         let ledger = try makeLedger()
-        try await ledger.execute(.registerApp(appA))
+        try await ledger.append(.registerApp(appA))
         let s = try quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z")
         await #expect(throws: RuleViolation.authorizationNotDetermined(app: "com.example.a", type: "HKQuantityTypeIdentifierBodyMass")) {
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
         }
-        try await ledger.execute(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
+        try await ledger.append(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
                                                       decisions: [(.quantity(.bodyMass), .denied, nil)], basis: .owner))
         await #expect(throws: RuleViolation.authorizationDenied(app: "com.example.a", type: "HKQuantityTypeIdentifierBodyMass")) {
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
         }
-        try await ledger.execute(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
+        try await ledger.append(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
                                                       decisions: [(.quantity(.bodyMass), .granted, nil)], basis: .owner))
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
         // revoked: from this event on
-        try await ledger.execute(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
+        try await ledger.append(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
                                                       decisions: [(.quantity(.bodyMass), .denied, nil)], basis: .owner))
         let later = try quantitySample(.bodyMass, 71, "kg", at: "2026-02-02T08:00:00Z")
         await #expect(throws: RuleViolation.authorizationDenied(app: "com.example.a", type: "HKQuantityTypeIdentifierBodyMass")) {
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [later]))
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [later]))
         }
         #expect(await ledger.state.samples.count == 1)
     }
@@ -39,7 +39,7 @@ struct RulesTests {
         let notAllowed = try quantitySample(.height, 1.7, "m", at: "2026-02-01T08:00:00Z")
         let before = await ledger.state.lastSequence
         await #expect(throws: RuleViolation.self) {
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [ok, notAllowed]))
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [ok, notAllowed]))
         }
         #expect(await ledger.state.lastSequence == before)
         #expect(await ledger.state.samples.count == 0)
@@ -58,7 +58,7 @@ struct RulesTests {
             batch[second] = try quantitySample(.bodyMass, 99, "kg", at: "2026-02-02T08:00:00Z", uuid: samples[first].uuid)
             let before = await ledger.state.lastSequence
             await #expect(throws: RuleViolation.duplicateUUID(samples[first].uuid)) {
-                try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: batch))
+                try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: batch))
             }
             #expect(await ledger.state.lastSequence == before)
             #expect(await ledger.state.samples.count == 0)
@@ -68,9 +68,9 @@ struct RulesTests {
         let twiceZero = try [quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z", uuid: zero),
                              quantitySample(.bodyMass, 71, "kg", at: "2026-02-01T09:00:00Z", uuid: zero)]
         await #expect(throws: RuleViolation.duplicateUUID(zero)) {
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: twiceZero))
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: twiceZero))
         }
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: samples))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: samples))
         #expect(await ledger.state.samples.count == 300)
     }
 
@@ -119,16 +119,16 @@ struct RulesTests {
         try await ledger.grant(appA, share: [.quantity(.bodyMass)])
         let id = fixedUUID(7)
         let s = try quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z", uuid: id)
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
         await #expect(throws: RuleViolation.duplicateUUID(id)) {
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
         }
-        try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [id], reason: nil))
+        try await ledger.append(.delete(bundleIdentifier: nil, uuids: [id], reason: nil))
         await #expect(throws: RuleViolation.duplicateUUID(id)) {
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [s]))
         }
         await #expect(throws: RuleViolation.objectNotFound(id)) {
-            try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [id], reason: nil))
+            try await ledger.append(.delete(bundleIdentifier: nil, uuids: [id], reason: nil))
         }
     }
 
@@ -138,24 +138,24 @@ struct RulesTests {
         try await ledger.grant(appB, share: [.quantity(.bodyMass)])
         let a = try quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z", uuid: fixedUUID(1))
         let b = try quantitySample(.bodyMass, 71, "kg", at: "2026-02-02T08:00:00Z", uuid: fixedUUID(2))
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [a]))
-        try await ledger.execute(.save(bundleIdentifier: appB.bundleIdentifier, samples: [b]))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [a]))
+        try await ledger.append(.save(bundleIdentifier: appB.bundleIdentifier, samples: [b]))
         await #expect(throws: RuleViolation.notOwnerOfObject(uuid: fixedUUID(2), app: "com.example.a")) {
-            try await ledger.execute(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(2)], reason: nil))
+            try await ledger.append(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(2)], reason: nil))
         }
         // a batch delete is all or nothing
         await #expect(throws: RuleViolation.self) {
-            try await ledger.execute(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(1), fixedUUID(2)], reason: nil))
+            try await ledger.append(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(1), fixedUUID(2)], reason: nil))
         }
         #expect(await ledger.state.samples.deletedCount == 0)
         // losing share permission loses the right to delete
-        try await ledger.execute(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
+        try await ledger.append(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
                                                       decisions: [(.quantity(.bodyMass), .denied, nil)], basis: .owner))
         // E5: an app deletes only while it holds share permission for the type
         await #expect(throws: RuleViolation.authorizationDenied(app: "com.example.a", type: "HKQuantityTypeIdentifierBodyMass", rule: "E5")) {
-            try await ledger.execute(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(1)], reason: nil))
+            try await ledger.append(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(1)], reason: nil))
         }
-        try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [fixedUUID(1), fixedUUID(2)], reason: "owner"))
+        try await ledger.append(.delete(bundleIdentifier: nil, uuids: [fixedUUID(1), fixedUUID(2)], reason: "owner"))
         #expect(await ledger.state.samples.deletedCount == 2)
         let tombstones = await ledger.state.samples.tombstones
         #expect(tombstones.map(\.actor) == [.owner, .owner])
@@ -168,21 +168,21 @@ struct RulesTests {
             try quantitySample(.bodyMass, value, "kg", at: "2026-02-01T08:00:00Z", uuid: uuid, metadata: [
                 Metadata.WellKnownKey.syncIdentifier: .string("scale-7"), Metadata.WellKnownKey.syncVersion: .integer(version)])
         }
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(1, fixedUUID(1), 70)]))
-        let stored = try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(2, fixedUUID(2), 69)]))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(1, fixedUUID(1), 70)]))
+        let stored = try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(2, fixedUUID(2), 69)]))
         guard case .samplesSaved(_, let saved) = stored.first?.event else { Issue.record("no save"); return }
         #expect(saved.first?.replaces == fixedUUID(1))
         let state = await ledger.state
         #expect(state.samples.entry(state.samples.slot(of: fixedUUID(1))!).isDeleted)
         #expect(state.samples.tombstones.last?.replacedBy == state.samples.slot(of: fixedUUID(2)))
         await #expect(throws: RuleViolation.syncVersionNotNewer(syncIdentifier: "scale-7", stored: 2, given: 2)) {
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(2, fixedUUID(3), 68)]))
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(2, fixedUUID(3), 68)]))
         }
         await #expect(throws: RuleViolation.syncVersionNotNewer(syncIdentifier: "scale-7", stored: 2, given: 1)) {
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(1, fixedUUID(4), 68)]))
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(1, fixedUUID(4), 68)]))
         }
         // the tombstone keeps the sync identity
-        let deleted = try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [fixedUUID(2)], reason: nil))
+        let deleted = try await ledger.append(.delete(bundleIdentifier: nil, uuids: [fixedUUID(2)], reason: nil))
         guard case .samplesDeleted(_, let objects, _) = deleted.first?.event else { Issue.record("no delete"); return }
         #expect(objects == [DeletedObject(uuid: fixedUUID(2), syncIdentifier: "scale-7", syncVersion: 2)])
     }
@@ -198,7 +198,7 @@ struct RulesTests {
         }
         let before = await ledger.state.lastSequence
         await #expect(throws: RuleViolation.syncIdentifierRepeated(syncIdentifier: "scale-9")) {
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(1, fixedUUID(5)), try sample(2, fixedUUID(6))]))
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(1, fixedUUID(5)), try sample(2, fixedUUID(6))]))
         }
         #expect(await ledger.state.lastSequence == before)
         #expect(RuleViolation.syncIdentifierRepeated(syncIdentifier: "scale-9").description == "syncIdentifierRepeated: one save holds scale-9 twice [E4]")
@@ -207,37 +207,37 @@ struct RulesTests {
     // E6, and E1: an app that is not registered cannot act.
     @Test func characteristicsAreNeverSharedAndCorrelationTypesNeverRequested() async throws {
         let ledger = try makeLedger()
-        try await ledger.execute(.registerApp(appA))
+        try await ledger.append(.registerApp(appA))
         await #expect(throws: RuleViolation.typeNotAuthorizable(type: "HKCharacteristicTypeIdentifierBloodType",
                                                                 reason: "characteristics can only be read")) {
-            try await ledger.execute(.requestAuthorization(bundleIdentifier: appA.bundleIdentifier,
+            try await ledger.append(.requestAuthorization(bundleIdentifier: appA.bundleIdentifier,
                                                           share: [.characteristic(.bloodType)], read: []))
         }
         await #expect(throws: RuleViolation.typeNotAuthorizable(type: "HKCorrelationTypeIdentifierBloodPressure",
                                                                 reason: "request the member types of a correlation")) {
-            try await ledger.execute(.requestAuthorization(bundleIdentifier: appA.bundleIdentifier,
+            try await ledger.append(.requestAuthorization(bundleIdentifier: appA.bundleIdentifier,
                                                           share: [], read: [.correlation(.bloodPressure)]))
         }
         await #expect(throws: RuleViolation.appNotRegistered("com.example.b")) {
-            try await ledger.execute(.requestAuthorization(bundleIdentifier: appB.bundleIdentifier, share: [], read: [.workout]))
+            try await ledger.append(.requestAuthorization(bundleIdentifier: appB.bundleIdentifier, share: [], read: [.workout]))
         }
     }
 
     @Test func askingAgainForAnsweredTypesRecordsNothing() async throws {
         let ledger = try makeLedger()
-        try await ledger.execute(.registerApp(appA))
-        let first = try await ledger.execute(.requestAuthorization(bundleIdentifier: appA.bundleIdentifier,
+        try await ledger.append(.registerApp(appA))
+        let first = try await ledger.append(.requestAuthorization(bundleIdentifier: appA.bundleIdentifier,
                                                                    share: [.quantity(.bodyMass)], read: [.quantity(.height)]))
         #expect(first.count == 1)
-        let again = try await ledger.execute(.requestAuthorization(bundleIdentifier: appA.bundleIdentifier,
+        let again = try await ledger.append(.requestAuthorization(bundleIdentifier: appA.bundleIdentifier,
                                                                    share: [.quantity(.bodyMass)], read: [.quantity(.height)]))
         #expect(again.isEmpty)
-        let more = try await ledger.execute(.requestAuthorization(bundleIdentifier: appA.bundleIdentifier,
+        let more = try await ledger.append(.requestAuthorization(bundleIdentifier: appA.bundleIdentifier,
                                                                   share: [.quantity(.bodyMass), .workout], read: []))
         guard case .authorizationRequested(_, let share, _) = more.first?.event else { Issue.record("no request"); return }
         #expect(share == [.workout])
         // registering the same app again with the same strings records nothing
-        #expect(try await ledger.execute(.registerApp(appA)).isEmpty)
+        #expect(try await ledger.append(.registerApp(appA)).isEmpty)
     }
 
     @Test func correlationsRestOnTheirMembersTypes() async throws {
@@ -248,14 +248,14 @@ struct RulesTests {
         let dia = try QuantitySample(type: .bloodPressureDiastolic, quantity: try Quantity(80, unit: "mmHg"), start: t, end: t)
         let bp = try Correlation(type: .bloodPressure, start: t, end: t, objects: [sys, dia], uuid: fixedUUID(9))
         await #expect(throws: RuleViolation.authorizationNotDetermined(app: "com.example.a", type: "HKQuantityTypeIdentifierBloodPressureDiastolic")) {
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [.correlation(bp)]))
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [.correlation(bp)]))
         }
-        try await ledger.execute(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
+        try await ledger.append(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
                                                       decisions: [(.quantity(.bloodPressureDiastolic), .granted, nil)], basis: .owner))
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [.correlation(bp)]))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [.correlation(bp)]))
         #expect(await ledger.state.samples.count == 3)
         // deleting the correlation deletes its members with it
-        try await ledger.execute(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(9)], reason: nil))
+        try await ledger.append(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(9)], reason: nil))
         #expect(await ledger.state.samples.deletedCount == 3)
     }
 }
@@ -266,13 +266,13 @@ struct GroupTests {
         let ledger = try makeLedger(fs)
         let a = try quantitySample(.bodyMass, 70, "kg", at: "2026-02-01T08:00:00Z", uuid: fixedUUID(1))
         let refused = try quantitySample(.height, 1.7, "m", at: "2026-02-01T08:00:00Z", uuid: fixedUUID(2))
-        let results = try await ledger.executeGroup([
+        let results = try await ledger.appendBestEffort([
             .registerApp(appA),
             .decideAuthorization(bundleIdentifier: appA.bundleIdentifier, decisions: [(.quantity(.bodyMass), .granted, nil)], basis: .owner),
             .save(bundleIdentifier: appA.bundleIdentifier, samples: [a]),
             .save(bundleIdentifier: appA.bundleIdentifier, samples: [refused]),
             .save(bundleIdentifier: appA.bundleIdentifier, samples: [a]),  // duplicate of one earlier in the group
-        ])
+        ]).results
         #expect(results.map { (try? $0.get())?.count ?? -1 } == [1, 1, 1, -1, -1])
         guard case .failure(.duplicateUUID(fixedUUID(1))) = results[4] else { Issue.record("\(results[4])"); return }
         let folded = await ledger.state
@@ -302,30 +302,30 @@ struct AbsentFromExportRulesTests {
                                                          decisions: [(.quantity(.bodyMass), .granted, nil)], basis: .imported),
                                     .save(bundleIdentifier: imported.bundleIdentifier, samples: [fromExport])])
         try await ledger.grant(appA, share: [.quantity(.bodyMass)])
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [fromApp]))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [fromApp]))
         let id = fixedUUID(77)
         func absence(_ uuids: [UUID]) -> ExportAbsence {
             ExportAbsence(importId: id, exportDate: "2026-03-01 09:00:00 +0000", objects: uuids.map { DeletedObject(uuid: $0) }, days: [])
         }
         await #expect(throws: RuleViolation.importMismatch(id, "never started", rule: "E9")) {
-            try await ledger.execute(.removeAbsent(absence([fromExport.uuid])))
+            try await ledger.append(.removeAbsent(absence([fromExport.uuid])))
         }
-        try await ledger.execute(.startImport(ExportImportStart(importId: id, contentSHA256: [UInt8](repeating: 1, count: 32),
+        try await ledger.append(.startImport(ExportImportStart(importId: id, contentSHA256: [UInt8](repeating: 1, count: 32),
                                                                 exportDate: "2026-03-01 09:00:00 +0000", locale: nil,
                                                                 exportVersion: nil, sourcePath: "export.zip", again: false, me: [])))
         await #expect(throws: RuleViolation.notBroughtByImport("\(fromApp.uuid.uuidString) is not a sample an import brought")) {
-            try await ledger.execute(.removeAbsent(absence([fromApp.uuid])))
+            try await ledger.append(.removeAbsent(absence([fromApp.uuid])))
         }
         await #expect(throws: RuleViolation.objectNotFound(fromExport.uuid, rule: "E9")) {
-            try await ledger.execute(.removeAbsent(absence([fromExport.uuid, fromExport.uuid])))
+            try await ledger.append(.removeAbsent(absence([fromExport.uuid, fromExport.uuid])))
         }
-        try await ledger.execute(.removeAbsent(absence([fromExport.uuid])))
+        try await ledger.append(.removeAbsent(absence([fromExport.uuid])))
         let state = await ledger.state
         #expect(state.samples.entry(try #require(state.samples.slot(of: fromExport.uuid))).isDeleted)
         #expect(!state.samples.entry(try #require(state.samples.slot(of: fromApp.uuid))).isDeleted)
-        try await ledger.execute(.finishImport(ExportImportFinish(importId: id, counts: [])))
+        try await ledger.append(.finishImport(ExportImportFinish(importId: id, counts: [])))
         await #expect(throws: RuleViolation.importMismatch(id, "already finished", rule: "E9")) {
-            try await ledger.execute(.removeAbsent(absence([fromApp.uuid])))
+            try await ledger.append(.removeAbsent(absence([fromApp.uuid])))
         }
     }
 }

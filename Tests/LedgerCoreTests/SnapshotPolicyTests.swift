@@ -24,7 +24,7 @@ struct SnapshotPolicyTests {
                 samples.append(.quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(10, unit: "count"),
                                                             start: at, end: at)))
             }
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: samples))
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: samples))
         }
         #expect(await ledger.state.lastSequence < 1_000)   // events alone would not reach the threshold
         try await ledger.close()

@@ -15,12 +15,12 @@ struct StateDifferenceTests {
         let ledger = try makeLedger()
         try await ledger.grant(appA, share: [.quantity(.stepCount), .quantity(.heartRate)])
         let synced: Metadata = [Metadata.WellKnownKey.syncIdentifier: .string("s-1"), Metadata.WellKnownKey.syncVersion: .integer(1)]
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
             try quantitySample(.stepCount, 10, "count", at: "2026-01-05T08:00:00Z", uuid: fixedUUID(1)),
             try quantitySample(.stepCount, 11, "count", at: "2026-01-05T09:00:00Z", uuid: fixedUUID(2), metadata: synced),
             try quantitySample(.heartRate, 60, "count/min", at: "2026-01-05T10:00:00Z", uuid: fixedUUID(3)),
         ]))
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
             try quantitySample(.heartRate, 61, "count/min", at: "2026-01-05T11:00:00Z", uuid: fixedUUID(4)),
         ]))
         let state = await ledger.state

@@ -325,19 +325,19 @@ struct StatisticsEngineTests {
 struct SourcePriorityEventTests {
     @Test func theRulesRefuseWhatTheDecoderWouldRefuse() async throws {
         let ledger = try makeLedger()
-        try await ledger.execute(.registerApp(appA))
+        try await ledger.append(.registerApp(appA))
         for (sources, why) in [(["com.example.a", "com.example.a"], "a source is listed twice"),
                                ([""], "a bundle identifier has 1 to 255 bytes"),
                                ([String(repeating: "x", count: 256)], "a bundle identifier has 1 to 255 bytes")] {
             await #expect(throws: RuleViolation.invalidSourcePriority(why)) {
-                try await ledger.execute(.setSourcePriority(.stepCount, sources))
+                try await ledger.append(.setSourcePriority(.stepCount, sources))
             }
         }
         await #expect(throws: RuleViolation.appNotRegistered("com.example.b", rule: "E8")) {
-            try await ledger.execute(.setSourcePriority(.stepCount, ["com.example.a", "com.example.b"]))
+            try await ledger.append(.setSourcePriority(.stepCount, ["com.example.a", "com.example.b"]))
         }
         let before = await ledger.state.lastSequence
-        try await ledger.execute(.setSourcePriority(.stepCount, ["com.example.a"]))
+        try await ledger.append(.setSourcePriority(.stepCount, ["com.example.a"]))
         #expect(await ledger.state.lastSequence == before + 1)
         // the payload: type code 0x0208 · one identifier; a decoder refuses a duplicate list
         let payload = EventCodec.payload(.sourcePrioritySet(type: .stepCount, sources: ["com.example.a"]))
@@ -375,7 +375,7 @@ struct StatisticsProjectionTests {
             .category(try CategorySample(type: .sleepAnalysis, value: 0, start: date("2026-01-05T00:00:00Z"),
                                          end: date("2026-01-05T06:00:00Z"))),
         ]
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: samples))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: samples))
         let folded = await ledger.state.statistics
         #expect(folded.userEntered.map { $0 != 0 } == [true, true, true, false, false, false, false])
         #expect(folded.values[0] == 154 * 0.45359237)
@@ -392,7 +392,7 @@ extension StatisticsProjectionTests {
         let ledger = try makeLedger()
         try await ledger.grant(appA, share: [.quantity(.stepCount)])
         let sample = try quantitySample(.stepCount, 10, "count", at: "2026-01-05T08:00:00Z")
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [sample]))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [sample]))
         let a = await ledger.state
         var b = a
         b.statistics = StatisticsProjection(values: [11], userEntered: [0], priorities: [:], grantOrder: a.statistics.grantOrder)

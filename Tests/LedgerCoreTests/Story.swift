@@ -68,7 +68,7 @@ enum Story {
         let clock = SteppingClock(start: 1_772_366_400_000_000_000, step: 1_000_000_000)
         let ledger = try Ledger.create(fs, ledgerId: fixedLedgerId,
                                        options: LedgerOptions(log: LogWriterOptions(clock: clock.function, allocationChunk: smallChunk)))
-        for command in try commands() { try await ledger.execute(command) }
+        for command in try commands() { try await ledger.append(command) }
         return ledger
     }
 }

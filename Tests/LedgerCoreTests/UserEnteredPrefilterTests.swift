@@ -39,7 +39,7 @@ struct UserEnteredPrefilterTests {
                                                           start: t, end: t, uuid: fixedUUID(n + 1), metadata: forms[n % forms.count])))
             }
             saved += batch
-            try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: batch))
+            try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: batch))
         }
         let userEntered = SamplePredicate.metadata(Self.key, .equal, .bool(true))
         let predicates: [SamplePredicate] = [

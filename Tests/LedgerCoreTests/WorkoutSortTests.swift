@@ -21,14 +21,14 @@ struct WorkoutSortTests {
         let ledger = try makeLedger(fs)
         try await ledger.grant(appA, share: [.workout])
         let kcal = { (v: Double) in try Quantity(v, unit: "kcal") }
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
             try workout(1, .running, "2026-03-01T08:00:00Z", "2026-03-01T09:00:00Z", duration: 3600, energy: try kcal(300),
                         distance: try Quantity(5, unit: "km")),
             try workout(2, .cycling, "2026-03-01T10:00:00Z", "2026-03-01T10:30:00Z", duration: 1800, energy: nil,
                         distance: try Quantity(5000, unit: "m")),
             try workout(3, .running, "2026-03-01T07:00:00Z", "2026-03-01T08:00:00Z", duration: 3600,
                         energy: try Quantity(836.8, unit: "kJ"), distance: nil)]))
-        try await ledger.execute(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
             try workout(4, .running, "2026-03-01T08:00:00Z", "2026-03-01T09:00:00Z", duration: 3600, energy: try kcal(300),
                         distance: try Quantity(5, unit: "km")),
             try workout(5, .yoga, "2026-03-01T06:00:00Z", "2026-03-01T06:20:00Z", duration: 1200, energy: try kcal(100),
@@ -88,7 +88,7 @@ struct WorkoutSortTests {
         let first = try await ledger.read { state in try SampleReader(fs).page(q, visibility: .everything, in: &state) }
         #expect(first.samples.map(\.uuid) == [5, 2].map(fixedUUID))
         #expect(first.next == fixedUUID(2))
-        try await ledger.execute(.delete(bundleIdentifier: nil, uuids: [fixedUUID(2)], reason: nil))
+        try await ledger.append(.delete(bundleIdentifier: nil, uuids: [fixedUUID(2)], reason: nil))
         let second = try await ledger.read { state in
             try SampleReader(fs).page(q, visibility: .everything, after: first.next, in: &state)
         }

@@ -15,17 +15,17 @@ public enum EarlierReleaseLedgers {
     public static func create(at path: String, _ values: [(QuantityType, Double, String, String)]) async throws {
         let ledger = try Ledger.create(path: path)
         do {
-            try await ledger.execute(.setOwnerTimeZone("UTC"))
-            try await ledger.execute(.registerApp(app))
+            try await ledger.append(.setOwnerTimeZone("UTC"))
+            try await ledger.append(.registerApp(app))
             let types = Set(values.map { ObjectType.quantity($0.0) }).sorted()
-            try await ledger.execute(.decideAuthorization(bundleIdentifier: app.bundleIdentifier,
+            try await ledger.append(.decideAuthorization(bundleIdentifier: app.bundleIdentifier,
                                                           decisions: types.map { ($0, .granted, .granted) }, basis: .owner))
             let samples = try values.map { type, value, start, end -> Sample in
                 let common = try SampleCommon(startDate: try ISO8601.parse(start), endDate: try ISO8601.parse(end))
                 return .quantity(try QuantitySample(type: type, quantity: try Quantity(value, type.canonicalUnit), common: common,
                                                     checkingRange: false))
             }
-            try await ledger.execute(.save(bundleIdentifier: app.bundleIdentifier, samples: samples))
+            try await ledger.append(.save(bundleIdentifier: app.bundleIdentifier, samples: samples))
             try await ledger.close()
         } catch {
             ledger.abandon()

@@ -12,7 +12,7 @@ extension Ledger {
         let t = try await beginImport(ExportImportStart(importId: importId, exportDate: nil, locale: nil, exportVersion: nil,
                                                         sourcePath: "tests", me: []))
         var stored: [StoredEvent] = []
-        for result in try await executeGroup(commands, in: t) {
+        for result in try await appendBestEffort(commands, keepingEvents: true, in: t).results {
             switch result {
             case .success(let events): stored += events
             case .failure(let violation):

@@ -100,8 +100,8 @@ public enum LedgerCrashTrials {
         let fs = SimulatedFileSystem(seed: seed)
         let ledger = try Ledger.create(fs, ledgerId: UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)),
                                        options: options())
-        try await ledger.execute(.registerApp(app))
-        try await ledger.execute(.decideAuthorization(bundleIdentifier: app.bundleIdentifier,
+        try await ledger.append(.registerApp(app))
+        try await ledger.append(.decideAuthorization(bundleIdentifier: app.bundleIdentifier,
                                                       decisions: [(.quantity(.bodyMass), .granted, .granted)], basis: .owner))
         if rng.next() % 3 == 0 {
             fs.crashAtFolderSync = fs.folderSyncCount + Int(rng.next() % 6) + 1
@@ -128,7 +128,7 @@ public enum LedgerCrashTrials {
                         attempted.insert(id)
                     }
                     let deferred = rng.next() % 4 == 0
-                    try await ledger.execute(.save(bundleIdentifier: app.bundleIdentifier, samples: samples),
+                    try await ledger.append(.save(bundleIdentifier: app.bundleIdentifier, samples: samples),
                                              durability: deferred ? .deferred : .durable)
                     if deferred { try await ledger.sync() }
                     for s in samples { saved.insert(s.uuid) }
@@ -136,7 +136,7 @@ public enum LedgerCrashTrials {
                 case 5, 6:  // delete one live sample
                     guard let victim = saved.subtracting(deleted).sorted(by: { $0.uuidString < $1.uuidString }).first else { continue }
                     deleteAttempted.insert(victim)
-                    try await ledger.execute(.delete(bundleIdentifier: app.bundleIdentifier, uuids: [victim], reason: nil))
+                    try await ledger.append(.delete(bundleIdentifier: app.bundleIdentifier, uuids: [victim], reason: nil))
                     deleted.insert(victim)
                     outcome.acknowledged += 1
                 case 7, 8:  // a snapshot
@@ -184,7 +184,7 @@ public enum LedgerCrashTrials {
         }
         // Still a working ledger, and it verifies.
         let at = Date(timeIntervalSince1970: 1_771_000_000)
-        try await reopened.execute(.save(bundleIdentifier: app.bundleIdentifier, samples: [
+        try await reopened.append(.save(bundleIdentifier: app.bundleIdentifier, samples: [
             .quantity(try QuantitySample(type: .bodyMass, quantity: try Quantity(70, unit: "kg"), start: at, end: at, uuid: uuid(&rng))),
         ]))
         try await reopened.close()

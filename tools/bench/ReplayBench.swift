@@ -153,7 +153,7 @@ enum ReplayBench {
             setup.append(.decideAuthorization(bundleIdentifier: app.bundleIdentifier,
                                               decisions: types.map { (.quantity($0), .granted, .granted) }, basis: .owner))
         }
-        _ = try await ledger.executeGroup(setup, durability: .deferred)
+        _ = try await ledger.appendBestEffort(setup, durability: .deferred).results
         var time = Date(timeIntervalSince1970: 1_600_000_000)
         var recent: [(UUID, Int)] = []  // (uuid, app index) of recent saves, for deletions
         var deletedSet = Set<UUID>()
@@ -190,7 +190,7 @@ enum ReplayBench {
                     }
                 }
             }
-            let results = try await ledger.executeGroup(commands, durability: .deferred)
+            let results = try await ledger.appendBestEffort(commands, durability: .deferred).results
             for r in results { if case .success(let e) = r { eventsSoFar += e.count } }
             if let out, tsvBuffer.utf8.count > 1 << 20 {
                 out.write(Data(tsvBuffer.utf8))

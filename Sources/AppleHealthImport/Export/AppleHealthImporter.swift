@@ -2,7 +2,7 @@ import Foundation
 import HealthModel
 import LedgerChecksums
 import LedgerCore
-import LedgerLog  // Durability, of Ledger.appendGroup
+import LedgerLog  // Durability, of Ledger.appendBestEffort
 
 /// Progress of an import, for a terminal.
 public struct ImportProgress: Sendable {
@@ -330,7 +330,7 @@ public enum AppleHealthImporter {
         let ledger: Ledger? = if case .ledger(let ledger) = access { ledger } else { nil }
         func append(_ commands: [LedgerCommand], durability: Durability = .deferred) async throws {
             guard let transaction, let ledger, !commands.isEmpty else { return }
-            let outcome = try await ledger.appendGroup(commands, durability: durability, in: transaction)
+            let outcome = try await ledger.appendBestEffort(commands, durability: durability, in: transaction)
             if let first = outcome.refused.first { throw ImportError.refused("\(first.violation)") }
             if let range = outcome.sequences { summary.lastSequence = range.upperBound }
         }

@@ -168,7 +168,7 @@ public enum LedgerDecider {
 
         case .saveEncoded(let bundle, let encoded):
             // The general path (one command on its own): the event decoded from the
-            // bytes `appendGroup` would append (`decideEncoded`).
+            // bytes the commit path would append (`decideEncoded`).
             let (ordinal, decided) = try decideEncoded(bundle, encoded, state, checkingRules: false)
             return [event(of: decided, app: ordinal, state)]
 
