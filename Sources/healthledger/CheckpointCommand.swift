@@ -45,7 +45,7 @@ enum CheckpointCommand {
             var o = JSONObject()
             o.set("origin", Transparency.origin(reader))
             o.set("size", size)
-            o.set("root", Transparency.b64(try tree.root(size: size)))
+            o.set("root", IntegrityReport.base64(try tree.root(size: size)))
             o.set("note", note)
             Output.line(o.string)
         } else {

@@ -53,7 +53,7 @@ enum ProveCommand {
             }
             let root1 = try tree.root(size: old.size)
             guard root1 == old.root else {
-                throw CLIError(status: ExitStatus.damaged, message: "notExtended: the ledger's first \(old.size) events hash to \(Transparency.b64(root1)), the checkpoint says \(Transparency.b64(old.root))")
+                throw CLIError(status: ExitStatus.damaged, message: "notExtended: the ledger's first \(old.size) events hash to \(IntegrityReport.base64(root1)), the checkpoint says \(IntegrityReport.base64(old.root))")
             }
             let path = try tree.consistencyProof(size1: old.size, size2: tree.size)
             let note = try Transparency.note(tree, reader, size: tree.size, signer: signer)
@@ -61,16 +61,16 @@ enum ProveCommand {
                 var o = JSONObject()
                 o.set("type", "consistency"); o.set("origin", origin)
                 o.set("size1", old.size); o.set("size2", tree.size)
-                o.set("root1", Transparency.b64(root1)); o.set("root2", Transparency.b64(tree.root))
-                o.setRaw("path", JSONObject.array(path.map { "\"\(Transparency.b64($0))\"" }))
+                o.set("root1", IntegrityReport.base64(root1)); o.set("root2", IntegrityReport.base64(tree.root))
+                o.setRaw("path", JSONObject.array(path.map { "\"\(IntegrityReport.base64($0))\"" }))
                 o.set("oldCheckpoint", oldNote); o.set("checkpoint", note)
                 Output.line(o.string)
             } else {
                 Output.line("consistency proof: \(old.size) → \(tree.size) events")
-                Output.line("root \(old.size): \(Transparency.b64(root1))")
-                Output.line("root \(tree.size): \(Transparency.b64(tree.root))")
+                Output.line("root \(old.size): \(IntegrityReport.base64(root1))")
+                Output.line("root \(tree.size): \(IntegrityReport.base64(tree.root))")
                 Output.line("path (\(path.count)):")
-                for p in path { Output.line("  \(Transparency.b64(p))") }
+                for p in path { Output.line("  \(IntegrityReport.base64(p))") }
                 Output.line("checkpoint:")
                 Output.line(String(note.dropLast()))
             }
@@ -108,18 +108,18 @@ enum ProveCommand {
             o.set("type", "inclusion"); o.set("origin", origin)
             o.set("index", index); o.set("sequence", sequence); o.set("size", size)
             o.set("leafInput", leafB64)
-            o.setRaw("path", JSONObject.array(path.map { "\"\(Transparency.b64($0))\"" }))
-            o.set("root", Transparency.b64(root)); o.set("checkpoint", note)
+            o.setRaw("path", JSONObject.array(path.map { "\"\(IntegrityReport.base64($0))\"" }))
+            o.set("root", IntegrityReport.base64(root)); o.set("checkpoint", note)
             if let sampleJSON { o.setRaw("sample", sampleJSON) }
             Output.line(o.string)
         } else {
             Output.line("inclusion proof: event \(sequence) (leaf index \(index)) in a tree of \(size) events")
-            Output.line("leaf hash: \(Transparency.b64(Merkle.leafHash(leafInput)))")
+            Output.line("leaf hash: \(IntegrityReport.base64(Merkle.leafHash(leafInput)))")
             Output.line("record (leaf input, base64): \(leafB64)")
             if let sampleJSON { Output.line("sample: \(sampleJSON)") }
-            Output.line("root: \(Transparency.b64(root))")
+            Output.line("root: \(IntegrityReport.base64(root))")
             Output.line("path (\(path.count)):")
-            for p in path { Output.line("  \(Transparency.b64(p))") }
+            for p in path { Output.line("  \(IntegrityReport.base64(p))") }
             Output.line("checkpoint:")
             Output.line(String(note.dropLast()))
         }

@@ -1,5 +1,5 @@
 import Foundation
-import LedgerChecksums
+import LedgerCore
 import LedgerLog
 
 /// What `checkpoint`, `prove`, `key` and `verify --checkpoint` share: the tree file,
@@ -9,9 +9,7 @@ enum Transparency {
     static let keyFile = "keys/checkpoint.key"
     static let verifierFile = "keys/checkpoint.pub"
 
-    static func origin(_ reader: LogReader) -> String {
-        "healthledger/\(reader.header.ledgerId.uuidString.lowercased())"
-    }
+    static func origin(_ reader: LogReader) -> String { TreeCheckpoint.origin(of: reader) }
 
     /// The tree, brought up to the log's end; the file is written when it can be (a
     /// read-only folder still gets proofs, computed in memory).
@@ -84,67 +82,5 @@ enum Transparency {
         do { return (note, try TreeCheckpoint.parse(note).checkpoint) } catch {
             throw CLIError.invalidInput("malformedCheckpoint: \(path): \(error)")
         }
-    }
-
-    static func b64(_ d: SHA256Digest) -> String { Data(d.array).base64EncodedString() }
-
-    /// `verify --checkpoint`: problems when the ledger does not extend the checkpoint
-    /// (checked against a tree built from the log alone, not the tree file), or when its
-    /// signature by the known verifier key fails.
-    static func checkExtends(note: String, checkpoint: TreeCheckpoint, fresh: MerkleTreeFile, reader: LogReader,
-                             verifier: SignedNote.Verifier?) -> (problems: [String], notes: [String]) {
-        var problems: [String] = [], notes: [String] = []
-        if checkpoint.origin != origin(reader) {
-            problems.append("the checkpoint is of \(checkpoint.origin), this ledger is \(origin(reader))")
-        }
-        if let verifier {
-            do {
-                switch try SignedNote.verify(note, by: verifier) {
-                case true?: notes.append("checkpoint signature by \(verifier.name) verifies")
-                default: problems.append("the checkpoint carries no signature by \(verifier.name)+\(String(format: "%08x", verifier.keyHash))")
-                }
-            } catch { problems.append("checkpoint: \(error)") }
-        } else {
-            notes.append("checkpoint signature not checked (no verifier key)")
-        }
-        if checkpoint.size > fresh.size {
-            problems.append("the checkpoint covers \(checkpoint.size) events, the ledger has only \(fresh.size): events were removed")
-        } else if let root = try? fresh.root(size: checkpoint.size) {
-            if root != checkpoint.root {
-                problems.append("the ledger's first \(checkpoint.size) events hash to \(b64(root)), the checkpoint says \(b64(checkpoint.root)): history up to event \(checkpoint.size) was rewritten")
-            } else {
-                notes.append("the ledger extends the checkpoint of \(checkpoint.size) events (\(fresh.size) now)")
-            }
-        } else {
-            problems.append("the tree of the first \(checkpoint.size) events could not be computed from the log")
-        }
-        return (problems, notes)
-    }
-}
-
-extension Transparency {
-    /// `verify`'s part: the tree file (when present) against a tree built from the log, and
-    /// with `--checkpoint`, that the ledger extends the checkpoint. Returns problems as
-    /// (check, sequence, offset, what) and lines to show.
-    static func verifyProblems(_ global: GlobalOptions, checkpointPath: String?, verifierKey: String?)
-        throws -> (problems: [(String, UInt64?, UInt64?, String)], notes: [String]) {
-        let fs = try LedgerAccess.fileSystem(global)
-        let checkpoint = try checkpointPath.map { try readCheckpoint($0) }
-        let verifier = try checkpoint == nil ? nil : Transparency.verifier(global, verifierKey)
-        guard checkpoint != nil || fs.exists(MerkleTreeFile.fileName) else { return ([], []) }
-        let reader = try LogReader(fs)
-        guard let fresh = try? MerkleTreeFile.build(reader: reader) else {
-            return (checkpoint == nil ? [] : [("checkpoint", nil, nil, "the log could not be read to its end to rebuild the tree")], [])
-        }
-        var problems: [(String, UInt64?, UInt64?, String)] = []
-        var notes: [String] = []
-        if let what = MerkleTreeFile.check(fs, reader: reader, against: fresh) { problems.append(("tree", nil, nil, what)) }
-        notes.append("merkle tree: \(fresh.size) events, root \(b64(fresh.root))")
-        if let (note, cp) = checkpoint {
-            let r = checkExtends(note: note, checkpoint: cp, fresh: fresh, reader: reader, verifier: verifier)
-            problems += r.problems.map { ("checkpoint", nil, nil, $0) }
-            notes += r.notes
-        }
-        return (problems, notes)
     }
 }

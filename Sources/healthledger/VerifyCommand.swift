@@ -30,40 +30,15 @@ enum VerifyCommand {
         let checkpointPath = try args.option("--checkpoint")
         let verifierKey = try args.option("--verifier-key")
         try args.finish()
-        let merkle = try Transparency.verifyProblems(global, checkpointPath: checkpointPath, verifierKey: verifierKey)
-        let fs = try LedgerAccess.fileSystem(global)
-        let report = try LedgerVerifier.verify(fs, progress: Progress.replay())
+        let claim = try checkpointPath.map { path -> IntegrityReport.CheckpointClaim in
+            let (note, checkpoint) = try Transparency.readCheckpoint(path)
+            return IntegrityReport.CheckpointClaim(note: note, checkpoint: checkpoint,
+                                                   verifier: try Transparency.verifier(global, verifierKey))
+        }
+        let integrity = try IntegrityReport.check(try LedgerAccess.fileSystem(global), checkpoint: claim,
+                                                  accessLogFolder: try LedgerAccess.localFolder(global), progress: Progress.replay())
         Progress.finish()
-        var problems: [(String, UInt64?, UInt64?, String)] = []  // (check, sequence, offset, what)
-        if let d = report.log.damage {
-            let durability = d.inDurablePrefix ? "in bytes known durable: damage, not a torn write"
-                                               : "in the unsynced tail: a torn write or damage"
-            problems.append(("log", d.sequence, d.offset, "\(d.kind.rawValue) (\(d.kind.ruleIDs)), \(durability)"))
-        }
-        // A damaged log stops the scan early, so the index naturally covers more than
-        // was scanned; report a stale index only for an otherwise sound log.
-        if let why = report.log.indexDisagreement, report.log.damage == nil {
-            problems.append(("log", nil, nil, "index/log.idx disagrees with the log: \(why) (the log was cut or replaced?)"))
-        }
-        if let e = report.eventProblem {
-            switch e {
-            case .undecodable(let s, let o, let why): problems.append(("events", s, o, "does not decode: \(why)"))
-            case .ruleViolation(let s, let o, let why): problems.append(("events", s, o, "breaks a rule: \(why)"))
-            }
-        }
-        if let e = report.readProblem, report.log.damage == nil { problems.append(("log", nil, nil, e.description)) }
-        for f in report.snapshots { problems.append(("snapshot", f.sequence, nil, f.description)) }
-        problems += merkle.problems
-        // The access log beside the ledger (serve's record of every read), when there is one.
-        let access = try AccessLog.verify(ledgerPath: try LedgerAccess.localFolder(global))
-        if let access {
-            if let d = access.log.damage {
-                problems.append(("access log", d.sequence, d.offset, "\(d.kind.rawValue) (\(d.kind.ruleIDs))"))
-            } else if let e = access.undecodable {
-                problems.append(("access log", nil, nil, "a record is not an access entry: \(e)"))
-            }
-        }
-
+        let report = integrity.ledger, access = integrity.access, problems = integrity.problems
         if global.json {
             var o = JSONObject()
             o.set("intact", problems.isEmpty)
@@ -84,10 +59,10 @@ enum VerifyCommand {
             }
             o.setRaw("problems", JSONObject.array(problems.map { p in
                 var j = JSONObject()
-                j.set("check", p.0)
-                j.set("sequence", p.1.map { Int($0) })
-                j.set("offset", p.2.map { Int($0) })
-                j.set("what", p.3)
+                j.set("check", p.check)
+                j.set("sequence", p.sequence.map { Int($0) })
+                j.set("offset", p.offset.map { Int($0) })
+                j.set("what", p.what)
                 return j.string
             }))
             Output.line(o.string)
@@ -104,16 +79,16 @@ enum VerifyCommand {
             if let ignored = report.log.ignoredIndex {
                 Output.line("\(ignored): derived data, rebuilt by the next writer; the log was checked in full without it")
             }
-            for note in merkle.notes { Output.line(note) }
+            for note in integrity.notes { Output.line(note) }
             for p in problems {
-                let at = [p.1.map { "sequence \($0)" }, p.2.map { "byte \($0)" }].compactMap { $0 }
-                Output.line("FAILED \(p.0)\(at.isEmpty ? "" : " at " + at.joined(separator: ", ")): \(p.3)")
+                let at = [p.sequence.map { "sequence \($0)" }, p.offset.map { "byte \($0)" }].compactMap { $0 }
+                Output.line("FAILED \(p.check)\(at.isEmpty ? "" : " at " + at.joined(separator: ", ")): \(p.what)")
             }
             Output.line(problems.isEmpty ? "OK: the ledger is intact" : "NOT INTACT: \(problems.count) problem\(problems.count == 1 ? "" : "s")")
         }
         if !problems.isEmpty {
             Output.flush()
-            throw CLIError(status: ExitStatus.damaged, message: "verify: the ledger is not intact (first problem: \(problems[0].0)\(problems[0].1.map { " at sequence \($0)" } ?? ""))")
+            throw CLIError(status: ExitStatus.damaged, message: "verify: the ledger is not intact (first problem: \(problems[0].check)\(problems[0].sequence.map { " at sequence \($0)" } ?? ""))")
         }
     }
 }
