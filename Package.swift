@@ -19,12 +19,13 @@ let strictMemorySafety: [SwiftSetting] = [.strictMemorySafety()]
 
 let package = Package(
     name: "HealthLedger",
+    // Products: what a client outside this package may import. LedgerCore's public part
+    // (the store API's values) comes through HealthLedger; the rest of it, and all of
+    // LedgerReporting, is `package` — for this package's front ends and tools only.
     products: [
         .library(name: "HealthModel", targets: ["HealthModel"]),
         .library(name: "LedgerChecksums", targets: ["LedgerChecksums"]),
         .library(name: "LedgerLog", targets: ["LedgerLog"]),
-        .library(name: "LedgerCore", targets: ["LedgerCore"]),
-        .library(name: "LedgerReporting", targets: ["LedgerReporting"]),
         .library(name: "HealthLedger", targets: ["HealthLedger"]),
         .library(name: "AppleHealthImport", targets: ["AppleHealthImport"]),
         .library(name: "HealthReport", targets: ["HealthReport"]),
@@ -83,7 +84,7 @@ let package = Package(
 
         // The command-line tool.
         .executableTarget(name: "healthledger",
-                          dependencies: ["CLedgerAccel", "HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting",
+                          dependencies: ["CLedgerAccel", "HealthModel", "LedgerLog", "LedgerCore", "LedgerReporting",
                                          "HealthLedger", "AppleHealthImport", "HealthReport", "LedgerHTTP", "LedgerServer"]
                               + (withPostgres ? ["LedgerPostgres"] : []),
                           swiftSettings: withPostgres ? [.define("HEALTHLEDGER_POSTGRES")] : []),

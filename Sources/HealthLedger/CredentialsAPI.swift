@@ -33,7 +33,7 @@ public struct CredentialInfo: Sendable, Equatable {
 
     /// As JSON (`token list --json`, `GET /v1/tokens`): id, holder, name, status,
     /// issuedAt (and its event's sequence), expiresAt, revokedAt, revocationReason.
-    public func json(now: Date) -> JSONObject {
+    package func json(now: Date) -> JSONObject {
         var o = JSONObject()
         o.set("id", id.description)
         o.set("holder", holder.description)

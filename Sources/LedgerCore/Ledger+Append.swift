@@ -19,7 +19,7 @@ extension Ledger {
     public struct GroupOutcome: Sendable {
         /// One per command: its stored events (empty when appended without keeping
         /// events, `keepingEvents: false`), or the rule it broke.
-        public let results: [Result<[StoredEvent], RuleViolation>]
+        package let results: [Result<[StoredEvent], RuleViolation>]
         /// The sequence numbers the group's batch took (nil: every command refused or
         /// none had events).
         public let sequences: ClosedRange<UInt64>?
@@ -37,7 +37,7 @@ extension Ledger {
     /// them, and returns them once durable (or once enqueued, for `.deferred`).
     /// Throws `RuleViolation` (nothing appended) or a log error.
     @discardableResult
-    public func append(_ command: LedgerCommand, durability: Durability = .durable) async throws -> [StoredEvent] {
+    package func append(_ command: LedgerCommand, durability: Durability = .durable) async throws -> [StoredEvent] {
         try await appendAllOrNothing([command], durability: durability)
     }
 
@@ -49,7 +49,7 @@ extension Ledger {
     /// what the commands change (copy on write) once — fine for a workout builder's
     /// handful of commands, not for bulk work (`appendBestEffort`).
     @discardableResult
-    public func appendAllOrNothing(_ commands: [LedgerCommand], durability: Durability = .durable) async throws
+    package func appendAllOrNothing(_ commands: [LedgerCommand], durability: Durability = .durable) async throws
         -> [StoredEvent] {
         await admit()
         let enqueued = try enqueueDecided(commands, allOrNothing: true, keepEvents: true)
@@ -64,7 +64,7 @@ extension Ledger {
     /// For bulk work (imports, benchmarks): one batch of thousands of events costs one
     /// header, one link and one sync. `keepingEvents: false` does not keep a copy of
     /// every event (an import's hundreds of thousands of samples).
-    public func appendBestEffort(_ commands: [LedgerCommand], durability: Durability = .durable,
+    package func appendBestEffort(_ commands: [LedgerCommand], durability: Durability = .durable,
                                  keepingEvents: Bool = true) async throws -> GroupOutcome {
         await admit()
         return try await appendAdmitted(commands, durability: durability, keepEvents: keepingEvents)

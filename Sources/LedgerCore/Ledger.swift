@@ -61,7 +61,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
 /// cannot read back. If an append then fails, the ledger refuses everything
 /// (`LedgerError.failed`) until it is reopened.
 public actor Ledger {
-    public nonisolated let fs: any LogFileSystem
+    package nonisolated let fs: any LogFileSystem
     package nonisolated let reader: LogReader
     let writer: LogWriter
     let options: LedgerOptions
@@ -105,7 +105,7 @@ public actor Ledger {
     }
 
     /// Creates a new, empty ledger.
-    public static func create(_ fs: any LogFileSystem, ledgerId: UUID = UUID(), options: LedgerOptions = LedgerOptions()) throws -> Ledger {
+    package static func create(_ fs: any LogFileSystem, ledgerId: UUID = UUID(), options: LedgerOptions = LedgerOptions()) throws -> Ledger {
         let writer = try LogWriter.create(fs, ledgerId: ledgerId, options: options.log)
         let reader = try LogReader(fs)
         return Ledger(fs: fs, writer: writer, reader: reader, state: LedgerState(), options: options,
@@ -126,7 +126,7 @@ public actor Ledger {
 
     /// Opens an existing ledger for writing: recovery of the log's tail, then the
     /// projections from the newest good snapshot plus the tail of the log.
-    public static func open(_ fs: any LogFileSystem, options: LedgerOptions = LedgerOptions(),
+    package static func open(_ fs: any LogFileSystem, options: LedgerOptions = LedgerOptions(),
                             progress: ((ReplayProgress) -> Void)? = nil) throws -> Ledger {
         let writer = try LogWriter.open(fs, options: options.log)
         do {
@@ -219,7 +219,7 @@ public actor Ledger {
 
     /// Makes room in the sample index for about `count` more samples (an import
     /// knows how many are coming), so it does not grow step by step.
-    public func reserveSamples(_ count: Int) {
+    package func reserveSamples(_ count: Int) {
         state.samples.reserve(estimatedSamples: state.samples.count + count)
         // The statistics columns too (one value and one flag per slot): grown by
         // doubling, the last copy would hold both in memory at once.
@@ -260,7 +260,7 @@ public actor Ledger {
     }
 
     /// Reads the sample in a slot from the log.
-    public func sample(slot: UInt32) async throws -> Sample {
+    package func sample(slot: UInt32) async throws -> Sample {
         await settleForRead()
         return try fetcher.sample(slot, in: state)
     }
@@ -295,7 +295,7 @@ public actor Ledger {
     /// Writes a snapshot of the projections now (after making the log durable).
     /// Never inside an import transaction (rule S7): waits for its end.
     @discardableResult
-    public func snapshot() async throws -> String {
+    package func snapshot() async throws -> String {
         await admit()
         precondition(transaction == nil && state.openTransaction == nil, "S7: no snapshot inside an import transaction")
         try await sync()
@@ -329,7 +329,7 @@ public actor Ledger {
 
     /// Gives the ledger up without syncing, snapshotting or sealing, as a crashed
     /// process would (durable appends are safe; the lock is released).
-    public nonisolated func abandon() {
+    package nonisolated func abandon() {
         writer.abandon()
     }
 

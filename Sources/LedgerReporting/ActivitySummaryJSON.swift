@@ -3,8 +3,8 @@ import LedgerCore
 
 /// An activity summary as JSON: `day`, the numbers by their export names, the
 /// energy unit, and other attributes verbatim.
-public enum ActivitySummaryJSON {
-    public static func object(_ a: ActivitySummary) -> JSONObject {
+package enum ActivitySummaryJSON {
+    package static func object(_ a: ActivitySummary) -> JSONObject {
         var o = JSONObject()
         o.set("day", a.day.description)
         for (name, value) in zip(ActivitySummary.numberNames, a.numbers) where value != nil {

@@ -5,8 +5,8 @@ import LedgerCore
 /// A change of the anchored feed as one JSON line: `{"change":"added","sample":{…}}`
 /// or `{"change":"deleted","uuid":…,"type":…,"syncIdentifier":…,"syncVersion":…,
 /// "replacedBy":…}`; the anchor after them as `{"anchor":"…"}`.
-public enum ChangeJSON {
-    public static func append(_ change: Change, to bytes: inout [UInt8]) {
+package enum ChangeJSON {
+    package static func append(_ change: Change, to bytes: inout [UInt8]) {
         switch change {
         case .added(let sample):
             bytes.append(contentsOf: "{\"change\":\"added\",\"sample\":".utf8)
@@ -25,5 +25,5 @@ public enum ChangeJSON {
     }
 
     /// `{"anchor":"…"}`.
-    public static func anchor(_ anchor: ChangeAnchor) -> String { "{\"anchor\":\(JSONObject.quote(anchor.text))}" }
+    package static func anchor(_ anchor: ChangeAnchor) -> String { "{\"anchor\":\(JSONObject.quote(anchor.text))}" }
 }

@@ -3,7 +3,7 @@ import HealthModel
 import LedgerCore
 
 /// Events as JSON Lines for people and `jq` (`healthledger log --json`).
-public enum EventJSON {
+package enum EventJSON {
     /// One event: `seq`, `recordedAt`, `kind`, `version`, `actor` (the owner or a
     /// bundle identifier), `offset`, then — only for an event of an import that is not
     /// applied (rule E11) — `applied: false` and `transaction: "aborted"` or `"open"`,

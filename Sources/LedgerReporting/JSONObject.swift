@@ -5,11 +5,11 @@ import LedgerCore
 /// A JSON object written by hand: keys in the order given (so output is stable for
 /// golden files and diffs), strings escaped per RFC 8259, numbers in their shortest
 /// round-trip form.
-public struct JSONObject: Sendable {
+package struct JSONObject: Sendable {
     private var text = "{"
     private var first = true
 
-    public init() {}
+    package init() {}
 
     private mutating func key(_ k: String) {
         if !first { text += "," }
@@ -17,28 +17,28 @@ public struct JSONObject: Sendable {
         text += JSONObject.quote(k) + ":"
     }
 
-    public mutating func set(_ k: String, _ v: String?) { key(k); text += v.map(JSONObject.quote) ?? "null" }
-    public mutating func set(_ k: String, _ v: Double?) { key(k); text += v.map(JSONObject.number) ?? "null" }
-    public mutating func set(_ k: String, _ v: Int?) { key(k); text += v.map { String($0) } ?? "null" }
-    public mutating func set(_ k: String, _ v: Int64) { key(k); text += String(v) }
-    public mutating func set(_ k: String, _ v: UInt64) { key(k); text += String(v) }
-    public mutating func set(_ k: String, _ v: Bool) { key(k); text += v ? "true" : "false" }
+    package mutating func set(_ k: String, _ v: String?) { key(k); text += v.map(JSONObject.quote) ?? "null" }
+    package mutating func set(_ k: String, _ v: Double?) { key(k); text += v.map(JSONObject.number) ?? "null" }
+    package mutating func set(_ k: String, _ v: Int?) { key(k); text += v.map { String($0) } ?? "null" }
+    package mutating func set(_ k: String, _ v: Int64) { key(k); text += String(v) }
+    package mutating func set(_ k: String, _ v: UInt64) { key(k); text += String(v) }
+    package mutating func set(_ k: String, _ v: Bool) { key(k); text += v ? "true" : "false" }
     /// Inserts already-encoded JSON (an object, array, or literal).
-    public mutating func setRaw(_ k: String, _ json: String) { key(k); text += json }
-    public mutating func set(_ k: String, _ object: JSONObject) { key(k); text += object.string }
+    package mutating func setRaw(_ k: String, _ json: String) { key(k); text += json }
+    package mutating func set(_ k: String, _ object: JSONObject) { key(k); text += object.string }
 
     /// The encoded object.
-    public var string: String { text + "}" }
+    package var string: String { text + "}" }
 
     /// A JSON number: integers without a fraction, others in shortest round-trip form;
     /// non-finite values become null.
-    public static func number(_ v: Double) -> String {
+    package static func number(_ v: Double) -> String {
         guard v.isFinite else { return "null" }
         return Quantity.format(v)
     }
 
     /// A JSON string literal.
-    public static func quote(_ s: String) -> String {
+    package static func quote(_ s: String) -> String {
         // Most strings (UUIDs, identifiers, dates) need no escape: copy them whole.
         if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) { return "\"" + s + "\"" }
         var out = "\""
@@ -63,5 +63,5 @@ public struct JSONObject: Sendable {
     }
 
     /// A JSON array of already-encoded values.
-    public static func array(_ items: [String]) -> String { "[" + items.joined(separator: ",") + "]" }
+    package static func array(_ items: [String]) -> String { "[" + items.joined(separator: ",") + "]" }
 }

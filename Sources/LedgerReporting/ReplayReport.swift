@@ -5,9 +5,9 @@ import LedgerLog
 
 /// What `healthledger replay` prints: the profile, the latest sample per type,
 /// authorization, counts and the digest.
-public enum ReplayReport {
+package enum ReplayReport {
     /// One JSON object (stable key order: golden files compare it byte for byte).
-    public static func json(_ r: ReplaySummary) -> String {
+    package static func json(_ r: ReplaySummary) -> String {
         var o = JSONObject()
         o.set("lastSequence", r.lastSequence)
         o.set("lastRecordedAt", r.lastRecordedAt.map(ISO8601.string))
@@ -58,7 +58,7 @@ public enum ReplayReport {
 
     /// `json` of a whole log replayed from its first event (snapshots unused): what
     /// the golden ledgers in `events/golden/` are compared with.
-    public static func json(replaying fs: any LogFileSystem) throws -> String {
+    package static func json(replaying fs: any LogFileSystem) throws -> String {
         json(try ReplaySummary.replay(fs, reader: try LogReader(fs), useSnapshots: false))
     }
 }

@@ -5,8 +5,8 @@ import LedgerCore
 /// Samples, metadata and devices as JSON for people and `jq` (`query --json`,
 /// `log --json`). Every sample has at least `uuid`, `type`, `value`, `unit`,
 /// `start`, `end`, `source`.
-public enum SampleJSON {
-    public static func object(_ sample: Sample) -> JSONObject {
+package enum SampleJSON {
+    package static func object(_ sample: Sample) -> JSONObject {
         var o = JSONObject()
         let c = sample.common
         o.set("uuid", c.uuid.uuidString)
@@ -78,7 +78,7 @@ public enum SampleJSON {
 
     /// A workout activity (HKWorkoutActivity): `uuid`, `activityType`, `start`,
     /// `end`, `duration` (s), then `events` and `metadata` when it has any.
-    public static func activity(_ a: WorkoutActivity) -> JSONObject {
+    package static func activity(_ a: WorkoutActivity) -> JSONObject {
         var j = JSONObject()
         j.set("uuid", a.uuid.uuidString)
         j.set("activityType", a.activityType.identifier)
@@ -108,7 +108,7 @@ public enum SampleJSON {
     }
 
     /// Metadata as an object, keys verbatim and in order (a repeated key repeats).
-    public static func metadata(_ m: Metadata) -> String {
+    package static func metadata(_ m: Metadata) -> String {
         var o = JSONObject()
         for entry in m {
             switch entry.value {

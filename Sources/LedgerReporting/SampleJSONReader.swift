@@ -3,13 +3,13 @@ import HealthModel
 
 /// Why a JSON sample is refused: one line, starting with its code
 /// (`unknownField: …`, `wrongType: …`, `invalidDate: …`).
-public struct SampleJSONError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let description: String
+package struct SampleJSONError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let description: String
 
-    public init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 
     /// The code before the first colon.
-    public var code: String { String(description.prefix { $0 != ":" }) }
+    package var code: String { String(description.prefix { $0 != ":" }) }
 }
 
 /// Samples from JSON in `ingest`'s form, one object each: `{"type", "value",

@@ -6,9 +6,9 @@ import LedgerCore
 /// readers that print many samples (`query --json`): the same bytes, without
 /// building a `String` per field. Quantity, category and raw samples are written
 /// here; workouts and correlations (rare, nested) go through `SampleJSON`.
-public enum SampleJSONWriter {
+package enum SampleJSONWriter {
     /// Appends the sample's JSON object (no newline) to `out`.
-    public static func append(_ sample: Sample, to out: inout [UInt8]) {
+    package static func append(_ sample: Sample, to out: inout [UInt8]) {
         let c = sample.common
         switch sample {
         case .quantity(let s):

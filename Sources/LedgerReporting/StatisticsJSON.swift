@@ -6,20 +6,20 @@ import LedgerCore
 /// `{"start","end","type","unit","values":{"sum":…},"sources":{…}}`, or
 /// `{"start","end","type","unit","empty":true}` for a bucket with no samples. Dates
 /// are local to `zone` with their offset; values in `unit`.
-public struct StatisticsJSON: Sendable {
-    public let type: QuantityType
-    public let options: StatisticsOptions
-    public let unit: HealthUnit
-    public let zone: TimeZone
+package struct StatisticsJSON: Sendable {
+    package let type: QuantityType
+    package let options: StatisticsOptions
+    package let unit: HealthUnit
+    package let zone: TimeZone
 
     /// The options as names, in this order: `sum`, `average`, `min`, `max`,
     /// `mostRecent`, `duration`.
-    public static let names: [(String, StatisticsOptions)] = [
+    package static let names: [(String, StatisticsOptions)] = [
         ("sum", .cumulativeSum), ("average", .discreteAverage), ("min", .discreteMin), ("max", .discreteMax),
         ("mostRecent", .mostRecent), ("duration", .duration),
     ]
 
-    public init(type: QuantityType, options: StatisticsOptions, unit: HealthUnit, zone: TimeZone) {
+    package init(type: QuantityType, options: StatisticsOptions, unit: HealthUnit, zone: TimeZone) {
         self.type = type
         self.options = options
         self.unit = unit
@@ -27,7 +27,7 @@ public struct StatisticsJSON: Sendable {
     }
 
     /// The computed columns with their values in `unit` (duration in seconds).
-    public func values(_ v: StatisticsValues) throws -> [(String, Double?)] {
+    package func values(_ v: StatisticsValues) throws -> [(String, Double?)] {
         func convert(_ x: Double?) throws -> Double? { try x.map { try Quantity($0, type.canonicalUnit).doubleValue(for: unit) } }
         return try Self.names.filter { options.contains($0.1) }.map { name, option in
             switch option {
@@ -52,7 +52,7 @@ public struct StatisticsJSON: Sendable {
     }
 
     /// One bucket's line.
-    public func line(_ s: Statistics) throws -> String {
+    package func line(_ s: Statistics) throws -> String {
         var o = JSONObject()
         o.set("start", Self.local(s.startDate, zone))
         o.set("end", Self.local(s.endDate, zone))
@@ -72,7 +72,7 @@ public struct StatisticsJSON: Sendable {
     }
 
     /// `2025-06-01T00:00:00+02:00`: a date in a zone.
-    public static func local(_ date: Date, _ zone: TimeZone) -> String {
+    package static func local(_ date: Date, _ zone: TimeZone) -> String {
         let offset = zone.secondsFromGMT(for: date)
         var text = ISO8601.string(date.addingTimeInterval(Double(offset)))
         text.removeLast()  // the Z

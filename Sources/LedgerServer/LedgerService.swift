@@ -62,7 +62,7 @@ public final class LedgerService: Sendable {
     let limiter: RateLimiter
     let apps: AppStores
 
-    public init(ledger: Ledger, accessLog: AccessLog, options: ServiceOptions = ServiceOptions()) {
+    package init(ledger: Ledger, accessLog: AccessLog, options: ServiceOptions = ServiceOptions()) {
         self.ledger = ledger
         owner = OwnerStore(ledger: ledger)
         self.accessLog = accessLog

@@ -54,4 +54,45 @@ struct StoreBoundaryTests {
         #expect(grant.status == 1)
         #expect(grant.stderrText.contains("error: 'ledger' is inaccessible due to 'package' protection level"), "\(grant.stderrText)")
     }
+
+    /// Nor can a client that holds the `Ledger` itself (the owner's process) append an
+    /// event or touch the engine: the write verbs, commands, events, the raw
+    /// projections, the decider, codecs and snapshots are `package`. Each line is
+    /// refused on its own, naming what it reached for.
+    @Test(.enabled(if: swiftc != nil, "swiftc is not on PATH: the clients cannot be compiled"))
+    func aClientOfTheLedgerCannotReachTheWritePathOrRawState() throws {
+        let allowed = try Self.typecheck("""
+            import HealthLedger
+            func client(_ ledger: Ledger) async throws {
+                let owner = OwnerStore(ledger: ledger)
+                _ = try await owner.execute(SampleQuery(type: .quantity(.bodyMass)))
+                _ = try await ledger.read(as: .owner) { view in view.ownerTimeZone }
+                try await ledger.close()
+            }
+            """)
+        #expect(allowed.status == 0, "\(allowed.stderrText)")
+        let reaches: [(code: String, refusal: String)] = [
+            ("_ = try await ledger.append(.setOwnerTimeZone(\"UTC\"))", "error: 'append' is inaccessible due to 'package' protection level"),
+            ("_ = try await ledger.appendBestEffort([])", "error: 'appendBestEffort' is inaccessible due to 'package' protection level"),
+            ("_ = await ledger.state", "error: 'state' is inaccessible due to 'package' protection level"),
+            ("_ = LedgerState()", "error: cannot find 'LedgerState' in scope"),
+            ("_ = LedgerDecider.self", "error: cannot find 'LedgerDecider' in scope"),
+            ("_ = LedgerCommand.self", "error: cannot find 'LedgerCommand' in scope"),
+            ("_ = Event.self", "error: cannot find 'Event' in scope"),
+            ("_ = EventCodec.self", "error: cannot find 'EventCodec' in scope"),
+            ("_ = SnapshotFile.self", "error: cannot find 'SnapshotFile' in scope"),
+            ("_ = StatisticsEngine.self", "error: cannot find 'StatisticsEngine' in scope"),
+            ("_ = ledger.fs", "error: 'fs' is inaccessible due to 'package' protection level"),
+        ]
+        for reach in reaches {
+            let r = try Self.typecheck("""
+                import HealthLedger
+                func client(_ ledger: Ledger) async throws {
+                    \(reach.code)
+                }
+                """)
+            #expect(r.status == 1, "\(reach.code) compiled")
+            #expect(r.stderrText.contains(reach.refusal), "\(reach.code): \(r.stderrText)")
+        }
+    }
 }

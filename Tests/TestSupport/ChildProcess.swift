@@ -31,11 +31,11 @@ private enum GNU {
     nonisolated(unsafe) static let addChdir = symbol("posix_spawn_file_actions_addchdir_np", as: Chdir.self)
 }
 
-public final class ChildProcess: @unchecked Sendable {
+package final class ChildProcess: @unchecked Sendable {
     // @unchecked: the mutable state is guarded by `lock`; the descriptors are used
     // by one thread at a time (the test's).
 
-    public enum Stream: Sendable {
+    package enum Stream: Sendable {
         case pipe
         case null
         /// Opened for reading (stdin) or writing, truncating (stdout, stderr).
@@ -44,10 +44,10 @@ public final class ChildProcess: @unchecked Sendable {
         case inherit
     }
 
-    public enum Termination: Equatable, Sendable, CustomStringConvertible {
+    package enum Termination: Equatable, Sendable, CustomStringConvertible {
         case exited(Int32)
         case signaled(Int32)
-        public var description: String {
+        package var description: String {
             switch self {
             case .exited(let s): "exit status \(s)"
             case .signaled(let s): "signal \(s)"
@@ -55,23 +55,23 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
-    public struct SpawnFailed: Error, CustomStringConvertible {
-        public let executable: String
-        public let errno: Int32
-        public var description: String { "posix_spawn \(executable): \(String(cString: strerror(errno)))" }
+    package struct SpawnFailed: Error, CustomStringConvertible {
+        package let executable: String
+        package let errno: Int32
+        package var description: String { "posix_spawn \(executable): \(String(cString: strerror(errno)))" }
     }
 
-    public struct TimedOut: Error, CustomStringConvertible {
-        public let command: [String]
-        public let seconds: Double
-        public var description: String { "\(command.joined(separator: " ")) ran over \(seconds) s and was killed" }
+    package struct TimedOut: Error, CustomStringConvertible {
+        package let command: [String]
+        package let seconds: Double
+        package var description: String { "\(command.joined(separator: " ")) ran over \(seconds) s and was killed" }
     }
 
     /// A write to a child that died is EPIPE, never the death of the test process.
     private static let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
 
-    public let pid: pid_t
-    public let command: [String]
+    package let pid: pid_t
+    package let command: [String]
     private let lock = NSLock()
     private var stdinFD: Int32?
     private var stdoutFD: Int32?
@@ -82,11 +82,11 @@ public final class ChildProcess: @unchecked Sendable {
     private var stdoutBuffer: [UInt8] = []
     private var stderrBuffer: [UInt8] = []
     private var watchdog: DispatchWorkItem?
-    public let timeout: Double
+    package let timeout: Double
 
     /// Starts `executable` with `arguments` (argv[0] is the executable's path).
     /// `environment` replaces the test process's environment when given.
-    public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+    package init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                 currentDirectory: String? = nil, stdin: Stream = .null, stdout: Stream = .pipe, stderr: Stream = .pipe,
                 timeout: Double = 600) throws {
         command = [executable] + arguments
@@ -169,12 +169,12 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Whether the watchdog killed the child.
-    public var timedOut: Bool { lock.withLock { killedByTimeout } }
+    package var timedOut: Bool { lock.withLock { killedByTimeout } }
 
     // MARK: Standard input
 
     /// Writes all of `bytes` to the child's stdin (blocking while the pipe is full).
-    public func write(_ bytes: [UInt8]) throws {
+    package func write(_ bytes: [UInt8]) throws {
         guard let fd = stdinFD else { return }
         var done = 0
         while done < bytes.count {
@@ -187,10 +187,10 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
-    public func write(_ text: String) throws { try write(Array(text.utf8)) }
+    package func write(_ text: String) throws { try write(Array(text.utf8)) }
 
     /// Closes the child's stdin (it reads end of file).
-    public func closeStdin() {
+    package func closeStdin() {
         if let fd = stdinFD { Glibc.close(fd) }
         stdinFD = nil
     }
@@ -227,11 +227,11 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Everything read from stdout so far.
-    public var output: String { lock.withLock { String(decoding: stdoutBuffer, as: UTF8.self) } }
+    package var output: String { lock.withLock { String(decoding: stdoutBuffer, as: UTF8.self) } }
     /// Everything read from stderr so far (by `waitForStderr`).
-    public var errorOutput: String { lock.withLock { String(decoding: stderrBuffer, as: UTF8.self) } }
+    package var errorOutput: String { lock.withLock { String(decoding: stderrBuffer, as: UTF8.self) } }
     /// The complete lines read from stdout so far.
-    public var outputLines: [String] {
+    package var outputLines: [String] {
         let text = output
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         lines.removeLast()  // the part after the last newline (empty when the text ends with one)
@@ -250,31 +250,31 @@ public final class ChildProcess: @unchecked Sendable {
     /// Reads stdout until `condition` holds on what was read, stdout ends, or
     /// `seconds` pass (a bound against a hung child, not a pace); true when it held.
     @discardableResult
-    public func waitForOutput(seconds: Double = 120, _ condition: (String) -> Bool) -> Bool {
+    package func waitForOutput(seconds: Double = 120, _ condition: (String) -> Bool) -> Bool {
         wait(for: .stdout, seconds: seconds, condition)
     }
 
     /// Reads stdout until it contains `text`.
     @discardableResult
-    public func waitForOutput(containing text: String, seconds: Double = 120) -> Bool {
+    package func waitForOutput(containing text: String, seconds: Double = 120) -> Bool {
         wait(for: .stdout, seconds: seconds) { $0.contains(text) }
     }
 
     /// Reads stderr until it contains `text` (stderr must be a pipe).
     @discardableResult
-    public func waitForStderr(containing text: String, seconds: Double = 120) -> Bool {
+    package func waitForStderr(containing text: String, seconds: Double = 120) -> Bool {
         wait(for: .stderr, seconds: seconds) { $0.contains(text) }
     }
 
     /// Reads stdout to its end (the child closed it or died).
-    public func readOutputToEnd() {
+    package func readOutputToEnd() {
         while readSome(.stdout, until: .now + .seconds(3600)) {}
     }
 
     // MARK: The end
 
     /// Sends `signal` to the child (if it has not been reaped).
-    public func kill(_ signal: Int32 = SIGKILL) {
+    package func kill(_ signal: Int32 = SIGKILL) {
         lock.withLock {
             if reaped == nil { _ = Glibc.kill(pid, signal) }
         }
@@ -282,7 +282,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Waits for the child to end and reaps it (closing its pipes).
     @discardableResult
-    public func wait() -> Termination {
+    package func wait() -> Termination {
         if let reaped = lock.withLock({ reaped }) { return reaped }
         var info = siginfo_t()
         while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
@@ -300,7 +300,7 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// The exit status, or 128 + the signal.
-    public static func status(_ end: Termination) -> Int32 {
+    package static func status(_ end: Termination) -> Int32 {
         switch end {
         case .exited(let s): s
         case .signaled(let s): 128 + s
@@ -309,20 +309,20 @@ public final class ChildProcess: @unchecked Sendable {
 
     // MARK: One run
 
-    public struct Result: Sendable {
-        public let termination: Termination
-        public let stdout: [UInt8]
-        public let stderr: [UInt8]
-        public var status: Int32 { ChildProcess.status(termination) }
-        public var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
-        public var stderrText: String { String(decoding: stderr, as: UTF8.self) }
+    package struct Result: Sendable {
+        package let termination: Termination
+        package let stdout: [UInt8]
+        package let stderr: [UInt8]
+        package var status: Int32 { ChildProcess.status(termination) }
+        package var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+        package var stderrText: String { String(decoding: stderr, as: UTF8.self) }
     }
 
     /// Runs to the end: writes `input` to a stdin pipe (then closes it), reads stdout
     /// and stderr pipes concurrently with that (one `poll` loop: a chatty child never
     /// blocks on a full pipe), waits for the exit. Throws `TimedOut` when the
     /// watchdog had to kill the child.
-    public static func run(_ executable: String, _ arguments: [String], input: [UInt8]? = nil,
+    package static func run(_ executable: String, _ arguments: [String], input: [UInt8]? = nil,
                            environment: [String: String]? = nil, currentDirectory: String? = nil,
                            stdin: Stream? = nil, stdout: Stream = .pipe, stderr: Stream = .pipe,
                            timeout: Double = 600) throws -> Result {

@@ -5,14 +5,14 @@ import LedgerCore
 /// Ledgers as an earlier release let them be written, for tests of what this release
 /// must still read: quantity values beyond today's bounds (1e308 steps
 /// were accepted; values read back from a log are never range-checked).
-public enum EarlierReleaseLedgers {
+package enum EarlierReleaseLedgers {
     /// The app that saved the values.
-    public static let app = AppRegistration(bundleIdentifier: "com.example.earlier", name: "Earlier", readPurpose: "r", sharePurpose: "s")
+    package static let app = AppRegistration(bundleIdentifier: "com.example.earlier", name: "Earlier", readPurpose: "r", sharePurpose: "s")
 
     /// Creates a ledger at `path` (time zone UTC) where `app` saved `values` — (type,
     /// value in the type's canonical unit, start, end), ISO 8601 — as an earlier release
     /// accepted them: built without today's range check, appended through today's rules.
-    public static func create(at path: String, _ values: [(QuantityType, Double, String, String)]) async throws {
+    package static func create(at path: String, _ values: [(QuantityType, Double, String, String)]) async throws {
         let ledger = try Ledger.create(path: path)
         do {
             try await ledger.append(.setOwnerTimeZone("UTC"))

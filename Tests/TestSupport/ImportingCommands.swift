@@ -8,7 +8,7 @@ extension Ledger {
     /// imported source) is allowed. All or nothing: the first refusal aborts the
     /// transaction and is thrown. Returns the commands' events.
     @discardableResult
-    public func importing(_ commands: [LedgerCommand], importId: UUID = UUID()) async throws -> [StoredEvent] {
+    package func importing(_ commands: [LedgerCommand], importId: UUID = UUID()) async throws -> [StoredEvent] {
         let t = try await beginImport(ExportImportStart(importId: importId, exportDate: nil, locale: nil, exportVersion: nil,
                                                         sourcePath: "tests", me: []))
         var stored: [StoredEvent] = []

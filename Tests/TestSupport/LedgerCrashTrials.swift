@@ -12,28 +12,28 @@ import LedgerLog
 /// Everything runs on one task, one command at a time, on a simulated disk whose
 /// power losses come from the seed: a seed reproduces its run exactly. Run by
 /// `swift test` (a few hundred) and by `ledger-torture crash-trials` (the soak).
-public enum LedgerCrashTrials {
+package enum LedgerCrashTrials {
     /// What one trial saw.
-    public struct Outcome: Sendable {
-        public var failure: String?
-        public var crashed = false
-        public var recoveryCrashed = false
-        public var tailCut = false
-        public var acknowledged = 0
+    package struct Outcome: Sendable {
+        package var failure: String?
+        package var crashed = false
+        package var recoveryCrashed = false
+        package var tailCut = false
+        package var acknowledged = 0
     }
 
     /// Totals over many trials.
-    public struct Totals: Sendable, CustomStringConvertible {
-        public var trials = 0
-        public var crashed = 0
-        public var recoveryCrashed = 0
-        public var tailsCut = 0
-        public var acknowledged = 0
-        public var failures: [String] = []
+    package struct Totals: Sendable, CustomStringConvertible {
+        package var trials = 0
+        package var crashed = 0
+        package var recoveryCrashed = 0
+        package var tailsCut = 0
+        package var acknowledged = 0
+        package var failures: [String] = []
 
-        public init() {}
+        package init() {}
 
-        public mutating func add(_ o: Outcome) {
+        package mutating func add(_ o: Outcome) {
             trials += 1
             if o.crashed { crashed += 1 }
             if o.recoveryCrashed { recoveryCrashed += 1 }
@@ -42,7 +42,7 @@ public enum LedgerCrashTrials {
             if let f = o.failure { failures.append(f) }
         }
 
-        public mutating func add(contentsOf other: Totals) {
+        package mutating func add(contentsOf other: Totals) {
             trials += other.trials
             crashed += other.crashed
             recoveryCrashed += other.recoveryCrashed
@@ -51,7 +51,7 @@ public enum LedgerCrashTrials {
             failures += other.failures
         }
 
-        public var description: String {
+        package var description: String {
             "ledger crash trials: \(trials), crashed \(crashed), recovery crashed \(recoveryCrashed), tails cut \(tailsCut), "
                 + "acknowledged commands \(acknowledged), failures \(failures.count)"
         }
@@ -78,14 +78,14 @@ public enum LedgerCrashTrials {
     }
 
     /// Runs trials `seeds` and adds them up.
-    public static func run(_ seeds: Range<UInt64>) async -> Totals {
+    package static func run(_ seeds: Range<UInt64>) async -> Totals {
         var totals = Totals()
         for seed in seeds { totals.add(await trial(seed)) }
         return totals
     }
 
     /// One trial.
-    public static func trial(_ seed: UInt64) async -> Outcome {
+    package static func trial(_ seed: UInt64) async -> Outcome {
         var outcome = Outcome()
         do {
             try await trial(seed, &outcome)

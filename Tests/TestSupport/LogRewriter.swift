@@ -9,8 +9,8 @@ import LedgerLog
 /// The log is cut at the start of the batch holding `sequence`, then the records from
 /// that batch on are appended again through the real writer, each passed through
 /// `transform` (kind, version, payload; the writer stamps a new `recordedAt`).
-public enum LogRewriter {
-    public static func rechain(_ fs: any LogFileSystem, from sequence: UInt64,
+package enum LogRewriter {
+    package static func rechain(_ fs: any LogFileSystem, from sequence: UInt64,
                                transform: (LogRecord) -> LogRecord = { $0 }) async throws {
         let reader = try LogReader(fs)
         var cut: UInt64?

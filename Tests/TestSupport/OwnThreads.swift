@@ -7,13 +7,13 @@ import LedgerHTTP
 /// stores) run on that pool then sees its 100 ms become 130 s. Under `OwnThreads.run`
 /// the body, its child tasks and the default actors it calls run on these threads
 /// instead (a task executor preference, SE-0417), as a server's handlers do.
-public enum OwnThreads {
+package enum OwnThreads {
     /// Shared by every test that asks: four threads, which idle on a condition.
-    public static let executor = ServerExecutor(threads: 4)
+    package static let executor = ServerExecutor(threads: 4)
 
     /// Runs `body` with `executor` as its task executor preference. An unstructured
     /// task made inside does not inherit it: make it with `Task(executorPreference:)`.
-    public static func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    package static func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         try await withTaskExecutorPreference(executor) { try await body() }
     }
 }

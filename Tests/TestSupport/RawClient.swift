@@ -6,29 +6,29 @@ import LedgerHTTP
 
 /// A blocking socket client for tests: sends exact bytes and reads responses as a
 /// strict client would (status line, headers, Content-Length or chunked body).
-public final class RawClient: @unchecked Sendable {
+package final class RawClient: @unchecked Sendable {
     // @unchecked: one test uses a client at a time; its blocking reads run on a
     // thread of their own (`onThread`) so that they never hold one of the few
     // threads of Swift's cooperative pool, which the server's handlers need.
-    public let fd: Int32
+    package let fd: Int32
     private var buffer: [UInt8] = []
 
-    public struct Response: Sendable {
-        public let status: Int
-        public let headers: [(String, String)]
-        public let body: [UInt8]
+    package struct Response: Sendable {
+        package let status: Int
+        package let headers: [(String, String)]
+        package let body: [UInt8]
         /// When its last byte was read (on the reading thread, whatever the test's pool is doing).
-        public var receivedAt = Date()
-        public func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
-        public var text: String { String(decoding: body, as: UTF8.self) }
+        package var receivedAt = Date()
+        package func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
+        package var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
-        public init(description: String) { self.description = description }
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+        package init(description: String) { self.description = description }
     }
 
-    public init(_ address: ListenAddress, timeout: Double = 120) throws {
+    package init(_ address: ListenAddress, timeout: Double = 120) throws {
         switch address {
         case .tcp(let host, let port):
             fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -56,9 +56,9 @@ public final class RawClient: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    public func send(_ text: String) { send(Array(text.utf8)) }
+    package func send(_ text: String) { send(Array(text.utf8)) }
 
-    public func send(_ bytes: [UInt8]) {
+    package func send(_ bytes: [UInt8]) {
         var i = 0
         while i < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + i, $0.count - i, Int32(MSG_NOSIGNAL)) }
@@ -77,7 +77,7 @@ public final class RawClient: @unchecked Sendable {
     }
 
     /// Runs blocking work on a new thread and waits for it without blocking the pool.
-    public static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    package static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
             let t = Thread { c.resume(with: Result { try body() }) }
             t.start()
@@ -85,17 +85,17 @@ public final class RawClient: @unchecked Sendable {
     }
 
     /// Whether the server closed the connection (reads to its end; true on EOF).
-    public func isClosedByServer() async -> Bool {
+    package func isClosedByServer() async -> Bool {
         (try? await Self.onThread { self.readUntilClosed() }) ?? false
     }
 
     /// The next response (a 100 Continue is returned like any other).
-    public func response() async throws -> Response {
+    package func response() async throws -> Response {
         try await Self.onThread { try self.readResponse() }
     }
 
     /// `isClosedByServer`, blocking the calling thread (a scenario run on a thread of its own).
-    public func readUntilClosed() -> Bool {
+    package func readUntilClosed() -> Bool {
         while fill() {}
         var chunk = [UInt8](repeating: 0, count: 16)
         return chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } == 0
@@ -120,7 +120,7 @@ public final class RawClient: @unchecked Sendable {
     }
 
     /// `response`, blocking the calling thread (a scenario run on a thread of its own).
-    public func readResponse() throws -> Response {
+    package func readResponse() throws -> Response {
         let statusLine = try line()
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         guard parts.count >= 2, parts[0] == "HTTP/1.1", let status = Int(parts[1]) else { throw Failure(description: "status line '\(statusLine)'") }

@@ -3,10 +3,10 @@ import LedgerLog
 
 /// A deterministic pseudo-random generator (SplitMix64) that prints nothing but can
 /// be reproduced from its seed: every failing test names the seed.
-public struct SeededRandom: RandomNumberGenerator {
+package struct SeededRandom: RandomNumberGenerator {
     private var state: UInt64
-    public init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    public mutating func next() -> UInt64 {
+    package init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -27,9 +27,9 @@ public struct SeededRandom: RandomNumberGenerator {
 /// file's own folder; a subfolder's entry lives in the ledger folder). At a crash
 /// each folder keeps a random prefix of its unsynced entry changes. `syncFolder`
 /// makes entries durable, never file data (that takes `LogFile.sync`).
-public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
+package final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
     // @unchecked: every mutable field is guarded by `mutex`.
-    public let path: String
+    package let path: String
     private let mutex = NSLock()
 
     struct PendingWrite {
@@ -125,7 +125,7 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
         case mkdir(String)
     }
 
-    public enum Fault: Equatable {
+    package enum Fault: Equatable {
         case none
         /// The n-th (1-based) sync of any file fails with `errno`.
         case failSync(number: Int, errno: Int32)
@@ -146,28 +146,28 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
     private var folderExistsFlag = false
     private var lockHeld = false
     private var lockedInodes: Set<Int> = []
-    public private(set) var syncCount = 0
-    public private(set) var folderSyncCount = 0
-    public private(set) var writeCount = 0
+    package private(set) var syncCount = 0
+    package private(set) var folderSyncCount = 0
+    package private(set) var writeCount = 0
     /// Bytes the simulated disk copied to carry out writes (the written bytes, the
     /// bytes they overwrote kept for a crash, zero fill): a write's cost, which must
     /// not grow with the file (`SimulatedDiskTests`).
-    public private(set) var bytesCopiedByWrites = 0
-    public private(set) var crashed = false
+    package private(set) var bytesCopiedByWrites = 0
+    package private(set) var crashed = false
     /// Sync number (1-based) at which power is lost; nil: never.
-    public var crashAtSync: Int?
+    package var crashAtSync: Int?
     /// Folder sync number (1-based) at which power is lost (before that sync takes effect); nil: never.
-    public var crashAtFolderSync: Int?
-    public var fault: Fault = .none
+    package var crashAtFolderSync: Int?
+    package var fault: Fault = .none
     /// When set, reserving space (`allocate`) fails with this errno (ENOSPC: a nearly full disk).
-    public var allocateFails: Int32?
+    package var allocateFails: Int32?
     /// When set, every write from now on fails with this errno (ENOSPC: a full disk).
-    public var writesFail: Int32?
+    package var writesFail: Int32?
     /// Microseconds each sync takes (a real disk's latency lets appends group).
-    public var syncDelay: UInt32 = 0
+    package var syncDelay: UInt32 = 0
     private var rng: SeededRandom
 
-    public init(path: String = "/sim/ledger", seed: UInt64 = 1) {
+    package init(path: String = "/sim/ledger", seed: UInt64 = 1) {
         self.path = path
         rng = SeededRandom(seed: seed)
     }
@@ -204,7 +204,7 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
     }
 
     /// The folder as a fresh process sees it after the crash: durable bytes and entries only.
-    public func rebooted(seed: UInt64? = nil) -> SimulatedFileSystem {
+    package func rebooted(seed: UInt64? = nil) -> SimulatedFileSystem {
         locked {
             if !crashed { loseUnsyncedWrites() }
             let next = SimulatedFileSystem(path: path, seed: seed ?? rng.next())
@@ -263,11 +263,11 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
     }
 
     /// Total bytes durable in a file.
-    public func durableBytes(_ name: String) -> [UInt8] { locked { names[name].flatMap { inodes[$0]?.durable } ?? [] } }
+    package func durableBytes(_ name: String) -> [UInt8] { locked { names[name].flatMap { inodes[$0]?.durable } ?? [] } }
     /// Current bytes of a file (what reads see).
-    public func currentBytes(_ name: String) -> [UInt8] { locked { names[name].flatMap { inodes[$0]?.current } ?? [] } }
+    package func currentBytes(_ name: String) -> [UInt8] { locked { names[name].flatMap { inodes[$0]?.current } ?? [] } }
     /// Whether a crash now could lose the file's entry (its folder was not synced since it changed).
-    public func entryIsDurable(_ name: String) -> Bool {
+    package func entryIsDurable(_ name: String) -> Bool {
         locked {
             let folder = Self.folder(of: name)
             return durableNames[name] != nil && durableNames[name] == names[name]
@@ -275,7 +275,7 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
         }
     }
     /// Replaces a file's bytes, durably, entry included (for tests that damage or truncate a log).
-    public func setBytes(_ name: String, _ bytes: [UInt8]) {
+    package func setBytes(_ name: String, _ bytes: [UInt8]) {
         locked {
             let id: Int
             if let existing = names[name] { id = existing } else {
@@ -295,11 +295,11 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
 
     // MARK: LogFileSystem
 
-    public func folderExists() -> Bool { locked { folderExistsFlag } }
-    public func createFolder() throws { try locked { try checkAlive(); folderExistsFlag = true } }
-    public func exists(_ name: String) -> Bool { locked { names[name] != nil || folders.contains(name) } }
+    package func folderExists() -> Bool { locked { folderExistsFlag } }
+    package func createFolder() throws { try locked { try checkAlive(); folderExistsFlag = true } }
+    package func exists(_ name: String) -> Bool { locked { names[name] != nil || folders.contains(name) } }
 
-    public func open(_ name: String, _ mode: LogFileOpenMode) throws -> any LogFile {
+    package func open(_ name: String, _ mode: LogFileOpenMode) throws -> any LogFile {
         try locked {
             try checkAlive()
             let folder = Self.folder(of: name)
@@ -336,7 +336,7 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
     }
 
     @discardableResult
-    public func createSubfolder(_ name: String) throws -> Bool {
+    package func createSubfolder(_ name: String) throws -> Bool {
         try locked {
             try checkAlive()
             guard !folders.contains(name) else { return false }
@@ -346,7 +346,7 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
         }
     }
 
-    public func syncFolder(_ name: String?) throws {
+    package func syncFolder(_ name: String?) throws {
         try locked {
             try checkAlive()
             folderSyncCount += 1
@@ -360,7 +360,7 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
         }
     }
 
-    public func rename(_ from: String, to: String) throws {
+    package func rename(_ from: String, to: String) throws {
         try locked {
             try checkAlive()
             guard let id = names[from] else { throw LogError.io(operation: "rename", path: from, errno: ENOENT) }
@@ -376,7 +376,7 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
         }
     }
 
-    public func remove(_ name: String) throws {
+    package func remove(_ name: String) throws {
         try locked {
             try checkAlive()
             guard names[name] != nil else { return }
@@ -385,13 +385,13 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
         }
     }
 
-    public func list(_ subfolder: String) -> [String] {
+    package func list(_ subfolder: String) -> [String] {
         locked {
             names.keys.filter { $0.hasPrefix(subfolder + "/") }.map { String($0.dropFirst(subfolder.count + 1)) }.sorted()
         }
     }
 
-    public func lockExclusive(timeout: Double) throws -> any LogLock {
+    package func lockExclusive(timeout: Double) throws -> any LogLock {
         try locked {
             try checkAlive()
             guard !lockHeld else { throw LogError.ledgerLocked(path: path) }
@@ -488,7 +488,7 @@ public final class SimulatedFileSystem: LogFileSystem, @unchecked Sendable {
 }
 
 /// `n` zero bytes, without the per-element cost of `repeatElement` in debug builds.
-public func zeros(_ n: Int) -> [UInt8] {
+package func zeros(_ n: Int) -> [UInt8] {
     guard n > 0 else { return [] }
     return [UInt8](unsafeUninitializedCapacity: n) { buffer, count in
         buffer.baseAddress!.initialize(repeating: 0, count: n)
@@ -496,7 +496,7 @@ public func zeros(_ n: Int) -> [UInt8] {
     }
 }
 
-public final class SimulatedFile: LogFile, @unchecked Sendable {
+package final class SimulatedFile: LogFile, @unchecked Sendable {
     // @unchecked: `holdsLock` is guarded by `mutex`; the rest is immutable and all
     // file state lives in the (locked) file system.
     let fs: SimulatedFileSystem
@@ -515,24 +515,24 @@ public final class SimulatedFile: LogFile, @unchecked Sendable {
 
     deinit { unlock() }
 
-    public func size() throws -> UInt64 { try fs.size(inode) }
-    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int { try fs.read(inode, into: buffer, at: offset) }
-    public func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+    package func size() throws -> UInt64 { try fs.size(inode) }
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int { try fs.read(inode, into: buffer, at: offset) }
+    package func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
         precondition(!readOnly, "write to a read-only file")
         try fs.write(inode, name, bytes, at: offset)
     }
-    public func sync() throws { try fs.sync(inode, name) }
-    public func truncate(to length: UInt64) throws { try fs.truncate(inode, to: length) }
-    public func allocate(upTo length: UInt64) throws { try fs.allocate(inode, name, upTo: length) }
-    public func beginWriteback(offset: UInt64, length: UInt64) {}
-    public func lockExclusive() throws {
+    package func sync() throws { try fs.sync(inode, name) }
+    package func truncate(to length: UInt64) throws { try fs.truncate(inode, to: length) }
+    package func allocate(upTo length: UInt64) throws { try fs.allocate(inode, name, upTo: length) }
+    package func beginWriteback(offset: UInt64, length: UInt64) {}
+    package func lockExclusive() throws {
         mutex.lock()
         defer { mutex.unlock() }
         guard !holdsLock else { return }
         try fs.lockInode(inode)
         holdsLock = true
     }
-    public func unlock() {
+    package func unlock() {
         mutex.lock()
         defer { mutex.unlock() }
         if holdsLock {
@@ -540,15 +540,15 @@ public final class SimulatedFile: LogFile, @unchecked Sendable {
             fs.unlockInode(inode)
         }
     }
-    public func close() {}
+    package func close() {}
 }
 
-public final class SimulatedLock: LogLock, @unchecked Sendable {
+package final class SimulatedLock: LogLock, @unchecked Sendable {
     // @unchecked: `released` is only touched under the file system's lock semantics.
     private let fs: SimulatedFileSystem
     private var released = false
     init(fs: SimulatedFileSystem) { self.fs = fs }
-    public func release() {
+    package func release() {
         if !released {
             released = true
             fs.releaseLock()

@@ -5,8 +5,8 @@ import Foundation
 /// members repeat top-level Records, an unknown type, a Record without a value, a
 /// workout with events, an activity summary). Its expected import is worked out by
 /// hand in the tests that use it.
-public enum SmallExport {
-    public static let xml = """
+package enum SmallExport {
+    package static let xml = """
 <?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE HealthData [
 <!-- HealthKit Export Version: 11 -->
@@ -48,7 +48,7 @@ public enum SmallExport {
 
     /// Writes `xml` (or a variant of it) as `name` in `folder`, creating the folder.
     @discardableResult
-    public static func write(_ text: String = xml, named name: String = "export.xml", in folder: String) throws -> String {
+    package static func write(_ text: String = xml, named name: String = "export.xml", in folder: String) throws -> String {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let path = folder + "/" + name
         try text.write(toFile: path, atomically: true, encoding: .utf8)
@@ -56,7 +56,7 @@ public enum SmallExport {
     }
 
     /// Line `n` (1-based) of `xml`.
-    public static func line(_ n: Int) -> String {
+    package static func line(_ n: Int) -> String {
         String(xml.split(separator: "\n", omittingEmptySubsequences: false)[n - 1])
     }
 }

@@ -10,13 +10,13 @@ extension Tag {
     /// leaves them out of the sanitizer builds, whose smaller tests reach the same
     /// code. Their long versions live in `tools/` (`ledger-torture`, `healthledger-bench
     /// fuzz`).
-    @Tag public static var sweep: Self
+    @Tag package static var sweep: Self
 }
 
 /// Leaving the sweeps out: `HEALTHLEDGER_SKIP_SWEEPS=1 swift test` reports each as
 /// skipped, with the reason (Swift 6.3's `swift test` cannot skip by tag: `--skip
 /// tag:sweep` is read as a name). A quick loop while working; CI's sanitizer runs.
-public enum Sweeps {
-    public static let leftOut = ProcessInfo.processInfo.environment["HEALTHLEDGER_SKIP_SWEEPS"] == "1"
-    public static let reason: Comment = "HEALTHLEDGER_SKIP_SWEEPS=1 leaves the sweeps out (CI sets it for its sanitizer builds only)"
+package enum Sweeps {
+    package static let leftOut = ProcessInfo.processInfo.environment["HEALTHLEDGER_SKIP_SWEEPS"] == "1"
+    package static let reason: Comment = "HEALTHLEDGER_SKIP_SWEEPS=1 leaves the sweeps out (CI sets it for its sanitizer builds only)"
 }

@@ -3,21 +3,21 @@ import Synchronization
 import LedgerLog
 
 /// A temporary folder removed when the test ends.
-public final class TemporaryDirectory {
-    public let url: URL
-    public init(_ name: String = "ledger") {
+package final class TemporaryDirectory {
+    package let url: URL
+    package init(_ name: String = "ledger") {
         url = FileManager.default.temporaryDirectory
             .appendingPathComponent("healthledger-tests-\(UUID().uuidString)")
             .appendingPathComponent(name)
     }
-    public var path: String { url.path }
-    public var fs: PosixFileSystem { PosixFileSystem(path: path) }
+    package var path: String { url.path }
+    package var fs: PosixFileSystem { PosixFileSystem(path: path) }
     deinit { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
 }
 
 /// Deterministic payload bytes for a record: a function of a seed and its length,
 /// so tests can check content without keeping copies.
-public func payload(seed: UInt64, length: Int) -> [UInt8] {
+package func payload(seed: UInt64, length: Int) -> [UInt8] {
     var bytes = [UInt8](repeating: 0, count: (length + 7) & ~7)
     bytes.withUnsafeMutableBytes { b in
         // xorshift64*: cheap enough for gigabytes in a debug build
@@ -39,33 +39,33 @@ package func payloadMatches(_ record: borrowing RecordView, _ expected: [UInt8])
 }
 
 /// Whether a payload equals `expected` (memcmp).
-public func payloadMatches(_ payload: UnsafeRawBufferPointer, _ expected: [UInt8]) -> Bool {
+package func payloadMatches(_ payload: UnsafeRawBufferPointer, _ expected: [UInt8]) -> Bool {
     guard payload.count == expected.count else { return false }
     if expected.isEmpty { return true }
     return expected.withUnsafeBytes { memcmp($0.baseAddress!, payload.baseAddress!, expected.count) == 0 }
 }
 
 /// A fixed clock for deterministic logs: starts at `start` and advances 1 ms per call.
-public final class SteppingClock: @unchecked Sendable {
+package final class SteppingClock: @unchecked Sendable {
     // @unchecked: `value` is guarded by `lock`.
     private let lock = NSLock()
     private var value: Int64
-    public init(start: Int64 = 1_767_225_600_000_000_000, step: Int64 = 1_000_000) {
+    package init(start: Int64 = 1_767_225_600_000_000_000, step: Int64 = 1_000_000) {
         value = start
         self.step = step
     }
     private let step: Int64  // 2026-01-01T00:00:00Z
-    public func next() -> Int64 {
+    package func next() -> Int64 {
         lock.lock()
         defer { lock.unlock() }
         value += step
         return value
     }
-    public var options: LogWriterOptions {
+    package var options: LogWriterOptions {
         LogWriterOptions(clock: { [self] in self.next() }, allocationChunk: smallChunk)
     }
     /// A clock function for options built elsewhere.
-    public var function: @Sendable () -> Int64 {
+    package var function: @Sendable () -> Int64 {
         { [self] in self.next() }
     }
 }
@@ -73,19 +73,19 @@ public final class SteppingClock: @unchecked Sendable {
 
 /// Tests reserve file space in small steps: the zero tail is exercised without
 /// copying megabytes of zeros in memory for every trial.
-public let smallChunk: UInt64 = 1024
-public let testOptions = LogWriterOptions(allocationChunk: smallChunk)
+package let smallChunk: UInt64 = 1024
+package let testOptions = LogWriterOptions(allocationChunk: smallChunk)
 
 /// A fixed ledger id for deterministic logs.
-public let fixedLedgerId = UUID(uuidString: "6C656467-6572-4000-8000-000000000001")!
+package let fixedLedgerId = UUID(uuidString: "6C656467-6572-4000-8000-000000000001")!
 
 /// A tiny lock-protected box for closures in tests.
-public final class Mutex4Test<T>: @unchecked Sendable {
+package final class Mutex4Test<T>: @unchecked Sendable {
     // @unchecked: `value` is guarded by `lock`.
     private let lock = NSLock()
     private var value: T
-    public init(_ value: T) { self.value = value }
-    public func with<R>(_ body: (inout T) -> R) -> R {
+    package init(_ value: T) { self.value = value }
+    package func with<R>(_ body: (inout T) -> R) -> R {
         lock.lock()
         defer { lock.unlock() }
         return body(&value)
@@ -95,13 +95,13 @@ public final class Mutex4Test<T>: @unchecked Sendable {
 /// Runs tasks on its own eight OS threads (like a server's event loops), so a
 /// test that needs real concurrency does not depend on how busy Dispatch's shared
 /// pool is with other tests. The threads live as long as the executor.
-public final class ThreadPoolTaskExecutor: TaskExecutor, @unchecked Sendable {
+package final class ThreadPoolTaskExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: `jobs` and `stopping` are guarded by `condition`.
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var stopping = false
 
-    public init(threads: Int = 8) {
+    package init(threads: Int = 8) {
         for i in 0..<threads {
             let thread = Thread { [self] in run() }
             thread.name = "test.executor.\(i)"
@@ -110,14 +110,14 @@ public final class ThreadPoolTaskExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     /// Lets the threads finish once the queue is empty.
-    public func shutdown() {
+    package func shutdown() {
         condition.lock()
         stopping = true
         condition.broadcast()
         condition.unlock()
     }
 
-    public func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         jobs.append(job)
@@ -139,8 +139,8 @@ public final class ThreadPoolTaskExecutor: TaskExecutor, @unchecked Sendable {
 
 /// The repository root and `../shared` beside it (tests that need real exports skip
 /// with a clear message when it is absent).
-public enum SharedData {
-    public static let repositoryRoot: URL = {
+package enum SharedData {
+    package static let repositoryRoot: URL = {
         var url = URL(fileURLWithPath: #filePath)
         while url.path != "/" {
             url.deleteLastPathComponent()
@@ -149,13 +149,13 @@ public enum SharedData {
         return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
     }()
 
-    public static let root: URL? = {
+    package static let root: URL? = {
         let url = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared")
         return FileManager.default.fileExists(atPath: url.path) ? url : nil
     }()
 
     /// A file under `../shared`, or nil (printing why) when absent.
-    public static func file(_ relativePath: String) -> URL? {
+    package static func file(_ relativePath: String) -> URL? {
         guard let root else {
             print("SKIPPED: ../shared is not beside the repository; \(relativePath) unavailable")
             return nil
@@ -171,10 +171,10 @@ public enum SharedData {
 
 /// Threads that keep the CPUs busy, so that appenders, the flusher and the follower
 /// are descheduled at arbitrary points.
-public final class CPULoad: Sendable {
+package final class CPULoad: Sendable {
     private let running = Atomic<Bool>(true)
     /// Starts `threads` busy threads.
-    public init(threads: Int) {
+    package init(threads: Int) {
         for _ in 0..<threads {
             let thread = Thread { [self] in
                 var x: UInt64 = 1
@@ -187,5 +187,5 @@ public final class CPULoad: Sendable {
         }
     }
     /// Ends them.
-    public func stop() { running.store(false, ordering: .relaxed) }
+    package func stop() { running.store(false, ordering: .relaxed) }
 }

@@ -71,7 +71,7 @@ public struct ImportSummary: Sendable {
     public var seconds = 0.0
 
     /// The counts `importFinished` records, in a fixed order.
-    public var counts: [ImportCount] {
+    package var counts: [ImportCount] {
         [ImportCount("records", UInt64(records)), ImportCount("recordsKeptRaw", UInt64(recordsKeptRaw)),
          ImportCount("exactDuplicateRecords", UInt64(exactDuplicateRecords)),
          ImportCount("logicalDuplicateRecords", UInt64(logicalDuplicateRecords)),

@@ -6,27 +6,27 @@ import LedgerLog
 /// who read (the credential and its subject), what (the route, the types, the
 /// predicate), how much came back, the status, and which state of the ledger it was
 /// read from. Never a value read: the access log holds no health data.
-public struct AccessEntry: Sendable, Equatable {
+package struct AccessEntry: Sendable, Equatable {
     /// The credential presented (nil: none was, e.g. a refused request).
-    public let credential: CredentialID?
+    package let credential: CredentialID?
     /// `owner`, or the app's bundle identifier (as the ledger's registry names it).
-    public let subject: String
+    package let subject: String
     /// The method and route template (`GET /v1/samples/{type}`).
-    public let route: String
+    package let route: String
     /// The types asked for (identifiers), in the order asked.
-    public let types: [String]
+    package let types: [String]
     /// The predicate as the client sent it (the `where` text and other filters), if any.
-    public let predicate: String?
+    package let predicate: String?
     /// Objects returned (samples, characteristics, statistics buckets, changes).
-    public let returned: Int
+    package let returned: Int
     /// The HTTP status answered.
-    public let status: Int
+    package let status: Int
     /// The ledger's last sequence when it was read: the state the answer came from.
-    public let ledgerSequence: UInt64
+    package let ledgerSequence: UInt64
     /// The client's address (`127.0.0.1:51234`, `unix`).
-    public let peer: String
+    package let peer: String
 
-    public init(credential: CredentialID?, subject: String, route: String, types: [String], predicate: String?, returned: Int,
+    package init(credential: CredentialID?, subject: String, route: String, types: [String], predicate: String?, returned: Int,
                 status: Int, ledgerSequence: UInt64, peer: String) {
         self.credential = credential
         self.subject = subject
@@ -87,11 +87,11 @@ public struct AccessEntry: Sendable, Equatable {
 }
 
 /// An access entry with what the access log stamped on it.
-public struct StoredAccessEntry: Sendable, Equatable {
-    public let sequence: UInt64
+package struct StoredAccessEntry: Sendable, Equatable {
+    package let sequence: UInt64
     /// Nanoseconds since the epoch.
-    public let recordedAt: Int64
-    public let entry: AccessEntry
+    package let recordedAt: Int64
+    package let entry: AccessEntry
 
-    public var recordedDate: Date { Date(timeIntervalSince1970: Double(recordedAt) / 1e9) }
+    package var recordedDate: Date { Date(timeIntervalSince1970: Double(recordedAt) / 1e9) }
 }

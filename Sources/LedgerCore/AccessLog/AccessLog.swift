@@ -9,9 +9,9 @@ import LedgerLog
 /// A reader is answered only after its entry is durable (`record` returns): a read
 /// that cannot be recorded is not answered. Concurrent records share one sync (the
 /// log writer's group commit).
-public final class AccessLog: Sendable {
+package final class AccessLog: Sendable {
     /// The subfolder of the ledger folder that holds it.
-    public static let folderName = "access"
+    package static let folderName = "access"
 
     private let writer: LogWriter
 
@@ -24,7 +24,7 @@ public final class AccessLog: Sendable {
 
     /// Opens the access log of the ledger at `ledgerPath` for appending (its own
     /// lock), creating it (0700 folder, 0600 file) the first time.
-    public static func openForWriting(ledgerPath: String, lockTimeout: Double = 0) throws -> AccessLog {
+    package static func openForWriting(ledgerPath: String, lockTimeout: Double = 0) throws -> AccessLog {
         let fs = fileSystem(ledgerPath: ledgerPath)
         let options = LogWriterOptions(lockTimeout: lockTimeout)
         if fs.exists(LogWriter.logFileName) { return AccessLog(writer: try LogWriter.open(fs, options: options)) }
@@ -33,26 +33,26 @@ public final class AccessLog: Sendable {
 
     /// Appends one entry and returns its sequence once it is durable.
     @discardableResult
-    public func record(_ entry: AccessEntry) async throws -> UInt64 {
+    package func record(_ entry: AccessEntry) async throws -> UInt64 {
         let range = try await writer.append([LogRecord(kind: AccessEntry.kind, kindVersion: AccessEntry.version, payload: entry.payload)],
                                             durability: .durable)
         return range.lowerBound
     }
 
     /// Syncs, seals and releases the lock.
-    public func close() async throws { try await writer.close() }
+    package func close() async throws { try await writer.close() }
 
     /// Releases the lock without sealing (what a crash would leave; appends already
     /// acknowledged are durable).
-    public func abandon() { writer.abandon() }
+    package func abandon() { writer.abandon() }
 
     /// Whether the ledger at `ledgerPath` has an access log.
-    public static func exists(ledgerPath: String) -> Bool {
+    package static func exists(ledgerPath: String) -> Bool {
         fileSystem(ledgerPath: ledgerPath).exists(LogWriter.logFileName)
     }
 
     /// Every entry, in order (read without the lock; a batch being written is not seen).
-    public static func entries(ledgerPath: String) throws -> [StoredAccessEntry] {
+    package static func entries(ledgerPath: String) throws -> [StoredAccessEntry] {
         let reader = try LogReader(fileSystem(ledgerPath: ledgerPath))
         var out: [StoredAccessEntry] = []
         var failure: EventDecodingError?
@@ -77,15 +77,15 @@ public final class AccessLog: Sendable {
 
     /// What `verify` found in an access log: the log layer's report (bytes, chain) and
     /// whether every record decodes as an access entry.
-    public struct Verification: Sendable {
-        public let log: LogVerifier.Report
-        public let entries: Int
-        public let undecodable: EventDecodingError?
-        public var isIntact: Bool { log.isIntact && undecodable == nil }
+    package struct Verification: Sendable {
+        package let log: LogVerifier.Report
+        package let entries: Int
+        package let undecodable: EventDecodingError?
+        package var isIntact: Bool { log.isIntact && undecodable == nil }
     }
 
     /// Verifies the access log of the ledger at `ledgerPath` (nil when it has none).
-    public static func verify(ledgerPath: String) throws -> Verification? {
+    package static func verify(ledgerPath: String) throws -> Verification? {
         guard exists(ledgerPath: ledgerPath) else { return nil }
         let report = try LogVerifier.verify(fileSystem(ledgerPath: ledgerPath))
         guard report.isIntact else { return Verification(log: report, entries: 0, undecodable: nil) }
@@ -98,11 +98,11 @@ public final class AccessLog: Sendable {
 }
 
 /// Why the access log cannot be read.
-public enum AccessLogError: Error, Sendable, CustomStringConvertible {
+package enum AccessLogError: Error, Sendable, CustomStringConvertible {
     /// A record that is not an access entry this version reads.
     case undecodable(EventDecodingError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .undecodable(let e): "damaged: the access log holds a record that is not an access entry: \(e)"
         }

@@ -20,7 +20,7 @@ import LedgerLog
 /// header's `memberOf` names the top-level header of its own sample; a header's
 /// `syncIndex` indexes `syncIdentifiers`; no sample replaces anything until the
 /// ledger decides it does (`replacing(_:)`).
-public struct EncodedSamples: Sendable {
+package struct EncodedSamples: Sendable {
     /// `n × (varint length · sample)`, n = `count`.
     private(set) var body = PayloadWriter(capacity: 0)
     /// Per top-level sample, where its frame (length prefix included) ends in `body`.
@@ -33,7 +33,7 @@ public struct EncodedSamples: Sendable {
     private(set) var syncIdentifiers: [String] = []
 
     /// No samples; `samples` and `bytes` are hints for the room to reserve.
-    public init(reservingSamples samples: Int = 0, bytes: Int = 0) {
+    package init(reservingSamples samples: Int = 0, bytes: Int = 0) {
         body = PayloadWriter(capacity: bytes)
         frameEnds.reserveCapacity(samples)
         headerEnds.reserveCapacity(samples)
@@ -41,9 +41,9 @@ public struct EncodedSamples: Sendable {
     }
 
     /// Top-level samples (a correlation's members are part of it).
-    public var count: Int { frameEnds.count }
+    package var count: Int { frameEnds.count }
     /// Whether it holds no sample.
-    public var isEmpty: Bool { frameEnds.isEmpty }
+    package var isEmpty: Bool { frameEnds.isEmpty }
     /// Bytes of the encoded samples (the payload is this plus its actor and count).
     package var byteCount: Int { body.count }
 

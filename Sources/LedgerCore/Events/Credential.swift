@@ -2,7 +2,7 @@ import Foundation
 import LedgerChecksums
 
 /// A credential's number: 64 random bits, shown as 16 lowercase hex digits. It is
-/// public (printed by `token list`, written in the access log); the secret is not.
+/// package (printed by `token list`, written in the access log); the secret is not.
 public struct CredentialID: Hashable, Sendable, Comparable, CustomStringConvertible {
     public let value: UInt64
 
@@ -34,18 +34,18 @@ public struct CredentialID: Hashable, Sendable, Comparable, CustomStringConverti
 /// A bearer credential as issued (event kind 25, `credentialIssued`): which
 /// credential, whom it acts as, the SHA-256 of its secret (never the secret), when it
 /// expires, and the owner's note. Actor: the owner.
-public struct CredentialIssue: Hashable, Sendable {
-    public let id: CredentialID
+package struct CredentialIssue: Hashable, Sendable {
+    package let id: CredentialID
     /// The owner, or a registered app (never an imported source).
-    public let subject: ActorID
+    package let subject: ActorID
     /// SHA-256 of the token's 32 secret bytes.
-    public let secretSHA256: [UInt8]
+    package let secretSHA256: [UInt8]
     /// When it stops being accepted (ns since the epoch); nil: never.
-    public let expiresAt: Int64?
+    package let expiresAt: Int64?
     /// The owner's note ("Health Auto Export on my phone").
-    public let name: String?
+    package let name: String?
 
-    public init(id: CredentialID, subject: ActorID, secretSHA256: [UInt8], expiresAt: Int64?, name: String?) {
+    package init(id: CredentialID, subject: ActorID, secretSHA256: [UInt8], expiresAt: Int64?, name: String?) {
         precondition(secretSHA256.count == 32, "a secret's SHA-256 is 32 bytes")
         self.id = id
         self.subject = subject
@@ -55,20 +55,20 @@ public struct CredentialIssue: Hashable, Sendable {
     }
 
     /// The longest note, in UTF-8 bytes.
-    public static let nameBytesMax = 255
+    package static let nameBytesMax = 255
 }
 
 /// A bearer token: `hl_` · the credential's id (16 hex digits) · `_` · 32 random
 /// bytes in unpadded base64url (43 characters). 256 bits of secret; the id lets the
 /// server find the one credential to compare with, so the comparison is of one hash
 /// against one hash, in constant time.
-public struct BearerToken: Sendable, Equatable {
-    public let id: CredentialID
+package struct BearerToken: Sendable, Equatable {
+    package let id: CredentialID
     /// The 32 secret bytes.
-    public let secret: [UInt8]
+    package let secret: [UInt8]
 
     /// A new token from the system's cryptographic random source (`getrandom`).
-    public static func generate() -> BearerToken {
+    package static func generate() -> BearerToken {
         var rng = SystemRandomNumberGenerator()
         var secret: [UInt8] = []
         secret.reserveCapacity(32)
@@ -82,7 +82,7 @@ public struct BearerToken: Sendable, Equatable {
     }
 
     /// Parses a token's text; nil for anything not exactly in the format.
-    public init?(_ text: some StringProtocol) {
+    package init?(_ text: some StringProtocol) {
         let bytes = Array(text.utf8)
         guard bytes.count == 3 + 16 + 1 + 43, bytes.starts(with: Array("hl_".utf8)), bytes[19] == UInt8(ascii: "_"),
               let id = CredentialID(String(decoding: bytes[3..<19], as: UTF8.self)),
@@ -92,10 +92,10 @@ public struct BearerToken: Sendable, Equatable {
     }
 
     /// The token as given to its holder (printed once, never stored).
-    public var text: String { "hl_\(id)_" + Base64URL.encode(secret) }
+    package var text: String { "hl_\(id)_" + Base64URL.encode(secret) }
 
     /// What the ledger stores.
-    public var secretSHA256: [UInt8] { SHA256.hash(secret).array }
+    package var secretSHA256: [UInt8] { SHA256.hash(secret).array }
 }
 
 /// Unpadded base64url (RFC 4648 §5).
@@ -149,34 +149,34 @@ enum Base64URL {
 }
 
 /// The credentials projection: every credential issued, with its revocation.
-public struct CredentialRegistry: Sendable, Equatable {
+package struct CredentialRegistry: Sendable, Equatable {
     /// A credential and what became of it.
-    public struct Entry: Sendable, Equatable {
-        public let issue: CredentialIssue
+    package struct Entry: Sendable, Equatable {
+        package let issue: CredentialIssue
         /// The event that issued it, and when.
-        public let issuedAt: UInt64
-        public let issuedRecordedAt: Int64
+        package let issuedAt: UInt64
+        package let issuedRecordedAt: Int64
         /// The event that revoked it, when, and why (nil while it stands).
-        public var revokedAt: UInt64?
-        public var revokedRecordedAt: Int64?
-        public var revocationReason: String?
+        package var revokedAt: UInt64?
+        package var revokedRecordedAt: Int64?
+        package var revocationReason: String?
 
         /// Whether a request at `now` (ns since the epoch) is served under it.
-        public func isValid(at now: Int64) -> Bool {
+        package func isValid(at now: Int64) -> Bool {
             revokedAt == nil && (issue.expiresAt.map { now < $0 } ?? true)
         }
     }
 
     private(set) var entries: [CredentialID: Entry] = [:]
 
-    public init() {}
+    package init() {}
 
     /// Every credential, by id.
-    public var all: [Entry] { entries.values.sorted { $0.issue.id < $1.issue.id } }
+    package var all: [Entry] { entries.values.sorted { $0.issue.id < $1.issue.id } }
 
-    public var isEmpty: Bool { entries.isEmpty }
+    package var isEmpty: Bool { entries.isEmpty }
 
-    public subscript(id: CredentialID) -> Entry? { entries[id] }
+    package subscript(id: CredentialID) -> Entry? { entries[id] }
 
     mutating func issue(_ issue: CredentialIssue, sequence: UInt64, recordedAt: Int64) {
         entries[issue.id] = Entry(issue: issue, issuedAt: sequence, issuedRecordedAt: recordedAt)
@@ -192,7 +192,7 @@ public struct CredentialRegistry: Sendable, Equatable {
     mutating func restore(_ entry: Entry) { entries[entry.issue.id] = entry }
 
     /// What a presented token is.
-    public enum Check: Sendable, Equatable {
+    package enum Check: Sendable, Equatable {
         case valid(subject: ActorID, id: CredentialID)
         /// Not a token of this format.
         case malformed
@@ -205,7 +205,7 @@ public struct CredentialRegistry: Sendable, Equatable {
     /// Checks a presented token at `now` (ns since the epoch). The secret's hash is
     /// compared with the one stored for the token's id in constant time; an unknown id
     /// and a wrong secret are told apart to no one (both `.unknown`).
-    public func authenticate(_ text: some StringProtocol, now: Int64) -> Check {
+    package func authenticate(_ text: some StringProtocol, now: Int64) -> Check {
         guard let token = BearerToken(text) else { return .malformed }
         let presented = token.secretSHA256
         guard let entry = entries[token.id] else {

@@ -7,7 +7,7 @@ import HealthModel
 public typealias AppOrdinal = UInt32
 
 /// Who caused an event: the ledger's owner (the person) or an app.
-public enum ActorID: Hashable, Sendable, CustomStringConvertible {
+package enum ActorID: Hashable, Sendable, CustomStringConvertible {
     case owner
     case app(AppOrdinal)
 
@@ -24,7 +24,7 @@ public enum ActorID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `owner` or `app#3`.
-    public var description: String {
+    package var description: String {
         switch self {
         case .owner: "owner"
         case .app(let o): "app#\(o)"
@@ -62,7 +62,7 @@ public enum Answer: UInt8, Hashable, Sendable {
 }
 
 /// Why an authorization holds.
-public enum DecisionBasis: UInt8, Hashable, Sendable {
+package enum DecisionBasis: UInt8, Hashable, Sendable {
     /// The owner answered.
     case owner = 0
     /// Recorded by an import for a source's own historical data.
@@ -70,14 +70,14 @@ public enum DecisionBasis: UInt8, Hashable, Sendable {
 }
 
 /// The owner's answer for one app and one type. `nil` leaves that permission as it was.
-public struct AuthorizationDecision: Hashable, Sendable {
-    public let app: AppOrdinal
-    public let type: ObjectType
-    public let share: Answer?
-    public let read: Answer?
-    public let basis: DecisionBasis
+package struct AuthorizationDecision: Hashable, Sendable {
+    package let app: AppOrdinal
+    package let type: ObjectType
+    package let share: Answer?
+    package let read: Answer?
+    package let basis: DecisionBasis
 
-    public init(app: AppOrdinal, type: ObjectType, share: Answer?, read: Answer?, basis: DecisionBasis = .owner) {
+    package init(app: AppOrdinal, type: ObjectType, share: Answer?, read: Answer?, basis: DecisionBasis = .owner) {
         self.app = app
         self.type = type
         self.share = share
@@ -88,23 +88,23 @@ public struct AuthorizationDecision: Hashable, Sendable {
 
 /// A sample as saved: the sample, and the UUID of the object it replaced through a
 /// sync identifier with a higher sync version (decided when the save was appended).
-public struct SavedSample: Hashable, Sendable {
-    public let sample: Sample
-    public let replaces: UUID?
+package struct SavedSample: Hashable, Sendable {
+    package let sample: Sample
+    package let replaces: UUID?
 
-    public init(_ sample: Sample, replaces: UUID? = nil) {
+    package init(_ sample: Sample, replaces: UUID? = nil) {
         self.sample = sample
         self.replaces = replaces
     }
 }
 
 /// A tombstone: what stays of a deleted object (HKDeletedObject), never purged.
-public struct DeletedObject: Hashable, Sendable {
-    public let uuid: UUID
-    public let syncIdentifier: String?
-    public let syncVersion: Int64?
+package struct DeletedObject: Hashable, Sendable {
+    package let uuid: UUID
+    package let syncIdentifier: String?
+    package let syncVersion: Int64?
 
-    public init(uuid: UUID, syncIdentifier: String? = nil, syncVersion: Int64? = nil) {
+    package init(uuid: UUID, syncIdentifier: String? = nil, syncVersion: Int64? = nil) {
         self.uuid = uuid
         self.syncIdentifier = syncIdentifier
         self.syncVersion = syncVersion
@@ -113,7 +113,7 @@ public struct DeletedObject: Hashable, Sendable {
 
 /// Everything that happens in a ledger. Each event is one log record; the log's
 /// sequence number and `recordedAt` stamp it.
-public enum Event: Hashable, Sendable {
+package enum Event: Hashable, Sendable {
     /// An app registered (or updated its name and purpose strings). Actor: the app.
     case appRegistered(app: AppOrdinal, AppRegistration)
     /// An app asked for permissions. Actor: the app.
@@ -167,7 +167,7 @@ public enum Event: Hashable, Sendable {
     case credentialRevoked(id: CredentialID, reason: String?)
 
     /// Who caused the event.
-    public var actor: ActorID {
+    package var actor: ActorID {
         switch self {
         case .appRegistered(let app, _), .authorizationRequested(let app, _, _), .samplesSaved(let app, _),
              .samplesAssociated(let app, _, _): .app(app)
@@ -181,7 +181,7 @@ public enum Event: Hashable, Sendable {
     /// The version of its kind this event is written in: the current one, but for a
     /// legacy import's start and finish (read from an older ledger), which keep
     /// version 1 so that their bytes, and the digest over them, never change.
-    public var kindVersion: UInt16 {
+    package var kindVersion: UInt16 {
         switch self {
         case .importStarted(let s): s.isTransaction ? 2 : 1
         case .importFinished(let f): f.contentSHA256 == nil ? 1 : 2
@@ -190,7 +190,7 @@ public enum Event: Hashable, Sendable {
     }
 
     /// The event's kind.
-    public var kind: EventKind {
+    package var kind: EventKind {
         switch self {
         case .appRegistered: .appRegistered
         case .authorizationRequested: .authorizationRequested
@@ -217,7 +217,7 @@ public enum Event: Hashable, Sendable {
 }
 
 /// Event kinds: the record `kind` field. Shipped numbers never change.
-public enum EventKind: UInt16, Sendable, CaseIterable {
+package enum EventKind: UInt16, Sendable, CaseIterable {
     case appRegistered = 1
     case authorizationRequested = 2
     case authorizationDecided = 3
@@ -245,7 +245,7 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     /// (HRV beats) and an unrecognized sample's reason; version 2 of `importStarted`
     /// and `importFinished` made an import a transaction (the content hash moved to
     /// the finish). Version 1 of each is still read.
-    public var currentVersion: UInt16 {
+    package var currentVersion: UInt16 {
         switch self {
         case .samplesSaved, .importStarted, .importFinished: 2
         default: 1
@@ -253,19 +253,19 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     }
 
     /// `appRegistered`, …
-    public var name: String { String(describing: self) }
+    package var name: String { String(describing: self) }
 }
 
 /// An event with what the log stamped on it.
-public struct StoredEvent: Hashable, Sendable {
-    public let sequence: UInt64
+package struct StoredEvent: Hashable, Sendable {
+    package let sequence: UInt64
     /// Nanoseconds since the Unix epoch.
-    public let recordedAt: Int64
+    package let recordedAt: Int64
     /// Byte offset of the record in the log.
-    public let offset: UInt64
-    public let event: Event
+    package let offset: UInt64
+    package let event: Event
 
-    public init(sequence: UInt64, recordedAt: Int64, offset: UInt64, event: Event) {
+    package init(sequence: UInt64, recordedAt: Int64, offset: UInt64, event: Event) {
         self.sequence = sequence
         self.recordedAt = recordedAt
         self.offset = offset
@@ -273,5 +273,5 @@ public struct StoredEvent: Hashable, Sendable {
     }
 
     /// `recordedAt` as a date.
-    public var recordedDate: Date { Date(timeIntervalSince1970: Double(recordedAt) / 1e9) }
+    package var recordedDate: Date { Date(timeIntervalSince1970: Double(recordedAt) / 1e9) }
 }

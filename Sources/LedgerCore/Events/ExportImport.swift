@@ -12,29 +12,29 @@ import HealthModel
 ///   came, the content hash here.
 ///
 /// Invariant: `contentSHA256` is nil (a transaction) or 32 bytes (legacy).
-public struct ExportImportStart: Hashable, Sendable {
+package struct ExportImportStart: Hashable, Sendable {
     /// Names this import; `importFinished` / `importAborted` refer to it.
-    public let importId: UUID
+    package let importId: UUID
     /// Legacy starts only: SHA-256 of the export's XML bytes (the same whether read
     /// from the zip, the unzipped folder or the XML itself). Nil for a transaction.
-    public let contentSHA256: [UInt8]?
+    package let contentSHA256: [UInt8]?
     /// `<ExportDate value=…>` as written.
-    public let exportDate: String?
+    package let exportDate: String?
     /// `<HealthData locale=…>` as written.
-    public let locale: String?
+    package let locale: String?
     /// The export's format version (from its DTD comment), when present.
-    public let exportVersion: String?
+    package let exportVersion: String?
     /// The file the user named (a zip, an XML or a folder).
-    public let sourcePath: String
+    package let sourcePath: String
     /// Legacy starts only: true when the same export was imported before and
     /// `--again` was given. False for a transaction.
-    public let again: Bool
+    package let again: Bool
     /// Every attribute of `<Me>`, verbatim, in order (characteristic events carry
     /// the ones this version understands).
-    public let me: [MetadataEntry]
+    package let me: [MetadataEntry]
 
     /// A transaction's start (version 2).
-    public init(importId: UUID, exportDate: String?, locale: String?, exportVersion: String?, sourcePath: String,
+    package init(importId: UUID, exportDate: String?, locale: String?, exportVersion: String?, sourcePath: String,
                 me: [MetadataEntry]) {
         self.importId = importId
         self.contentSHA256 = nil
@@ -47,7 +47,7 @@ public struct ExportImportStart: Hashable, Sendable {
     }
 
     /// A legacy start (version 1: older ledgers, and tests of them).
-    public init(importId: UUID, contentSHA256: [UInt8], exportDate: String?, locale: String?, exportVersion: String?,
+    package init(importId: UUID, contentSHA256: [UInt8], exportDate: String?, locale: String?, exportVersion: String?,
                 sourcePath: String, again: Bool, me: [MetadataEntry]) {
         precondition(contentSHA256.count == 32, "a SHA-256 digest is 32 bytes")
         self.importId = importId
@@ -61,7 +61,7 @@ public struct ExportImportStart: Hashable, Sendable {
     }
 
     /// Whether this import is a transaction (version 2): applied only once finished.
-    public var isTransaction: Bool { contentSHA256 == nil }
+    package var isTransaction: Bool { contentSHA256 == nil }
 }
 
 /// The end of an import: what it brought, by name (`records`, `samplesSaved`,
@@ -69,13 +69,13 @@ public struct ExportImportStart: Hashable, Sendable {
 /// the SHA-256 of the export's XML, known only once it was read to the end.
 ///
 /// Invariant: `contentSHA256` is nil (legacy, version 1) or 32 bytes.
-public struct ExportImportFinish: Hashable, Sendable {
-    public let importId: UUID
-    public let counts: [ImportCount]
+package struct ExportImportFinish: Hashable, Sendable {
+    package let importId: UUID
+    package let counts: [ImportCount]
     /// SHA-256 of the export's XML bytes (a transaction's finish); nil in a legacy one.
-    public let contentSHA256: [UInt8]?
+    package let contentSHA256: [UInt8]?
 
-    public init(importId: UUID, counts: [ImportCount], contentSHA256: [UInt8]? = nil) {
+    package init(importId: UUID, counts: [ImportCount], contentSHA256: [UInt8]? = nil) {
         precondition(contentSHA256 == nil || contentSHA256!.count == 32, "a SHA-256 digest is 32 bytes")
         self.importId = importId
         self.counts = counts
@@ -87,39 +87,39 @@ public struct ExportImportFinish: Hashable, Sendable {
 /// out malformed, the importer failed, or the ledger was opened again after the
 /// importing process died. None of the import's events is applied (rule E11); they
 /// stay in the log, append-only, for the audit.
-public struct ExportImportAbort: Hashable, Sendable {
+package struct ExportImportAbort: Hashable, Sendable {
     /// The import (its `importStarted`, a transaction still open).
-    public let importId: UUID
+    package let importId: UUID
     /// Why, for people (the import's error, or how the next writer found it open).
-    public let reason: String
+    package let reason: String
 
-    public init(importId: UUID, reason: String) {
+    package init(importId: UUID, reason: String) {
         self.importId = importId
         self.reason = reason
     }
 }
 
 /// One named count of an import's summary.
-public struct ImportCount: Hashable, Sendable {
-    public let name: String
-    public let value: UInt64
+package struct ImportCount: Hashable, Sendable {
+    package let name: String
+    package let value: UInt64
 
-    public init(_ name: String, _ value: UInt64) {
+    package init(_ name: String, _ value: UInt64) {
         self.name = name
         self.value = value
     }
 }
 
 /// An import as the ledger knows it (the `imports` projection).
-public struct ImportEntry: Hashable, Sendable {
-    public let start: ExportImportStart
+package struct ImportEntry: Hashable, Sendable {
+    package let start: ExportImportStart
     /// The sequence number of the `importStarted` event.
-    public let startedAt: UInt64
+    package let startedAt: UInt64
     /// The sequence number of the `importFinished` event, if it came.
-    public internal(set) var finishedAt: UInt64?
-    public internal(set) var counts: [ImportCount]
+    package internal(set) var finishedAt: UInt64?
+    package internal(set) var counts: [ImportCount]
     /// SHA-256 of the export's XML: the start's (legacy) or the finish's (a transaction).
-    public internal(set) var contentSHA256: [UInt8]?
+    package internal(set) var contentSHA256: [UInt8]?
 
     init(start: ExportImportStart, startedAt: UInt64, finishedAt: UInt64? = nil, counts: [ImportCount] = [],
          contentSHA256: [UInt8]? = nil) {
@@ -132,7 +132,7 @@ public struct ImportEntry: Hashable, Sendable {
 
     /// The import's `importFinished` as it was written (counts, and a transaction's
     /// content hash): how snapshots and the digest hold it.
-    public var finish: ExportImportFinish {
+    package var finish: ExportImportFinish {
         ExportImportFinish(importId: start.importId, counts: counts, contentSHA256: start.isTransaction ? contentSHA256 : nil)
     }
 }
@@ -144,27 +144,27 @@ public struct ImportEntry: Hashable, Sendable {
 ///
 /// Invariants: `nodes` is not empty; `nodes[0]` is the element itself at depth 0;
 /// every later node is at a depth of 1 up to one more than the node before it.
-public struct ExportElement: Hashable, Sendable {
+package struct ExportElement: Hashable, Sendable {
     /// One element: how deep below the kept one, its name, its attributes verbatim.
-    public struct Node: Hashable, Sendable {
-        public let depth: Int
-        public let name: String
-        public let attributes: [MetadataEntry]
+    package struct Node: Hashable, Sendable {
+        package let depth: Int
+        package let name: String
+        package let attributes: [MetadataEntry]
 
-        public init(depth: Int, name: String, attributes: [MetadataEntry]) {
+        package init(depth: Int, name: String, attributes: [MetadataEntry]) {
             self.depth = depth
             self.name = name
             self.attributes = attributes
         }
     }
 
-    public let nodes: [Node]
+    package let nodes: [Node]
 
     /// The kept element's name (`Audiogram`).
-    public var name: String { nodes[0].name }
+    package var name: String { nodes[0].name }
 
     /// Throws `invalidField` unless the nodes form one element's tree (see the invariants).
-    public init(nodes: [Node]) throws(HealthModelError) {
+    package init(nodes: [Node]) throws(HealthModelError) {
         guard let first = nodes.first, first.depth == 0 else {
             throw .invalidField(field: "export element", reason: "the first node must be the element itself, at depth 0")
         }
@@ -183,17 +183,17 @@ public struct ExportElement: Hashable, Sendable {
 /// `importFinished`; the tombstones it leaves name it (`audit`).
 ///
 /// Invariant: `objects` or `days` is not empty.
-public struct ExportAbsence: Hashable, Sendable {
+package struct ExportAbsence: Hashable, Sendable {
     /// The import that removed them (its `importStarted`).
-    public let importId: UUID
+    package let importId: UUID
     /// `<ExportDate value=…>` of the export they are absent from, as written.
-    public let exportDate: String?
+    package let exportDate: String?
     /// The samples removed, with their sync identity (as `samplesDeleted` records it).
-    public let objects: [DeletedObject]
+    package let objects: [DeletedObject]
     /// The days whose activity summary is removed.
-    public let days: [DateOfBirth]
+    package let days: [DateOfBirth]
 
-    public init(importId: UUID, exportDate: String?, objects: [DeletedObject], days: [DateOfBirth]) {
+    package init(importId: UUID, exportDate: String?, objects: [DeletedObject], days: [DateOfBirth]) {
         self.importId = importId
         self.exportDate = exportDate
         self.objects = objects
@@ -201,5 +201,5 @@ public struct ExportAbsence: Hashable, Sendable {
     }
 
     /// "absent from the export dated D": the reason the removal gives.
-    public var reason: String { "absent from the export dated \(exportDate ?? "(no ExportDate)")" }
+    package var reason: String { "absent from the export dated \(exportDate ?? "(no ExportDate)")" }
 }

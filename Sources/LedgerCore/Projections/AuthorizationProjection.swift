@@ -20,7 +20,7 @@ public struct TypePermission: Hashable, Sendable {
     public var requestedShare = false
     public var requestedRead = false
     /// Whether the last decision was the owner's or an import's.
-    public var basis: DecisionBasis = .owner
+    package var basis: DecisionBasis = .owner
 
     /// Whether the app may read every source's samples of the type.
     public var canRead: Bool { read == true }

@@ -30,7 +30,7 @@ extension LedgerState {
     /// The profile as the owner sees it (every source) at `instant`, samples read from
     /// the log: the latest height and weight end at or before `instant` (nil: the time
     /// of the state's last event, the replayed instant).
-    public func profile(fetcher: inout SampleFetcher, at instant: Date? = nil) throws -> Profile {
+    package func profile(fetcher: inout SampleFetcher, at instant: Date? = nil) throws -> Profile {
         let bound = (instant ?? Date(timeIntervalSince1970: Double(lastRecordedAt) / 1e9)).timeIntervalSinceReferenceDate
         func latest(_ type: QuantityType) throws -> QuantitySample? {
             guard let slot = samples.latest(typeCode: ObjectType.quantity(type).code, endingBy: bound),

@@ -442,7 +442,7 @@ package struct SampleIndex: Sendable, Equatable {
     func syncValue(_ slot: UInt32) -> SyncValue? { syncOfSlot[slot] }
 
     /// The sync version of the live sample holding an app's sync identifier, if any.
-    public func liveSyncVersion(app: AppOrdinal, identifier: String) -> Int64? {
+    package func liveSyncVersion(app: AppOrdinal, identifier: String) -> Int64? {
         syncSlot(app: app, identifier: identifier).flatMap { syncOfSlot[$0]?.version }
     }
 

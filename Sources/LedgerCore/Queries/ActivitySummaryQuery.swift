@@ -29,7 +29,7 @@ extension LedgerState {
     /// the owner; for an app, all of them with read permission for
     /// `HKActivitySummaryType` and none without (summaries have no source an app could
     /// own, and HealthKit never reveals a missing read permission: the answer is empty).
-    public func activitySummaries(_ query: ActivitySummaryQuery, app: AppOrdinal?) -> [ActivitySummary] {
+    package func activitySummaries(_ query: ActivitySummaryQuery, app: AppOrdinal?) -> [ActivitySummary] {
         if let app, !authorization.permission(app: app, type: .activitySummary).canRead { return [] }
         let low = query.start.map(Self.dayKey) ?? Int.min, high = query.end.map(Self.dayKey) ?? Int.max
         return activitySummaries.keys.filter { $0 >= low && $0 <= high }.sorted().map { activitySummaries[$0]! }

@@ -9,7 +9,7 @@ import LedgerLog
 /// merged by the sequence number of the saving record (read from its 32-byte header,
 /// once per record, only when deletions are pending). Only the samples returned (and,
 /// with a predicate, the deleted samples tested) are decoded.
-public enum ChangeFeed {
+package enum ChangeFeed {
     /// Changes of `types` after `anchor` (nil: from the beginning) that match
     /// `predicate` and are visible to `app` (nil: the owner, everything), at most
     /// `limit` (0: all). `ledgerId` is the ledger `state` was built from: a log of another

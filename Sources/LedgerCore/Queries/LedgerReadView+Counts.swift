@@ -4,27 +4,27 @@ import HealthModel
 /// What a ledger holds, counted (the owner's `stats`): events by kind, live samples
 /// by type and source, records kept raw by identifier and source, deletions, apps.
 /// Counts of what the log holds, not values (for those: statistics).
-public struct LedgerCounts: Sendable, Equatable {
+package struct LedgerCounts: Sendable, Equatable {
     /// Events of each kind (kinds with none are left out).
-    public var eventsByKind: [EventKind: UInt64]
+    package var eventsByKind: [EventKind: UInt64]
     /// Events in all (the last sequence number).
-    public var events: UInt64
+    package var events: UInt64
     /// Live samples by type identifier ("unrecognized" for none known), then source.
-    public var liveSamples: [String: [String: Int]]
+    package var liveSamples: [String: [String: Int]]
     /// Records kept raw, by the identifier as written, then source.
-    public var rawRecords: [String: [String: Int]]
+    package var rawRecords: [String: [String: Int]]
     /// Samples saved, live or deleted.
-    public var samplesSaved: Int
+    package var samplesSaved: Int
     /// Samples deleted.
-    public var samplesDeleted: Int
+    package var samplesDeleted: Int
     /// The registered apps' bundle identifiers, in registration order.
-    public var apps: [String]
+    package var apps: [String]
 }
 
 extension LedgerReadView {
     /// The owner's counts of what the ledger holds (`LedgerCounts`). Throws `ownerOnly`
     /// for an app (other apps' samples are not an app's to count) and S8 damage.
-    public mutating func counts() throws -> LedgerCounts {
+    package mutating func counts() throws -> LedgerCounts {
         guard case .owner = viewer else { throw RuleViolation.ownerOnly(action: "counting the ledger's contents") }
         var live: [String: [String: Int]] = [:]
         for code in state.samples.typeCodesPresent where code != 0 {

@@ -3,7 +3,7 @@ import HealthModel
 import LedgerLog
 
 /// Where a source's rank in a priority order comes from.
-public enum PriorityBasis: String, Sendable {
+package enum PriorityBasis: String, Sendable {
     /// The owner listed the source (`setSourcePriority`).
     case owner
     /// The default order (Apple Watch, then iPhone, then other sources by grant order).
@@ -15,7 +15,7 @@ extension LedgerReadView {
     /// owner listed and those that saved samples of the type, best first, each with
     /// where its rank comes from. Throws `ownerOnly` for an app (another app's
     /// presence is not an app's to know) and S8 damage of a mapped snapshot.
-    public func sourcePriority(of type: QuantityType) throws -> [(source: String, basis: PriorityBasis)] {
+    package func sourcePriority(of type: QuantityType) throws -> [(source: String, basis: PriorityBasis)] {
         guard case .owner = viewer else { throw RuleViolation.ownerOnly(action: "reading the source priority") }
         let code = ObjectType.quantity(type).code
         let listed = Set(state.statistics.priority(code))

@@ -74,7 +74,7 @@ public struct LedgerReadView {
     }
 
     /// What the viewer may see of samples of `type` (HealthKit's visibility rule).
-    public func visibility(for type: ObjectType) -> QueryVisibility {
+    package func visibility(for type: ObjectType) -> QueryVisibility {
         state.visibility(app: app, type: type)
     }
 

@@ -13,7 +13,7 @@ import LedgerLog
 /// otherwise (or for a file system without a path) compares the length and the
 /// modification time every `pollInterval`. A wake-up may be spurious; a caller
 /// re-reads the log's new events (cheap when there are none) after each.
-public final class LogWatcher: @unchecked Sendable {
+package final class LogWatcher: @unchecked Sendable {
     private let file: any LogFile
     private let path: String?
     private let pollInterval: Double
@@ -28,7 +28,7 @@ public final class LogWatcher: @unchecked Sendable {
     }
 
     /// Watches the log of `fs`; `pollInterval` is the fallback poll's period.
-    public init(_ fs: any LogFileSystem, pollInterval: Double = 0.05) throws {
+    package init(_ fs: any LogFileSystem, pollInterval: Double = 0.05) throws {
         file = try fs.open(LogWriter.logFileName, .readOnly)
         self.pollInterval = max(0.001, pollInterval)
         path = fs is PosixFileSystem ? fs.path + "/" + LogWriter.logFileName : nil
@@ -66,7 +66,7 @@ public final class LogWatcher: @unchecked Sendable {
     /// Blocks until the log was written to since the last call (or since the watcher
     /// was made), or `timeout` seconds passed. Returns whether there was activity.
     @discardableResult
-    public func waitForActivity(timeout: Double) throws -> Bool {
+    package func waitForActivity(timeout: Double) throws -> Bool {
         let deadline = Date().addingTimeInterval(max(0, timeout))
         while true {
             #if canImport(Glibc)

@@ -3,16 +3,16 @@ import HealthModel
 
 /// Why a predicate's text does not parse: the 1-based column and what was wrong.
 /// Front ends say which option or parameter it came from (`--where: column 3: …`).
-public struct PredicateSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let column: Int
-    public let message: String
-    public var description: String { "column \(column): \(message)" }
+package struct PredicateSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let column: Int
+    package let message: String
+    package var description: String { "column \(column): \(message)" }
 }
 
 extension SamplePredicate {
     /// Parses the predicate language (`SamplePredicate.grammar`: `query --where`, the
     /// server's `where=`) into a predicate for samples of `type`.
-    public init(parsing text: String, for type: ObjectType) throws(PredicateSyntaxError) {
+    package init(parsing text: String, for type: ObjectType) throws(PredicateSyntaxError) {
         do {
             self = try PredicateLanguage.parse(text, type: type)
         } catch let e as PredicateSyntaxError {

@@ -160,7 +160,7 @@ public struct CorrelationQuery: Sendable, Hashable {
 }
 
 /// Who is asking: HealthKit's visibility rule.
-public enum QueryVisibility: Sendable, Hashable {
+package enum QueryVisibility: Sendable, Hashable {
     /// The owner, or an app with read permission for the type: every source.
     case everything
     /// An app without read permission: only the samples it saved itself.
@@ -174,7 +174,7 @@ public enum QueryVisibility: Sendable, Hashable {
 
 extension LedgerState {
     /// The visibility an app has for a type (the owner: `nil` app).
-    public func visibility(app: AppOrdinal?, type: ObjectType) -> QueryVisibility {
+    package func visibility(app: AppOrdinal?, type: ObjectType) -> QueryVisibility {
         guard let app else { return .everything }
         if case .correlation(let c) = type {
             let readable = QuantityType.allTypes.filter { c.admits($0) && authorization.permission(app: app, type: .quantity($0)).canRead }
@@ -187,7 +187,7 @@ extension LedgerState {
     /// sample index alone, nothing read from the log (so workout sort keys, which
     /// are not in the index, are skipped here). (`SampleReader` streams the
     /// samples themselves in the same order.)
-    public mutating func slots(matching query: SampleQuery, visibility: QueryVisibility) -> [UInt32] {
+    package mutating func slots(matching query: SampleQuery, visibility: QueryVisibility) -> [UInt32] {
         let ordered = samples.orderedSlots(typeCode: query.type.code)
         let sourceOrdinals: Set<UInt32>? = query.sources.map { Set($0.compactMap { registry.ordinal(of: $0) }) }
         let index = samples

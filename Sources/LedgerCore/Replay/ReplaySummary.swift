@@ -7,42 +7,42 @@ import LedgerLog
 /// profile, the latest sample of each type, authorization, counts and the source
 /// orders in force (`healthledger replay`; the golden ledgers compare it byte for
 /// byte once printed as JSON).
-public struct ReplaySummary: Sendable {
+package struct ReplaySummary: Sendable {
     /// One app's permission for one type.
-    public struct Permission: Sendable, Equatable {
+    package struct Permission: Sendable, Equatable {
         /// The app's bundle identifier (or `app#N` for a registration not in the log).
-        public let app: String
+        package let app: String
         /// The type's code (an `ObjectType` code; one this build does not know stays a number).
-        public let typeCode: UInt16
-        public let permission: TypePermission
+        package let typeCode: UInt16
+        package let permission: TypePermission
     }
 
     /// The last event folded (0: none).
-    public let lastSequence: UInt64
+    package let lastSequence: UInt64
     /// When the last event folded was recorded; nil for an empty ledger.
-    public let lastRecordedAt: Date?
+    package let lastRecordedAt: Date?
     /// The projections' digest (equal for equal logs, however replayed).
-    public let digest: SHA256Digest
-    public let profile: Profile
+    package let digest: SHA256Digest
+    package let profile: Profile
     /// The latest live sample of every type present, in type-code order, as the
     /// index answers at the replayed instant.
-    public let latest: [Sample]
+    package let latest: [Sample]
     /// Every permission asked for or answered, by app ordinal then type code.
-    public let authorization: [Permission]
+    package let authorization: [Permission]
     /// Events of each kind (kinds with none are left out).
-    public let eventCounts: [EventKind: UInt64]
+    package let eventCounts: [EventKind: UInt64]
     /// The owner's time zone, nil until one is set.
-    public let ownerTimeZone: String?
+    package let ownerTimeZone: String?
     /// Samples saved, live or deleted, and deleted.
-    public let samplesStored: Int, samplesDeleted: Int
+    package let samplesStored: Int, samplesDeleted: Int
     /// The owner's source orders, by type code.
-    public let sourcePriorities: [(typeCode: UInt16, sources: [String])]
+    package let sourcePriorities: [(typeCode: UInt16, sources: [String])]
     /// The snapshot the replay started from, if any, and the events replayed on it.
-    public let snapshot: String?, replayed: UInt64
+    package let snapshot: String?, replayed: UInt64
     /// Snapshots skipped, and why.
-    public let warnings: [String]
+    package let warnings: [String]
     /// The snapshot written for this replay (`writeSnapshot`), if any.
-    public let writtenSnapshot: String?
+    package let writtenSnapshot: String?
 
     /// Replays the ledger in `fs` up to `limit` (from a snapshot unless
     /// `useSnapshots` is false) and summarizes it as of `instant` (nil: the time of

@@ -61,10 +61,10 @@ public enum ReplayError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// Progress of a long replay: bytes of log read of the total, events folded.
-public struct ReplayProgress: Sendable {
-    public let bytes: UInt64
-    public let totalBytes: UInt64
-    public let events: UInt64
+package struct ReplayProgress: Sendable {
+    package let bytes: UInt64
+    package let totalBytes: UInt64
+    package let events: UInt64
 }
 
 /// Rebuilds projections by folding the log's events, streaming (memory is the

@@ -4,7 +4,7 @@ import LedgerLog
 
 /// Something a caller asks the ledger to do. The decider turns a command into the
 /// events to append (possibly none), checked by the rules against the current state.
-public enum LedgerCommand: Sendable {
+package enum LedgerCommand: Sendable {
     /// Register an app, or update its name and purpose strings.
     case registerApp(AppRegistration)
     /// An app asks for permissions; types already asked for or answered are left out.
@@ -57,7 +57,7 @@ public enum LedgerCommand: Sendable {
 }
 
 /// decide(command, state) → events.
-public enum LedgerDecider {
+package enum LedgerDecider {
     /// The events `command` appends, each checked by `LedgerRules` against `state`.
     /// Throws the first rule violation; returns [] when the command changes nothing.
     package static func decide(_ command: LedgerCommand, _ state: LedgerState) throws(RuleViolation) -> [Event] {

@@ -17,33 +17,33 @@ import LedgerLog
 /// ```
 /// Columns of the sample index are stored as raw little-endian arrays, so loading is
 /// a read per column.
-public struct SnapshotHeader: Sendable, Equatable {
-    public let ledgerId: UUID
-    public let lastSequence: UInt64
+package struct SnapshotHeader: Sendable, Equatable {
+    package let ledgerId: UUID
+    package let lastSequence: UInt64
     /// The log position the snapshot stands at (a batch boundary).
     package let position: LogReader.Position
     /// The projection digest of the state it holds.
-    public let digest: SHA256Digest
-    public let lastRecordedAt: Int64
+    package let digest: SHA256Digest
+    package let lastRecordedAt: Int64
 }
 
 /// Why a snapshot was not used. The description ends with the FORMAT.md rule the
 /// file breaks (S1 header and position, S2 small sections, S3 columns, S5 lengths
 /// and slot numbers, S6 the statistics columns); a snapshot that could not be read
 /// at all (an I/O error) names none.
-public enum SnapshotProblem: Error, Equatable, Sendable, CustomStringConvertible {
+package enum SnapshotProblem: Error, Equatable, Sendable, CustomStringConvertible {
     case unreadable(file: String, reason: String, rule: String? = nil)
     case foreign(file: String)
     case notInLog(file: String)
 
-    public var ruleID: String? {
+    package var ruleID: String? {
         switch self {
         case .unreadable(_, _, let rule): rule
         case .foreign, .notInLog: "S1"
         }
     }
 
-    public var description: String {
+    package var description: String {
         let text = switch self {
         case .unreadable(let f, let r, _): "snapshot \(f) is damaged: \(r)"
         case .foreign(let f): "snapshot \(f) belongs to another ledger"
@@ -53,7 +53,7 @@ public enum SnapshotProblem: Error, Equatable, Sendable, CustomStringConvertible
     }
 }
 
-public enum SnapshotFile {
+package enum SnapshotFile {
     static let magic = Array("HLSNAP01".utf8)
     static let folder = "snapshots"
     static let headerLength = 128
@@ -92,7 +92,7 @@ public enum SnapshotFile {
     }
 
     /// The file name of a snapshot at `sequence`.
-    public static func name(for sequence: UInt64) -> String {
+    package static func name(for sequence: UInt64) -> String {
         let digits = String(sequence)
         return folder + "/snapshot-" + String(repeating: "0", count: max(0, 20 - digits.count)) + digits + ".bin"
     }
@@ -104,7 +104,7 @@ public enum SnapshotFile {
     }
 
     /// Snapshot files of a ledger, newest first.
-    public static func list(_ fs: any LogFileSystem) -> [String] {
+    package static func list(_ fs: any LogFileSystem) -> [String] {
         fs.list(folder).filter { $0.hasPrefix("snapshot-") && $0.hasSuffix(".bin") }.sorted(by: >).map { folder + "/" + $0 }
     }
 
@@ -207,7 +207,7 @@ public enum SnapshotFile {
     // MARK: Reading
 
     /// Reads a snapshot's header only.
-    public static func header(_ fs: any LogFileSystem, _ name: String) throws(SnapshotProblem) -> SnapshotHeader {
+    package static func header(_ fs: any LogFileSystem, _ name: String) throws(SnapshotProblem) -> SnapshotHeader {
         do {
             let file = try fs.open(name, .readOnly)
             defer { file.close() }

@@ -80,7 +80,7 @@ public struct Statistics: Sendable, Hashable {
 public struct StatisticsCollection: Sendable {
     public let type: QuantityType
     public let options: StatisticsOptions
-    public let buckets: StatisticsBuckets
+    package let buckets: StatisticsBuckets
     /// The non-empty buckets by index k (bucket k starts at anchor + k × interval).
     let filled: [Int: Statistics]
     let keys: [Int]

@@ -9,18 +9,18 @@ import Foundation
 /// follow the calendar, each computed from the anchor (not chained), so a day across
 /// a DST change is 23 or 25 hours and month buckets anchored on the 31st fall on the
 /// last day of shorter months.
-public struct StatisticsBuckets: Sendable {
-    public let anchor: Date
-    public let interval: StatisticsInterval
-    public let timeZone: TimeZone
+package struct StatisticsBuckets: Sendable {
+    package let anchor: Date
+    package let interval: StatisticsInterval
+    package let timeZone: TimeZone
     let calendar: Calendar
     /// Seconds per step for minutes and hours; nil for calendar units.
     let fixedStep: Double?
 
     /// Most buckets a collection may span.
-    public static let limit = 2_000_000
+    package static let limit = 2_000_000
 
-    public init(anchor: Date, interval: StatisticsInterval, timeZone: TimeZone) {
+    package init(anchor: Date, interval: StatisticsInterval, timeZone: TimeZone) {
         self.anchor = anchor
         self.interval = interval
         self.timeZone = timeZone
@@ -35,7 +35,7 @@ public struct StatisticsBuckets: Sendable {
     }
 
     /// The start of bucket `k` (reference-date seconds).
-    public func start(_ k: Int) -> Double {
+    package func start(_ k: Int) -> Double {
         let a = anchor.timeIntervalSinceReferenceDate
         if let fixedStep { return a + Double(k) * fixedStep }
         let n = k * interval.count
@@ -65,10 +65,10 @@ public struct StatisticsBuckets: Sendable {
     /// starting on one) that the zone skipped — Pacific/Apia went from 2011-12-29 to
     /// 2011-12-31 when it crossed the date line — starts where the next bucket starts:
     /// it holds no instant, and a collection lists no such bucket.
-    public func exists(_ k: Int) -> Bool { fixedStep != nil || start(k + 1) > start(k) }
+    package func exists(_ k: Int) -> Bool { fixedStep != nil || start(k + 1) > start(k) }
 
     /// The k of the bucket holding instant `t`: start(k) ≤ t < start(k + 1).
-    public func index(containing t: Double) -> Int {
+    package func index(containing t: Double) -> Int {
         let a = anchor.timeIntervalSinceReferenceDate
         let estimate = ((t - a) / (averageSeconds * Double(interval.count))).rounded(.down)
         var k = Int(max(-1e15, min(1e15, estimate)))

@@ -46,11 +46,11 @@ public struct StatisticsEntry: Sendable, Hashable {
 /// - **Most recent**: the sample in the bucket with the greatest (start, end, order).
 /// - **Duration**: the length of the union of the samples' intervals within the bucket.
 /// Only discrete types are averaged, and sources are merged for sums only (as HealthKit).
-public enum StatisticsEngine {
+package enum StatisticsEngine {
     /// One bucket's result: merged values and, when asked, values per source.
-    public struct BucketResult: Sendable, Hashable {
-        public var merged: StatisticsValues
-        public var bySource: [UInt32: StatisticsValues]
+    package struct BucketResult: Sendable, Hashable {
+        package var merged: StatisticsValues
+        package var bySource: [UInt32: StatisticsValues]
     }
 
     struct Accumulator {
@@ -69,7 +69,7 @@ public enum StatisticsEngine {
 
     /// The results of buckets [borders[k], borders[k+1]) for k in 0..<borders.count−1;
     /// nil for an empty bucket. `borders` ascend.
-    public static func compute(_ input: [StatisticsEntry], style: AggregationStyle, options: StatisticsOptions,
+    package static func compute(_ input: [StatisticsEntry], style: AggregationStyle, options: StatisticsOptions,
                                borders: [Double]) -> [BucketResult?] {
         let n = borders.count - 1
         guard n > 0 else { return [] }

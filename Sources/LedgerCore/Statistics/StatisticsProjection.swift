@@ -17,16 +17,16 @@ import HealthModel
 /// Invariants: `values.count == userEntered.count ==` the sample index's slot count
 /// (one entry appended per slot, in slot order); a value never changes (a sample is
 /// immutable; deletion is the index's deleted bit); `grantOrder` has no duplicates.
-public struct StatisticsProjection: Sendable, Equatable {
+package struct StatisticsProjection: Sendable, Equatable {
     package private(set) var values: Column<Double> = []
     package private(set) var userEntered: Column<UInt8> = []
-    public private(set) var priorities: [UInt16: [String]] = [:]
-    public private(set) var grantOrder: [AppOrdinal] = []
+    package private(set) var priorities: [UInt16: [String]] = [:]
+    package private(set) var grantOrder: [AppOrdinal] = []
 
-    public init() {}
+    package init() {}
 
     /// NaN compares unequal to itself: compare the bit patterns.
-    public static func == (a: StatisticsProjection, b: StatisticsProjection) -> Bool {
+    package static func == (a: StatisticsProjection, b: StatisticsProjection) -> Bool {
         a.values.count == b.values.count && zip(a.values, b.values).allSatisfy { $0.bitPattern == $1.bitPattern }
             && zip(a.userEntered, b.userEntered).allSatisfy { ($0 != 0) == ($1 != 0) } && a.userEntered.count == b.userEntered.count
             && a.priorities == b.priorities && a.grantOrder == b.grantOrder
@@ -52,7 +52,7 @@ public struct StatisticsProjection: Sendable, Equatable {
     }
 
     /// The owner's order for a type code (empty: the default order).
-    public func priority(_ code: UInt16) -> [String] { priorities[code] ?? [] }
+    package func priority(_ code: UInt16) -> [String] { priorities[code] ?? [] }
 
     /// Whether a slot's sample was entered by hand.
     package func isUserEntered(_ slot: Int) -> Bool { userEntered[slot] != 0 }
@@ -89,9 +89,9 @@ public struct StatisticsProjection: Sendable, Equatable {
 ///
 /// A rank is a number, lower better; the samples of one (source, manual) pair share
 /// a rank and add up where they overlap.
-public struct SourcePriority: Sendable {
+package struct SourcePriority: Sendable {
     /// Most sources a priority list may name.
-    public static let maxSources = 4096
+    package static let maxSources = 4096
 
     let listed: [AppOrdinal: Int]
     let listCount: Int
@@ -130,7 +130,7 @@ public struct SourcePriority: Sendable {
     }
 
     /// The rank of a sample of `app` (entered by hand or not).
-    public func rank(app: AppOrdinal, userEntered: Bool) -> UInt32 {
+    package func rank(app: AppOrdinal, userEntered: Bool) -> UInt32 {
         if let i = listed[app] { return UInt32(2 * i + (userEntered ? 0 : 1)) }
         let d = defaultRank[app] ?? appCount + Int(app)
         return UInt32(2 * listCount + (userEntered ? 0 : 1 << 22) + min(d, (1 << 22) - 1))

@@ -15,7 +15,7 @@ import LedgerLog
 /// date predicate (`DatePredicate.matches`: by default any overlap). Their values are
 /// split over the buckets by time (`StatisticsEngine`). A value that comes out not
 /// finite (old values too large to add up) fails the query (`StatisticsNotFinite`).
-public enum StatisticsQuery {
+package enum StatisticsQuery {
     /// The engine's entries for a type: matching, visible, live samples in timeline order,
     /// ranked by the source priority in force.
     static func entries(type: QuantityType, predicate: DatePredicate?, filter: SamplePredicate?, visibility: QueryVisibility,

@@ -7,25 +7,25 @@ import LedgerLog
 /// Merkle tree file against a tree built from the log alone, a checkpoint the ledger
 /// must still extend (and its signature), and the access log beside the ledger.
 /// A front end only prints it: each problem says which check found it, where, and what.
-public struct IntegrityReport: Sendable {
+package struct IntegrityReport: Sendable {
     /// One thing found wrong.
-    public struct Problem: Sendable, Equatable {
+    package struct Problem: Sendable, Equatable {
         /// Which check found it: "log", "events", "snapshot", "tree", "checkpoint",
         /// "access log".
-        public let check: String
-        public let sequence: UInt64?
-        public let offset: UInt64?
-        public let what: String
+        package let check: String
+        package let sequence: UInt64?
+        package let offset: UInt64?
+        package let what: String
     }
 
     /// A checkpoint the ledger must extend (`verify --checkpoint`): the note as read,
     /// parsed, and the key its signature is checked with (nil: not checked, said so).
-    public struct CheckpointClaim: Sendable {
-        public let note: String
-        public let checkpoint: TreeCheckpoint
-        public let verifier: SignedNote.Verifier?
+    package struct CheckpointClaim: Sendable {
+        package let note: String
+        package let checkpoint: TreeCheckpoint
+        package let verifier: SignedNote.Verifier?
 
-        public init(note: String, checkpoint: TreeCheckpoint, verifier: SignedNote.Verifier?) {
+        package init(note: String, checkpoint: TreeCheckpoint, verifier: SignedNote.Verifier?) {
             self.note = note
             self.checkpoint = checkpoint
             self.verifier = verifier
@@ -33,20 +33,20 @@ public struct IntegrityReport: Sendable {
     }
 
     /// The log, events and snapshots (`LedgerVerifier`).
-    public let ledger: LedgerVerifier.Report
+    package let ledger: LedgerVerifier.Report
     /// The access log beside the ledger, when there is one.
-    public let access: AccessLog.Verification?
+    package let access: AccessLog.Verification?
     /// Every problem, in the order the checks are listed above. Empty: intact.
-    public let problems: [Problem]
+    package let problems: [Problem]
     /// What was checked and held (the tree's size and root, a checkpoint extended, a
     /// signature that verifies or was not checked).
-    public let notes: [String]
+    package let notes: [String]
 
-    public var isIntact: Bool { problems.isEmpty }
+    package var isIntact: Bool { problems.isEmpty }
 
     /// Checks the ledger in `fs`. `accessLogFolder`: the folder whose access log is
     /// checked (the ledger's local folder; nil: none).
-    public static func check(_ fs: any LogFileSystem, checkpoint: CheckpointClaim?, accessLogFolder: String?,
+    package static func check(_ fs: any LogFileSystem, checkpoint: CheckpointClaim?, accessLogFolder: String?,
                              progress: ((ReplayProgress) -> Void)? = nil) throws -> IntegrityReport {
         let tree = try treeFindings(fs, checkpoint: checkpoint)
         let report = try LedgerVerifier.verify(fs, progress: progress)
@@ -115,7 +115,7 @@ public struct IntegrityReport: Sendable {
     /// checkpoint: the same origin, a size not beyond the log's, the same root over its
     /// first `size` events (history rewritten and re-chained is caught here), and the
     /// signature by the known verifier key.
-    public static func extends(_ claim: CheckpointClaim, fresh: MerkleTreeFile, origin: String)
+    package static func extends(_ claim: CheckpointClaim, fresh: MerkleTreeFile, origin: String)
         -> (problems: [String], notes: [String]) {
         let checkpoint = claim.checkpoint
         var problems: [String] = [], notes: [String] = []
@@ -147,7 +147,7 @@ public struct IntegrityReport: Sendable {
     }
 
     /// A tree hash as checkpoints write it (base64).
-    public static func base64(_ d: SHA256Digest) -> String { Data(d.array).base64EncodedString() }
+    package static func base64(_ d: SHA256Digest) -> String { Data(d.array).base64EncodedString() }
 }
 
 extension TreeCheckpoint {

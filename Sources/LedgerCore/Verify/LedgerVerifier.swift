@@ -9,44 +9,44 @@ import LedgerLog
 ///    log (dense sequence numbers, unique UUIDs, permissions, deleters, sync versions).
 /// 3. The snapshots: each equals a fresh replay to its position (and its stored digest
 ///    the fresh digest).
-public enum LedgerVerifier {
+package enum LedgerVerifier {
     /// A snapshot that does not hold.
-    public struct SnapshotFinding: Sendable, Equatable, CustomStringConvertible {
-        public let file: String
-        public let sequence: UInt64?
-        public let problem: String
-        public let difference: StateDifference?
-        public var description: String {
+    package struct SnapshotFinding: Sendable, Equatable, CustomStringConvertible {
+        package let file: String
+        package let sequence: UInt64?
+        package let problem: String
+        package let difference: StateDifference?
+        package var description: String {
             "\(file): \(problem)" + (difference.map { " (first difference: \($0))" } ?? "")
         }
     }
 
-    public struct Report: Sendable {
-        public let log: LogVerifier.Report
+    package struct Report: Sendable {
+        package let log: LogVerifier.Report
         /// The first event that does not decode or breaks a rule.
-        public let eventProblem: ReplayError?
+        package let eventProblem: ReplayError?
         /// The log could not be read past damage at this point.
-        public let readProblem: LogError?
-        public let snapshots: [SnapshotFinding]
-        public let snapshotsChecked: Int
+        package let readProblem: LogError?
+        package let snapshots: [SnapshotFinding]
+        package let snapshotsChecked: Int
         /// Events checked.
-        public let events: UInt64
+        package let events: UInt64
         /// The projection digest after the last event checked.
-        public let digest: SHA256Digest
-        public let lastSequence: UInt64
+        package let digest: SHA256Digest
+        package let lastSequence: UInt64
         /// An import transaction the log ends inside (rule E11: running, or left by a
         /// process that died; the next writer aborts it): its events were decoded, not
         /// applied, and `events` stops before it. Valid history, not damage.
         package let openImport: OpenImport?
         /// The events of that open import (decoded, not applied).
-        public let eventsOfOpenImport: UInt64
+        package let eventsOfOpenImport: UInt64
 
-        public var isIntact: Bool {
+        package var isIntact: Bool {
             log.isIntact && !log.staleIndex && eventProblem == nil && readProblem == nil && snapshots.isEmpty
         }
     }
 
-    public static func verify(_ fs: any LogFileSystem, progress: ((ReplayProgress) -> Void)? = nil) throws -> Report {
+    package static func verify(_ fs: any LogFileSystem, progress: ((ReplayProgress) -> Void)? = nil) throws -> Report {
         // 1 runs on a thread of its own beside 2 and 3 (they share nothing but the file,
         // which all only read); its outcome comes first, as if it had run first: when it
         // throws, that is what verify throws.

@@ -2,11 +2,11 @@ import Foundation
 import HealthModel
 
 /// Where two states first differ: the projection and the key.
-public struct StateDifference: Sendable, Equatable, CustomStringConvertible {
-    public let projection: String
-    public let key: String
+package struct StateDifference: Sendable, Equatable, CustomStringConvertible {
+    package let projection: String
+    package let key: String
 
-    public var description: String { "\(projection)[\(key)]" }
+    package var description: String { "\(projection)[\(key)]" }
 
     /// The first difference between `a` and `b`, in a fixed order of projections
     /// and keys; nil when they are equal. `ignoringPosition`: where each stands in the
