@@ -1,6 +1,6 @@
 import Foundation
+import HealthLedger
 import HealthModel
-import LedgerCore
 import LedgerReporting
 
 /// `healthledger activity`: HKActivitySummaryQuery over the recorded activity rings.

@@ -1,6 +1,5 @@
 import Foundation
 import HealthLedger
-import LedgerCore
 import LedgerReporting
 
 /// `healthledger app register`: an app and its purpose strings.

@@ -1,8 +1,7 @@
 import Foundation
 import HealthLedger
-import HealthModel
-import LedgerCore
 import LedgerLog
+import HealthModel
 import LedgerReporting
 
 /// `healthledger available`: HealthKit's isHealthDataAvailable() for a ledger path.

@@ -1,8 +1,8 @@
 import AppleHealthImport
 import HealthLedger
-import HealthModel
 import LedgerCore
 import LedgerLog
+import HealthModel
 #if HEALTHLEDGER_POSTGRES
 import LedgerPostgres
 #endif

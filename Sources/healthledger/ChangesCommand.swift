@@ -1,7 +1,7 @@
 import Foundation
-import HealthModel
+import HealthLedger
 import LedgerCore
-import LedgerLog
+import HealthModel
 import LedgerReporting
 
 /// `healthledger changes`: the change feed (HKAnchoredObjectQuery), and with

@@ -1,6 +1,6 @@
 import Foundation
+import HealthLedger
 import LedgerCore
-import LedgerLog
 import LedgerReporting
 
 /// `healthledger checkpoint`: the Merkle tree head as a (signed) checkpoint note.

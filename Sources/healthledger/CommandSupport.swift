@@ -1,8 +1,7 @@
 import Foundation
 import HealthLedger
-import HealthModel
 import LedgerCore
-import LedgerLog
+import HealthModel
 import LedgerReporting
 
 /// Who a command acts for: an app (`--app ID`) or the ledger's owner (`--owner`).

@@ -1,7 +1,6 @@
 import Foundation
 import HealthLedger
 import HealthModel
-import LedgerCore
 
 /// `healthledger delete`.
 enum DeleteCommand {

@@ -1,8 +1,8 @@
 import Foundation
 import HealthLedger
-import HealthModel
 import LedgerCore
 import LedgerLog
+import HealthModel
 
 /// `healthledger demo`: the tutorial's journey into a fresh ledger, step by step.
 enum DemoCommand {

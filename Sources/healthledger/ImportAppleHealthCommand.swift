@@ -1,5 +1,6 @@
 import AppleHealthImport
 import Foundation
+import HealthLedger
 import LedgerCore
 import LedgerLog
 

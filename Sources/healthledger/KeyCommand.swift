@@ -1,4 +1,5 @@
 import Foundation
+import HealthLedger
 import LedgerLog
 
 /// `healthledger key generate`: the Ed25519 key that signs checkpoints.

@@ -1,7 +1,6 @@
 import Foundation
 import HealthLedger
 import HealthModel
-import LedgerCore
 import LedgerReporting
 
 /// `healthledger latest`: the most recent sample of a type, as an app (or the owner) sees it.

@@ -1,4 +1,5 @@
 import Foundation
+import HealthLedger
 import LedgerCore
 import LedgerLog
 #if HEALTHLEDGER_POSTGRES

@@ -1,5 +1,5 @@
 import Foundation
-import LedgerCore
+import HealthLedger
 import LedgerLog
 import LedgerReporting
 #if HEALTHLEDGER_POSTGRES

@@ -1,6 +1,6 @@
 import Foundation
+import HealthLedger
 import LedgerCore
-import LedgerLog
 import LedgerReporting
 
 /// `healthledger log`: the events, for people and for `jq`.

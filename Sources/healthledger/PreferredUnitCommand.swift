@@ -1,6 +1,5 @@
 import Foundation
 import HealthModel
-import LedgerCore
 import LedgerReporting
 
 /// `healthledger preferred-unit`: HKHealthStore.preferredUnits(for:) and the owner's

@@ -1,7 +1,6 @@
 import Foundation
 import HealthLedger
 import HealthModel
-import LedgerCore
 import LedgerReporting
 
 /// `healthledger priority set|show`: the owner's order of sources per quantity type.

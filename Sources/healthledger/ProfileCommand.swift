@@ -1,7 +1,6 @@
 import Foundation
 import HealthLedger
 import HealthModel
-import LedgerCore
 import LedgerReporting
 
 /// `healthledger profile`: the tutorial's Profile & BMI screen, as an app (or the owner) sees it.

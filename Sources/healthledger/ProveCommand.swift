@@ -1,7 +1,8 @@
 import Foundation
-import HealthModel
+import HealthLedger
 import LedgerCore
 import LedgerLog
+import HealthModel
 import LedgerReporting
 
 /// `healthledger prove`: inclusion proofs for one event, consistency proofs from an

@@ -1,7 +1,6 @@
 import Foundation
 import HealthLedger
 import HealthModel
-import LedgerCore
 import LedgerReporting
 
 /// `healthledger query`: reading samples as an app (or the owner).

@@ -1,7 +1,7 @@
 import Foundation
-import HealthModel
+import HealthLedger
 import LedgerCore
-import LedgerLog
+import HealthModel
 import LedgerReporting
 
 /// `healthledger replay`: rebuild the projections, now or as of a point in the log.

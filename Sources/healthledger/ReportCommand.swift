@@ -2,7 +2,6 @@ import Foundation
 import HealthLedger
 import HealthModel
 import HealthReport
-import LedgerCore
 
 /// `healthledger report`: the health and audit report as one self-contained HTML file.
 enum ReportCommand {

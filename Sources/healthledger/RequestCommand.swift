@@ -1,7 +1,6 @@
 import Foundation
 import HealthLedger
 import HealthModel
-import LedgerCore
 import LedgerReporting
 
 /// `healthledger --app ID request` (HealthKit's requestAuthorization(toShare:read:))

@@ -1,8 +1,6 @@
 import Foundation
 import HealthLedger
 import HealthModel
-import LedgerCore
-import LedgerLog
 import LedgerReporting
 
 /// `healthledger statistics`: HKStatisticsQuery / HKStatisticsCollectionQuery.

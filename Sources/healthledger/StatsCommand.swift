@@ -1,6 +1,7 @@
 import Foundation
-import HealthModel
+import HealthLedger
 import LedgerCore
+import HealthModel
 import LedgerReporting
 
 /// `healthledger stats`.

@@ -1,8 +1,6 @@
 import Foundation
 import HealthLedger
 import HealthModel
-import LedgerCore
-import LedgerLog
 import LedgerReporting
 
 /// `healthledger timezone [ZONE]`: the owner's time zone, shown or set (an event).

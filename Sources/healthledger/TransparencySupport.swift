@@ -1,5 +1,5 @@
 import Foundation
-import LedgerCore
+import HealthLedger
 import LedgerLog
 
 /// What `checkpoint`, `prove`, `key` and `verify --checkpoint` share: the tree file,

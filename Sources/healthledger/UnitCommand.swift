@@ -1,6 +1,5 @@
 import Foundation
 import HealthModel
-import LedgerCore
 import LedgerReporting
 
 /// `healthledger unit convert|parse`: the unit algebra from the command line.

@@ -1,6 +1,6 @@
 import Foundation
+import HealthLedger
 import LedgerCore
-import LedgerLog
 import LedgerReporting
 
 /// `healthledger verify`: is the ledger intact, from its bytes to its snapshots?

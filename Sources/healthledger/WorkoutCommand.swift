@@ -1,7 +1,6 @@
 import Foundation
 import HealthLedger
 import HealthModel
-import LedgerCore
 import LedgerReporting
 
 enum WorkoutCommand {
