@@ -84,7 +84,7 @@ public enum AppleHealthImporter {
     /// begun is aborted first (`importAborted`: none of it applies).
     public static func run(_ source: ExportSource, into ledger: Ledger, options: ImportOptions = ImportOptions()) async throws
         -> ImportSummary {
-        try await run(source, reading: .ledger(ledger), options: options)
+        try await run(source, reading: MergeReader(ledger), options: options)
     }
 
     /// What importing `source` into `ledger` would do — a dry run against a ledger
@@ -95,7 +95,7 @@ public enum AppleHealthImporter {
                                options: ImportOptions = ImportOptions()) async throws -> ImportSummary {
         var options = options
         options.dryRun = true
-        return try await run(source, reading: .state(StateHolder(ledger?.projections() ?? LedgerState())), options: options)
+        return try await run(source, reading: MergeReader(loadedFrom: ledger), options: options)
     }
 
     /// Throws what `run` would refuse before writing anything (`olderExport`,
@@ -108,60 +108,35 @@ public enum AppleHealthImporter {
     package static func refusal(_ source: ExportSource, over ledger: consuming ReadOnlyLedger,
                                 options: ImportOptions = ImportOptions()) async throws {
         guard !options.force else { return }
-        let state = ledger.projections()
+        let reader = MergeReader(loadedFrom: ledger)
         do {
-            try await refusal(source, over: state, options: options)
+            try await refusal(source, over: reader, options: options)
         } catch let error as ImportError {
             switch error {
             case .olderExport, .otherPerson, .unrelatedExport:
-                if (try? state.checkIntact()) == nil { return }
+                if await !reader.projectionsAreIntact() { return }
             default: break
             }
             throw error
         }
     }
 
-    private static func refusal(_ source: ExportSource, over state: LedgerState, options: ImportOptions) async throws {
-        let access = StateAccess.state(StateHolder(state))
+    private static func refusal(_ source: ExportSource, over reader: MergeReader, options: ImportOptions) async throws {
         let pass = ExportPass(source: source, options: options)
         var messages = pass.messages().makeAsyncIterator()
         let prolog = try await firstProlog(&messages, pass)
-        try checkMergeable(prolog, after: state.imports)
-        _ = try await requireRecordInCommon(&messages, pass: pass, reading: access, imports: state.imports)
+        let imports = try await reader.imports().imports
+        try checkMergeable(prolog, after: imports)
+        _ = try await requireRecordInCommon(&messages, pass: pass, reading: reader, imports: imports)
     }
 
-    /// Where an import reads the ledger's projections: the ledger (inside the
-    /// import's transaction once it has begun), or projections loaded without a
-    /// writer (a dry run, a check before opening for writing).
-    enum StateAccess: Sendable {
-        case ledger(Ledger)
-        case state(StateHolder)
-
-        func read<T: Sendable>(in transaction: ImportTransaction? = nil,
-                               _ body: @Sendable (inout LedgerState) throws -> T) async throws -> T {
-            switch self {
-            case .ledger(let ledger):
-                if let transaction { return try await ledger.read(in: transaction, body) }
-                return try await ledger.read(body)
-            case .state(let holder):
-                return try body(&holder.state)
-            }
-        }
-    }
-
-    /// Projections read by one task at a time (a dry run's).
-    final class StateHolder: @unchecked Sendable {
-        var state: LedgerState
-        init(_ state: LedgerState) { self.state = state }
-    }
-
-    private static func run(_ source: ExportSource, reading access: StateAccess, options: ImportOptions) async throws
+    private static func run(_ source: ExportSource, reading access: MergeReader, options: ImportOptions) async throws
         -> ImportSummary {
         let t0 = Date()
         var pass = ExportPass(source: source, options: options)
         var messages = pass.messages().makeAsyncIterator()
         var prolog = try await firstProlog(&messages, pass)
-        let (imports, nextSequence) = try await access.read { ($0.imports, $0.lastSequence + 1) }
+        let (imports, nextSequence) = try await access.imports()
         if !options.force {
             try checkMergeable(prolog, after: imports)
             // Before anything is written: a record in common with what earlier imports
@@ -177,7 +152,7 @@ public enum AppleHealthImporter {
         summary.importId = importId(prolog, source: source, nextSequence: nextSequence)
         summary.dryRun = options.dryRun
         var transaction: ImportTransaction?
-        if !options.dryRun, case .ledger(let ledger) = access {
+        if !options.dryRun, let ledger = access.ledger {
             transaction = try await ledger.beginImport(ExportImportStart(
                 importId: summary.importId, exportDate: prolog.exportDate, locale: prolog.locale,
                 exportVersion: prolog.exportVersion, sourcePath: source.path, me: prolog.me))
@@ -189,7 +164,7 @@ public enum AppleHealthImporter {
         } catch let crash as SimulatedCrash {
             throw crash  // a killed process aborts nothing: the next writer does
         } catch {
-            if let transaction, case .ledger(let ledger) = access {
+            if let transaction, let ledger = access.ledger {
                 try? await ledger.abortImport(transaction, reason: "\(error)")
             }
             throw error
@@ -216,11 +191,10 @@ public enum AppleHealthImporter {
     /// the merge would remove what earlier imports brought — all of it — throws
     /// `unrelatedExport`: another person's export, whatever its `<Me>` says.
     private static func requireRecordInCommon(_ messages: inout AsyncThrowingStream<ExportPass.Message, Error>.AsyncIterator,
-                                              pass: ExportPass, reading access: StateAccess,
+                                              pass: ExportPass, reading access: MergeReader,
                                               imports: [ImportEntry]) async throws -> Bool {
-        let (slots, holds) = try await access.read { ($0.samples.count, ImportMerge.holdsLiveImports(in: $0)) }
-        guard holds else { return false }
-        let merge = ImportMerge(priorSlots: slots)
+        guard try await access.holdsLiveImports() else { return false }
+        let merge = try await access.startMerge()
         while true {
             let next: ExportPass.Message?
             do {
@@ -235,12 +209,12 @@ public enum AppleHealthImporter {
             case .prolog:
                 preconditionFailure("one prolog per export")
             case .batch(let commands, _):
-                _ = try await access.read { state in merge.filter(commands, in: state).count }
+                _ = try await access.filter(commands, by: merge)
                 pass.consumed()
                 if merge.inCommon > 0 { return true }
             case .end:
                 pass.consumed()
-                let absent = try await access.read { state in merge.absences(in: state) }
+                let absent = try await access.absences(of: merge)
                 try refuseUnrelated(merge, absent: absent, imports: imports)
                 return true
             }
@@ -325,17 +299,14 @@ public enum AppleHealthImporter {
 
     /// The import's body, inside its transaction (nil: a dry run, nothing written).
     private static func write(_ messages: inout AsyncThrowingStream<ExportPass.Message, Error>.AsyncIterator, pass: ExportPass,
-                              prolog: ExportPass.Prolog, reading access: StateAccess, imports: [ImportEntry],
+                              prolog: ExportPass.Prolog, reading access: MergeReader, imports: [ImportEntry],
                               transaction: ImportTransaction?, summary: inout ImportSummary, options: ImportOptions) async throws {
-        let ledger: Ledger? = if case .ledger(let ledger) = access { ledger } else { nil }
+        let ledger = access.ledger
         func append(_ commands: [LedgerCommand], durability: Durability = .deferred) async throws {
             guard let transaction, let ledger, !commands.isEmpty else { return }
             let outcome = try await ledger.appendBestEffort(commands, durability: durability, in: transaction)
             if let first = outcome.refused.first { throw ImportError.refused("\(first.violation)") }
             if let range = outcome.sequences { summary.lastSequence = range.upperBound }
-        }
-        func read<T: Sendable>(_ body: @Sendable (inout LedgerState) throws -> T) async throws -> T {
-            try await access.read(in: transaction, body)
         }
 
         // The characteristics `<Me>` sets.
@@ -350,7 +321,7 @@ public enum AppleHealthImporter {
         }
         try await append(characteristics)
 
-        let merge = ImportMerge(priorSlots: try await read { $0.samples.count })
+        let merge = try await access.startMerge(in: transaction)
         if transaction != nil, let ledger, merge.priorSlots == 0 {
             // A first import: room for about as many samples as the XML's size suggests
             // (~260 bytes per Record in real exports; slot capacity is virtual until used).
@@ -373,7 +344,7 @@ public enum AppleHealthImporter {
                 pass.consumed()
             case .batch(let commands, let logical):
                 repeats.add(logical)
-                var fresh = try await read { state in merge.filter(commands, in: state) }
+                var fresh = try await access.filter(commands, by: merge, in: transaction)
                 pass.consumed()
                 guard transaction != nil, !fresh.isEmpty else {
                     fresh = []
@@ -404,9 +375,9 @@ public enum AppleHealthImporter {
         totals.firstSequence = summary.firstSequence
         totals.lastSequence = summary.lastSequence
         let hash = totals.contentSHA256
-        totals.again = try await read { !$0.imports(ofContent: hash).isEmpty }
+        totals.again = try await access.holdsImport(ofContent: hash, in: transaction)
         // What the export no longer holds: removed with the finish, in one batch.
-        let absent = try await read { state in merge.absences(in: state) }
+        let absent = try await access.absences(of: merge, in: transaction)
         // A dry run says what the import would refuse; an import checked before it
         // began (`requireRecordInCommon`), and refuses here only if the ledger changed since.
         if !options.force { try refuseUnrelated(merge, absent: absent, imports: imports) }

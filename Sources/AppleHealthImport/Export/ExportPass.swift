@@ -200,7 +200,7 @@ final class ExportPass: @unchecked Sendable {
         // What the export holds so far.
         mapper.directEncoding = options.directEncoding
         var logical: [UInt64] = []  // since the last message
-        var days = Set<Int>()
+        var days = Set<DateOfBirth>()
         var syncVersions: [String: Int64] = [:]
         var held: [Held] = []
         var memberFingerprints: [UInt64: Int] = [:]
@@ -402,7 +402,7 @@ final class ExportPass: @unchecked Sendable {
             case .activitySummary(let a):
                 sendProlog()
                 summary.activitySummaries += 1
-                if !days.insert(LedgerState.dayKey(a.day)).inserted { summary.duplicateActivitySummaryDays += 1 }
+                if !days.insert(a.day).inserted { summary.duplicateActivitySummaryDays += 1 }
                 summaries.append(a)
                 if summaries.count >= 1000 { endRun(); commands.append(.recordActivitySummaries(summaries)); summaries = [] }
             case .kept(let element):

@@ -1,6 +1,5 @@
 import Foundation
 import HealthModel
-import LedgerCore
 
 /// New, unchanged and removed, per type: what a merge did (or, dry, would do).
 public struct MergeCount: Sendable, Equatable {
@@ -27,18 +26,18 @@ public struct MergeCount: Sendable, Equatable {
 /// before this import and was not seen is absent from this export: one
 /// `absentFromExport` event removes them all (members go with their correlation),
 /// with the activity-summary days the export no longer has.
-final class ImportMerge: @unchecked Sendable {
+package final class ImportMerge: @unchecked Sendable {
     // @unchecked: used by one task at a time, in turn by the importer and (inside
-    // `Ledger.read`) the ledger's actor, never concurrently — and never re-entrantly,
+    // `MergeReader`'s reads) the ledger's actor, never concurrently — and never re-entrantly,
     // so the state touched per sample is `@exclusivity(unchecked)` (no dynamic
     // exclusivity check per access, a few per sample).
 
     /// Slots that existed when the import started.
-    let priorSlots: Int
+    package let priorSlots: Int
     @exclusivity(unchecked) private var seen: [UInt64]
     /// Per type identifier (`HKQuantityTypeIdentifierStepCount`, raw identifiers as
     /// written, `ActivitySummary`).
-    var counts: [String: MergeCount] {
+    package var counts: [String: MergeCount] {
         var all = namedCounts
         for (code, count) in countsByCode.enumerated() where count != MergeCount() {
             let name = ObjectType(code: UInt16(code))?.identifier ?? "type \(code)"
@@ -51,24 +50,24 @@ final class ImportMerge: @unchecked Sendable {
     private var namedCounts: [String: MergeCount] = [:]
     /// Samples skipped because the ledger holds their deletion (the owner deleted them,
     /// or an earlier merge removed them): never restored by a re-import.
-    private(set) var previouslyDeleted = 0
+    package private(set) var previouslyDeleted = 0
     /// Samples skipped because the ledger holds their sync identifier at the same or a
     /// newer version.
-    private(set) var syncVersionKept = 0
+    package private(set) var syncVersionKept = 0
     /// Days of activity summaries the export holds.
     private var exportDays = Set<Int>()
     /// Records of the export the ledger held before it, live: a sample by its UUID
     /// (its content) or by its sync identity (at any version), an activity summary
     /// equal to the ledger's. None, while the ledger holds what earlier imports
-    /// brought, means another person's export (`AppleHealthImporter`).
-    private(set) var inCommon = 0
+    /// brought, means another person's export (the importer refuses it).
+    package private(set) var inCommon = 0
 
-    init(priorSlots: Int) {
+    package init(priorSlots: Int) {
         self.priorSlots = priorSlots
         seen = [UInt64](repeating: 0, count: (priorSlots + 63) / 64)
     }
 
-    static func typeName(_ sample: Sample) -> String {
+    package static func typeName(_ sample: Sample) -> String {
         switch sample {
         case .quantity(let q): q.type.identifier
         case .category(let c): c.type.identifier
