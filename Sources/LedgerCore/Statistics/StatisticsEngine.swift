@@ -217,15 +217,29 @@ package enum StatisticsEngine {
     static func mergedSums(_ entries: [StatisticsEntry], borders: [Double]) -> [Double] {
         let n = borders.count - 1
         var sums = [Double](repeating: 0, count: n)
-        let ranks = Array(Set(entries.map(\.rank))).sorted()
-        var dense: [UInt32: Int] = [:]
-        for (i, r) in ranks.enumerated() { dense[r] = i }
-        let rankOf = entries.map { dense[$0.rank]! }
+        // The distinct ranks (a few: two per source), and each entry's position among
+        // them. Runs of one rank are the rule (a source's samples come together), so the
+        // last rank found is tried first.
+        var ranks: [UInt32] = []
+        for e in entries where !ranks.contains(e.rank) { ranks.append(e.rank) }
+        ranks.sort()
+        var rankOf = [Int](repeating: 0, count: entries.count)
+        var lastRank = UInt32.max, lastDense = 0
+        for i in entries.indices {
+            let r = entries[i].rank
+            if r != lastRank {
+                lastRank = r
+                lastDense = ranks.firstIndex(of: r)!
+            }
+            rankOf[i] = lastDense
+        }
         var starts: [Int] = [], instants: [Int] = []
         starts.reserveCapacity(entries.count)
         for i in entries.indices { if entries[i].end > entries[i].start { starts.append(i) } else { instants.append(i) } }
         var ends = starts
-        ends.sort { entries[$0].end < entries[$1].end }  // nearly sorted already: the sort's runs make it cheap
+        entries.withUnsafeBufferPointer { e in
+            ends.sort { e[$0].end < e[$1].end }  // nearly sorted already: the sort's runs make it cheap
+        }
         var open = [[Int]](repeating: [], count: ranks.count)
         var best = Int.max
         var si = 0, ei = 0, zi = 0

@@ -34,10 +34,19 @@ package enum StatisticsQuery {
         }
         let timeline = state.samples.orderedSlots(typeCode: code)
         let priority = SourcePriority(type: type, state: state)
-        var ranks: [UInt32: (UInt32, UInt32)] = [:]
+        // Each source's two ranks (its samples, its manual entries), by app ordinal:
+        // an array, not a dictionary — looked up once per sample.
+        var rankTable = [(UInt32, UInt32)?](repeating: nil, count: state.registry.apps.count + 2)
+        var overflowRanks: [UInt32: (UInt32, UInt32)] = [:]  // an ordinal past the registry (a forged slot)
+        func ranks(of app: UInt32) -> (UInt32, UInt32) {
+            let i = Int(app)
+            if i < rankTable.count, let known = rankTable[i] { return known }
+            if i >= rankTable.count, let known = overflowRanks[app] { return known }
+            let r = (priority.rank(app: app, userEntered: false), priority.rank(app: app, userEntered: true))
+            if i < rankTable.count { rankTable[i] = r } else { overflowRanks[app] = r }
+            return r
+        }
         let index = state.samples
-        let values = state.statistics.values
-        let manual = state.statistics.userEntered
         var out: [StatisticsEntry] = []
         out.reserveCapacity(timeline.count)
         // Timeline positions whose start can match: start < predicate end.
@@ -52,6 +61,11 @@ package enum StatisticsQuery {
                 hi = low
             }
         }
+        // The value and manual-entry columns are read per sample, not as buffers: a
+        // mapped column checks every block of a buffer first, and a type may hold a
+        // few samples of millions (the slots, read for every timeline anyway, are).
+        let values = state.statistics.values
+        let manual = state.statistics.userEntered
         index.slots.withUnsafeBufferPointer { s in
             for slot in timeline[0..<hi] {
                 let e = s[Int(slot)]
@@ -61,14 +75,8 @@ package enum StatisticsQuery {
                 if case .everything = visibility {} else if !index.visible(slot, to: visibility) { continue }
                 let value = values[Int(slot)]
                 if value.isNaN { continue }
-                let r: (UInt32, UInt32)
-                let app = index.app(slot)
-                if let known = ranks[app] {
-                    r = known
-                } else {
-                    r = (priority.rank(app: app, userEntered: false), priority.rank(app: app, userEntered: true))
-                    ranks[app] = r
-                }
+                let app = index.app(slot, e)
+                let r = ranks(of: app)
                 out.append(StatisticsEntry(start: e.start, end: e.end, value: value, source: app,
                                            rank: manual[Int(slot)] != 0 ? r.1 : r.0, order: slot))
             }
