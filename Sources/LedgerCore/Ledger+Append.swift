@@ -6,8 +6,8 @@ import LedgerLog
 ///
 /// | verb | commands | a refusal |
 /// |---|---|---|
-/// | `append(_:)` | one | thrown (`RuleViolation`, or `LogError.tooLarge`); nothing appended |
-/// | `appendAllOrNothing(_:)` | several, each decided against the state the ones before it leave | the first is thrown, likewise; nothing appended |
+/// | `append(_:)` | one | thrown (`RuleViolation`, or the log's `LogError.tooLarge`); nothing appended |
+/// | `appendAllOrNothing(_:)` | several, each decided against the state the ones before it leave | the first is thrown (`RuleViolation`, `.tooLarge` for the log's limit); nothing appended |
 /// | `appendBestEffort(_:)` | several, likewise | that command is left out and reported (`RuleViolation`, `.tooLarge` for the log's limit); the others go on |
 ///
 /// Each call's events go to the log as one batch (one commit: after a crash the whole
@@ -94,9 +94,17 @@ extension Ledger {
     /// whatever must hold before another caller runs (`beginImport` opens its
     /// transaction).
     ///
-    /// `allOrNothing`: the first refusal is thrown and nothing is folded (several
-    /// commands fold into a copy of the projections, swapped in once enqueued).
-    /// Otherwise a refused command is left out and its violation kept.
+    /// `allOrNothing`: the first refusal is thrown and nothing is folded. Otherwise a
+    /// refused command is left out and its violation kept.
+    ///
+    /// When the projections change, by case: one command is decided against them as
+    /// they are, so its facts are kept aside and folded only once the writer has the
+    /// batch (a writer that refuses it — failed, or closing — leaves them exactly as
+    /// they were). Several all-or-nothing commands fold into a copy of the projections
+    /// (each is decided against what the ones before it leave), swapped in once the
+    /// writer has the batch. A best-effort group folds in place as it goes (a bulk
+    /// import cannot copy the projections); should the writer then refuse the batch,
+    /// the projections are rebuilt from the log and the ledger fails.
     ///
     /// The events are folded with the time and offsets the writer then gives the batch
     /// (`nextRecordedAt`, asserted at `enqueue`): the projections hold what a replay
@@ -105,7 +113,17 @@ extension Ledger {
         if let failure { throw LedgerError.failed(cause: failure) }
         let slotsBefore = state.samples.count
         let at = Position(sequence: writer.nextSequence, offset: writer.encodedLength, recordedAt: writer.nextRecordedAt())
-        if allOrNothing && commands.count > 1 {
+        if commands.count == 1 {
+            var folded = try Self.fold(commands, into: &state, at: at, allOrNothing: allOrNothing, keepEvents: keepEvents,
+                                       deferringFolds: true)
+            guard !folded.pending.isEmpty else { return Enqueued(ticket: nil, results: folded.results) }
+            let ticket = try enqueue(folded.takeBatch(), predicting: at)
+            for d in folded.deferred {
+                state.apply(d.facts, kind: d.kind, sequence: d.sequence, recordedAt: at.recordedAt, offset: d.offset)
+            }
+            return finish(folded, ticket: ticket, slotsBefore: slotsBefore)
+        }
+        if allOrNothing {
             var scratch = state
             var folded = try Self.fold(commands, into: &scratch, at: at, allOrNothing: true, keepEvents: keepEvents)
             guard !folded.pending.isEmpty else { return Enqueued(ticket: nil, results: folded.results) }
@@ -113,11 +131,19 @@ extension Ledger {
             state = scratch
             return finish(folded, ticket: ticket, slotsBefore: slotsBefore)
         }
-        // One command is decided in full before anything is folded; a best-effort
-        // group folds only what the rules let through: both fold in place.
-        var folded = try Self.fold(commands, into: &state, at: at, allOrNothing: allOrNothing, keepEvents: keepEvents)
+        var folded = try Self.fold(commands, into: &state, at: at, allOrNothing: false, keepEvents: keepEvents)
         guard !folded.pending.isEmpty else { return Enqueued(ticket: nil, results: folded.results) }
-        let ticket = try enqueue(folded.takeBatch(), predicting: at)
+        let ticket: LogWriter.Ticket
+        do {
+            ticket = try enqueue(folded.takeBatch(), predicting: at)
+        } catch {
+            // The group's events are folded and the writer refused them (it failed, or
+            // is closing; `fold` checked the log's limits): the projections would hold
+            // what the log does not. Rebuilt from the log, and the ledger fails.
+            if failure == nil { failure = error }
+            forgetFailedImport()
+            throw error
+        }
         return finish(folded, ticket: ticket, slotsBefore: slotsBefore)
     }
 
@@ -155,6 +181,8 @@ extension Ledger {
         /// Per event, in batch order: the command (index into `results`) it belongs to,
         /// and the event itself when kept.
         var pending: [(result: Int, event: Event?)] = []
+        /// With `deferringFolds`: the facts to fold once the writer has the batch.
+        var deferred: [(facts: EventFacts, kind: UInt16, sequence: UInt64, offset: UInt64)] = []
         let keepEvents: Bool
 
         /// The batch, leaving an empty one here: the writer gets the only reference.
@@ -169,7 +197,16 @@ extension Ledger {
     /// its events and, once they fit the log's limits, folds them with the facts the
     /// decider built, at `position` (where the writer will put the batch).
     private static func fold(_ commands: [LedgerCommand], into state: inout LedgerState, at position: Position,
-                             allOrNothing: Bool, keepEvents: Bool) throws -> FoldedBatch {
+                             allOrNothing: Bool, keepEvents: Bool, deferringFolds: Bool = false) throws -> FoldedBatch {
+        // Folds now, or (one command, decided against the state as it is) keeps the
+        // facts for after the writer has the batch.
+        func apply(_ facts: EventFacts, kind: UInt16, sequence: UInt64, offset: UInt64, to out: inout FoldedBatch) {
+            if deferringFolds {
+                out.deferred.append((facts, kind, sequence, offset))
+            } else {
+                state.apply(facts, kind: kind, sequence: sequence, recordedAt: position.recordedAt, offset: offset)
+            }
+        }
         // Room for encoded saves up front (an import's batch is hundreds of kilobytes:
         // grown by doubling, it would be copied twice over).
         let encodedBytes = commands.reduce(0) { total, command in
@@ -192,9 +229,9 @@ extension Ledger {
                         throw RuleViolation.tooLarge(bytes: bytes, limit: limit)
                     }
                     let event = keepEvents ? LedgerDecider.event(of: samples, app: app, state) : nil
-                    state.apply(samples.facts(app: app), kind: EventKind.samplesSaved.rawValue,
-                                sequence: position.sequence + UInt64(out.pending.count),
-                                recordedAt: position.recordedAt, offset: position.offset + UInt64(out.encoded.recordStarts[mark]))
+                    apply(samples.facts(app: app), kind: EventKind.samplesSaved.rawValue,
+                          sequence: position.sequence + UInt64(out.pending.count),
+                          offset: position.offset + UInt64(out.encoded.recordStarts[mark]), to: &out)
                     out.pending.append((out.results.count, event))
                     out.results.append(.success([]))
                     continue
@@ -209,17 +246,18 @@ extension Ledger {
                     throw RuleViolation.tooLarge(bytes: bytes, limit: limit)
                 }
                 for (k, (event, facts)) in decided.enumerated() {
-                    state.apply(facts, kind: event.kind.rawValue, sequence: position.sequence + UInt64(out.pending.count),
-                                recordedAt: position.recordedAt,
-                                offset: position.offset + UInt64(out.encoded.recordStarts[mark + k]))
+                    apply(facts, kind: event.kind.rawValue, sequence: position.sequence + UInt64(out.pending.count),
+                          offset: position.offset + UInt64(out.encoded.recordStarts[mark + k]), to: &out)
                     out.pending.append((out.results.count, keepEvents ? event : nil))
                 }
                 out.results.append(.success([]))
             } catch {
                 if allOrNothing {
-                    // All or nothing throws what refused: the rules, or the log's own
-                    // limit as the log states it.
-                    if case .tooLarge(let bytes, let limit) = error { throw LogError.tooLarge(bytes: bytes, limit: limit) }
+                    // One command over the log's limit throws the log's own error (what the
+                    // writer would); a group names it as the rule violation of that command.
+                    if commands.count == 1, case .tooLarge(let bytes, let limit) = error {
+                        throw LogError.tooLarge(bytes: bytes, limit: limit)
+                    }
                     throw error
                 }
                 out.results.append(.failure(error))

@@ -324,6 +324,9 @@ package final class LogWriter: Sendable {
         let pendingBytes: Int
     }
 
+    /// Whether a failed write or sync has poisoned the writer (every later call throws).
+    package var isPoisoned: Bool { state.withLock { $0.poisoned != nil } }
+
     /// The `recordedAt` the next batch gets if enqueued now with it: the clock's time,
     /// or the last batch's if the clock went back. For a single enqueuer that folds a
     /// batch's events before handing it over (the ledger) and passes it to `enqueue`.

@@ -220,16 +220,31 @@ package enum StatisticsEngine {
         // The distinct ranks (a few: two per source), and each entry's position among
         // them. Runs of one rank are the rule (a source's samples come together), so the
         // last rank found is tried first.
+        // Many ranks (many sources, interleaved) go through a dictionary instead.
         var ranks: [UInt32] = []
-        for e in entries where !ranks.contains(e.rank) { ranks.append(e.rank) }
+        var rankSet: Set<UInt32>?
+        var lastSeen: UInt32?
+        for e in entries where e.rank != lastSeen {
+            lastSeen = e.rank
+            if var set = rankSet {
+                rankSet = nil  // unique while inserting
+                if set.insert(e.rank).inserted { ranks.append(e.rank) }
+                rankSet = set
+            } else if !ranks.contains(e.rank) {
+                ranks.append(e.rank)
+                if ranks.count > 16 { rankSet = Set(ranks) }
+            }
+        }
         ranks.sort()
+        let denseOf: [UInt32: Int]? = ranks.count > 16
+            ? Dictionary(uniqueKeysWithValues: ranks.enumerated().map { ($1, $0) }) : nil
         var rankOf = [Int](repeating: 0, count: entries.count)
-        var lastRank = UInt32.max, lastDense = 0
+        var lastRank: UInt32?, lastDense = 0
         for i in entries.indices {
             let r = entries[i].rank
             if r != lastRank {
                 lastRank = r
-                lastDense = ranks.firstIndex(of: r)!
+                lastDense = denseOf?[r] ?? ranks.firstIndex(of: r)!
             }
             rankOf[i] = lastDense
         }

@@ -45,8 +45,9 @@ package struct IntegrityReport: Sendable {
     package var isIntact: Bool { problems.isEmpty }
 
     /// Checks the ledger in `fs`. `accessLogFolder`: the folder whose access log is
-    /// checked (the ledger's local folder; nil: none).
-    package static func check(_ fs: any LogFileSystem, checkpoint: CheckpointClaim?, accessLogFolder: String?,
+    /// checked (the ledger's local folder; nil: none), asked for after the ledger's
+    /// own checks.
+    package static func check(_ fs: any LogFileSystem, checkpoint: CheckpointClaim?, accessLogFolder: () throws -> String?,
                              progress: ((ReplayProgress) -> Void)? = nil) throws -> IntegrityReport {
         let tree = try treeFindings(fs, checkpoint: checkpoint)
         let report = try LedgerVerifier.verify(fs, progress: progress)
@@ -75,7 +76,7 @@ package struct IntegrityReport: Sendable {
         }
         for f in report.snapshots { problems.append(Problem(check: "snapshot", sequence: f.sequence, offset: nil, what: f.description)) }
         problems += tree.problems
-        let access = try accessLogFolder.flatMap { try AccessLog.verify(ledgerPath: $0) }
+        let access = try accessLogFolder().flatMap { try AccessLog.verify(ledgerPath: $0) }
         if let access {
             if let d = access.log.damage {
                 problems.append(Problem(check: "access log", sequence: d.sequence, offset: d.offset,
