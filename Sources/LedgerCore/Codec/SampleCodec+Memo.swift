@@ -19,28 +19,45 @@ extension SampleCodec {
         /// A unit field as read: bytes seen before (so valid UTF-8 and parsed), or the
         /// text to parse.
         enum Read {
-            case parsed(HealthUnit)
+            /// The unit of entry `index` (bytes seen before).
+            case parsed(index: Int)
             case text(String)
         }
 
-        private var entries: [(bytes: [UInt8], unit: HealthUnit)] = []
-        private var devices: [(bytes: [UInt8], device: Device)] = []
+        // Entries in parallel arrays, compared through buffers: iterating an array of
+        // (bytes, unit) pairs retained and released both per entry per sample.
+        private var unitKeys: [[UInt8]] = []
+        private var units: [HealthUnit] = []
+        private var deviceKeys: [[UInt8]] = []
+        private var devices: [Device] = []
         /// Units (devices) beyond this many in one save are read as they come.
         static let limit = 8
+
+        /// The index of the key equal to `raw`, if any.
+        private static func find(_ raw: UnsafeRawBufferPointer, in keys: [[UInt8]]) -> Int? {
+            keys.withUnsafeBufferPointer { k in
+                for i in k.indices where k[i].count == raw.count {
+                    let same = k[i].withUnsafeBytes { e in raw.count == 0 || memcmp(e.baseAddress!, raw.baseAddress!, raw.count) == 0 }
+                    if same { return i }
+                }
+                return nil
+            }
+        }
 
         /// Reads a device field as `decodeDevice` reads it, with its errors.
         mutating func device(_ r: inout ByteReader) throws(EventDecodingError) -> Device {
             var probe = r
             // Framing that fails is left to `decodeDevice`, which fails the same way.
             guard let raw = try? Self.deviceBytes(&probe) else { return try decodeDevice(&r) }
-            for entry in devices where entry.bytes.count == raw.count {
-                if entry.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, raw.baseAddress!, raw.count) == 0 }) {
-                    r = probe
-                    return entry.device
-                }
+            if let i = Self.find(raw, in: deviceKeys) {
+                r = probe
+                return devices[i]
             }
             let device = try decodeDevice(&r)
-            if devices.count < Self.limit { devices.append((Array(raw), device)) }
+            if devices.count < Self.limit {
+                deviceKeys.append(Array(raw))
+                devices.append(device)
+            }
             return device
         }
 
@@ -56,10 +73,7 @@ extension SampleCodec {
         /// Reads a unit field (what `ByteReader.string()` reads, with its errors).
         mutating func read(_ r: inout ByteReader) throws(EventDecodingError) -> Read {
             let (raw, at) = try r.stringBytes()
-            for entry in entries where entry.bytes.count == raw.count {
-                let same = entry.bytes.withUnsafeBytes { e in raw.count == 0 || memcmp(e.baseAddress!, raw.baseAddress!, raw.count) == 0 }
-                if same { return .parsed(entry.unit) }
-            }
+            if let i = Self.find(raw, in: unitKeys) { return .parsed(index: i) }
             guard let text = ByteReader.utf8String(raw) else { throw .malformed(offset: at, reason: "string is not UTF-8") }
             return .text(text)
         }
@@ -67,11 +81,14 @@ extension SampleCodec {
         /// The unit: `HealthUnit(text)`, remembered; throws its parse error.
         mutating func unit(_ read: Read) throws -> HealthUnit {
             switch read {
-            case .parsed(let unit):
-                return unit
+            case .parsed(let index):
+                return units[index]
             case .text(let text):
                 let unit = try HealthUnit(text)
-                if entries.count < Self.limit { entries.append((Array(text.utf8), unit)) }
+                if units.count < Self.limit {
+                    unitKeys.append(Array(text.utf8))
+                    units.append(unit)
+                }
                 return unit
             }
         }
