@@ -43,18 +43,19 @@ struct FeedSource: Sendable {
             let task = Task {
                 do {
                     let watcher = try LogWatcher(source.ledger.fs)
-                    var anchor = anchor
-                    while !Task.isCancelled {
-                        let set = try await source.anchored(types, predicate: predicate, anchor: anchor, limit: pageSize)
-                        anchor = set.newAnchor
+                    try await ChangeFollowing.follow(from: anchor, fetch: { anchor in
+                        try await source.anchored(types, predicate: predicate, anchor: anchor, limit: pageSize)
+                    }, deliver: { set in
                         if !set.changes.isEmpty || !skipEmpty { continuation.yield(set) }
-                        if set.hasMore { continue }
+                        return !Task.isCancelled
+                    }, wait: {
                         // Nothing more now: wait for a write to the log, or a quarter second (so that
                         // cancellation is seen and a missed wake-up costs at most that), then ask again.
                         _ = try await withCheckedThrowingContinuation { (c: CheckedContinuation<Bool, Error>) in
                             DispatchQueue.global().async { c.resume(with: Result { try watcher.waitForActivity(timeout: 0.25) }) }
                         }
-                    }
+                        return !Task.isCancelled
+                    })
                     continuation.finish()
                 } catch {
                     continuation.finish(throwing: error)

@@ -62,34 +62,42 @@ enum ChangesCommand {
             throw CLIError.usage("--where applies to one type at a time")
         }
         let predicate = try whereText.map { try Parse.predicate($0, types[0]) }
-        var anchor = try anchorText.map { try ChangeAnchor(text: $0) }
+        let anchor = try anchorText.map { try ChangeAnchor(text: $0) }
 
         let watcher = try LogWatcher(LedgerAccess.fileSystem(global))  // before the load: no write after it is missed
         var ledger = try LedgerView.open(global)
         let set = Set(types)
-        while true {
-            let answer = try LedgerView.read(&ledger, as: identity) { view in
-                try view.changes(of: set, predicate: predicate, anchor: anchor, limit: limit)
-            }
-            if !follow || !answer.changes.isEmpty || anchor == nil {
-                for change in answer.changes { print(change, json: global.json) }
-                Output.line(global.json ? "{\"anchor\":\(JSONObject.quote(answer.newAnchor.text))}" : "anchor: \(answer.newAnchor.text)")
-                Output.flush()
-                if Output.failure != nil { return }
-            }
-            anchor = answer.newAnchor
-            guard follow else { return }
-            if answer.hasMore && limit > 0 { continue }
+        func printed(_ answer: ChangeSet) {
+            for change in answer.changes { print(change, json: global.json) }
+            Output.line(global.json ? "{\"anchor\":\(JSONObject.quote(answer.newAnchor.text))}" : "anchor: \(answer.newAnchor.text)")
+            Output.flush()
+        }
+        guard follow else {
+            printed(try LedgerView.read(&ledger, as: identity) { try $0.changes(of: set, predicate: predicate, anchor: anchor, limit: limit) })
+            return
+        }
+        var first = true
+        try await ChangeFollowing.follow(from: anchor, fetch: { anchor in
+            try LedgerView.read(&ledger, as: identity) { try $0.changes(of: set, predicate: predicate, anchor: anchor, limit: limit) }
+        }, deliver: { answer in
+            // Printed: every answer with changes, and the first when no anchor was given
+            // (its anchor is where to resume); an empty answer after that, never.
+            defer { first = false }
+            guard !answer.changes.isEmpty || (first && anchor == nil) else { return true }
+            printed(answer)
+            return Output.failure == nil
+        }, wait: {
             // Caught up: wait for a write to the log (or a second: a missed wake-up costs at
             // most that), then fold just the new events (none: one batch header read).
             try watcher.waitForActivity(timeout: 1)
-            if stdoutClosed() { return }
+            if stdoutClosed() { return false }
             try ledger.catchUp()
             // An import transaction is running (rule E11): nothing of it is a change until
             // it commits, and each replay looks ahead through all of it again, so look
             // again at most twice a second until it closes.
             if ledger.openImport != nil { usleep(500_000) }
-        }
+            return true
+        })
     }
 
     /// Whether the reader of stdout went away (a pipe whose read end is closed reports
