@@ -16,16 +16,16 @@ import LedgerLog
 extension Ledger {
     /// What a group append did: one result per command, in order (a command's events,
     /// or why the rules refused it), and the sequence numbers appended (nil: none).
-    public struct GroupOutcome: Sendable {
+    package struct GroupOutcome: Sendable {
         /// One per command: its stored events (empty when appended without keeping
         /// events, `keepingEvents: false`), or the rule it broke.
         package let results: [Result<[StoredEvent], RuleViolation>]
         /// The sequence numbers the group's batch took (nil: every command refused or
         /// none had events).
-        public let sequences: ClosedRange<UInt64>?
+        package let sequences: ClosedRange<UInt64>?
 
         /// The commands the rules refused, by index.
-        public var refused: [(index: Int, violation: RuleViolation)] {
+        package var refused: [(index: Int, violation: RuleViolation)] {
             results.enumerated().compactMap { i, result in
                 if case .failure(let v) = result { return (i, v) }
                 return nil

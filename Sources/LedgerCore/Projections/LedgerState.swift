@@ -194,10 +194,6 @@ package struct LedgerState: Sendable, Equatable {
         #endif
     }
 
-    /// Sets the time of the last event folded in (a group folded before the log
-    /// stamped its time).
-    mutating func stamp(recordedAt: Int64) { lastRecordedAt = recordedAt }
-
     /// Folds a decoded event (checked by the caller).
     package mutating func apply(_ event: Event, sequence: UInt64, recordedAt: Int64, offset: UInt64) {
         apply(EventFacts(event), kind: event.kind.rawValue, sequence: sequence, recordedAt: recordedAt, offset: offset)
