@@ -73,7 +73,7 @@ final class HTTPEventLoop: @unchecked Sendable {
         add(wakeFD, events: EPOLLIN.rawValue, token: Self.wakeToken)
     }
 
-    var connectionCount: Int { count.load(ordering: .relaxed) }
+    var connectionCount: Int { count.load(ordering: .acquiring) }
     var isShuttingDown: Bool { shuttingDownFlag.load(ordering: .acquiring) }
 
     // MARK: Crossing threads
@@ -447,10 +447,12 @@ final class HTTPEventLoop: @unchecked Sendable {
     private func close(_ c: HTTPConnection) {
         guard !c.closed else { return }
         c.closed = true
+        // The count drops before the descriptor closes: a peer that has seen the close
+        // must never read a count that still includes its connection.
+        connections[c.id] = nil
+        count.store(connections.count, ordering: .releasing)
         epoll_ctl(epollFD, EPOLL_CTL_DEL, c.fd, nil)
         Glibc.close(c.fd)
-        connections[c.id] = nil
-        count.store(connections.count, ordering: .relaxed)
         let waiters = c.drainWaiters
         c.drainWaiters = []
         for w in waiters { w.resume(throwing: HTTPClientGone()) }
