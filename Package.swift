@@ -121,7 +121,7 @@ let package = Package(
         // Runs the built `healthledger` binary (the dependency makes sure it is built).
         // Also imports the executable (@testable) and its parsers for the in-process fuzzer.
         .testTarget(name: "CLITests", dependencies: ["healthledger", "ledger-torture", "TestSupport", "LedgerChecksums", "LedgerLog",
-                                                     "AppleHealthImport", "HealthModel", "LedgerReporting"]),
+                                                     "AppleHealthImport", "HealthModel", "LedgerReporting", "HealthLedger"]),
     ] + (withPostgres ? postgresTargets : []),
     swiftLanguageModes: [.v6]
 )

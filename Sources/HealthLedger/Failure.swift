@@ -99,6 +99,9 @@ public struct Failure: Sendable {
             self.init(kind: .damaged, message: "damaged: \(e)")
         case let e as StatisticsError:
             self.init(kind: .invalidInput, message: e.description)
+        case let e as StatisticsNotFinite:
+            // A read failing on stored data (values too large to add up), not on its input.
+            self.init(kind: .failure, message: e.description)
         case let e as ChangeFeedError:
             if case .malformedAnchor = e { self.init(kind: .invalidInput, message: e.description) } else { self.init(kind: .conflict, message: e.description) }
         case let e as EventDecodingError:
@@ -120,7 +123,7 @@ public struct Failure: Sendable {
     static func of(_ v: RuleViolation) -> Failure {
         let kind: FailureKind = switch v {
         case .objectNotFound, .appNotRegistered: .notFound
-        case .tooLarge: .invalidInput
+        case .tooLarge, .invalidBundleIdentifier: .invalidInput
         case .authorizationDenied, .authorizationNotDetermined, .notOwnerOfObject, .ownerOnly, .typeNotAuthorizable: .forbidden
         default: .conflict
         }

@@ -1,8 +1,5 @@
 import AppleHealthImport
 import HealthLedger
-import LedgerCore
-import LedgerLog
-import HealthModel
 #if HEALTHLEDGER_POSTGRES
 import LedgerPostgres
 #endif
@@ -40,7 +37,9 @@ enum ExitStatus {
         """
 }
 
-/// Maps any error to an exit status and a one-line message for stderr.
+/// Maps any error to an exit status and a one-line message for stderr: the command
+/// line's own errors and the importer's here, the rest as `Failure` classifies them
+/// (the server's HTTP statuses come from the same table).
 func describe(_ error: Error) -> (status: Int32, message: String) {
     switch error {
     case let e as CLIError:
@@ -50,46 +49,6 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
     case let e as InputError:
         if case .lineTooLong = e { return (ExitStatus.invalidInput, e.description) }
         return (ExitStatus.failure, e.description)
-    case let e as HealthModelError:
-        return (ExitStatus.invalidInput, e.description)
-    case let e as LogError:
-        switch e {
-        case .ledgerNotFound: return (ExitStatus.notFound, e.description)
-        case .ledgerLocked: return (ExitStatus.locked, e.description)
-        case .damaged, .notALedgerLog, .unsupportedFormatVersion: return (ExitStatus.damaged, e.description)
-        case .tooLarge: return (ExitStatus.invalidInput, e.description)
-        default: return (ExitStatus.failure, e.description)
-        }
-    case let e as HealthStoreError:
-        switch e {
-        case .notAvailableOnDevice, .objectNotFound: return (ExitStatus.notFound, e.description)
-        case .invalidArgument: return (ExitStatus.invalidInput, e.description)
-        case .refused(let rule) where rule.code == "objectNotFound": return (ExitStatus.notFound, e.description)
-        case .refused(.invalidBundleIdentifier): return (ExitStatus.invalidInput, e.description)
-        default: return (ExitStatus.refused, e.description)
-        }
-    case let e as RuleViolation:
-        switch e {
-        case .tooLarge, .invalidBundleIdentifier: return (ExitStatus.invalidInput, e.description)
-        default: break
-        }
-        return (e.code == "objectNotFound" ? ExitStatus.notFound : ExitStatus.refused, e.description)
-    case let e as LedgerError:
-        if case .replayFailed = e { return (ExitStatus.damaged, e.description) }
-        return (ExitStatus.failure, e.description)
-    case let e as ReplayError:
-        return (ExitStatus.damaged, "damaged: \(e)")
-    case let e as StatisticsError:
-        return (ExitStatus.invalidInput, e.description)
-    case let e as StatisticsNotFinite:
-        return (ExitStatus.failure, e.description)  // a read failing on stored data, not on its input
-    case let e as ChangeFeedError:
-        if case .malformedAnchor = e { return (ExitStatus.invalidInput, e.description) }
-        return (ExitStatus.refused, e.description)
-    case let e as EventDecodingError:
-        return (ExitStatus.damaged, "damaged: \(e)")
-    case let e as SnapshotProblem:
-        return (ExitStatus.damaged, "damaged: \(e); it is derived data, now set aside: the next read rebuilds it from the log")
     case let e as ImportError:
         switch e {
         case .notFound: return (ExitStatus.notFound, e.description)
@@ -106,6 +65,8 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
         return (ExitStatus.usage, e.description)
     #endif
     default:
+        // The store's and the engine's errors: one table (`Failure`) for every front end.
+        if let f = Failure(error) { return (f.kind.exitStatus, f.message) }
         return (ExitStatus.failure, String(describing: error))
     }
 }
