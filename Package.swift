@@ -10,6 +10,8 @@ import Foundation
 /// `HEALTHLEDGER_POSTGRES=1` adds the PostgreSQL log store (libpq, from `libpq-dev`)
 /// and the `postgres://` scheme of `healthledger`. Without it nothing here needs libpq.
 let withPostgres = ProcessInfo.processInfo.environment["HEALTHLEDGER_POSTGRES"] == "1"
+/// The define that turns the `postgres://` scheme on where ledgers are opened (LedgerTools).
+let postgresSwitch: [SwiftSetting] = withPostgres ? [.define("HEALTHLEDGER_POSTGRES")] : []
 
 /// Strict memory safety checking (SE-0458): every use of an unsafe construct (pointers,
 /// unchecked conversions) must be marked `unsafe`. On for the targets that build
@@ -82,12 +84,17 @@ let package = Package(
         // Linux's epoll and eventfd headers (libc; Swift's Glibc module lacks them).
         .systemLibrary(name: "CLinuxEvents"),
 
+        // Beside the store: the owner's tools over a ledger's files, for the front ends —
+        // where a location is, reading without the lock and what a read must tell after
+        // (rules S8, E11), the transparency log's checkpoints, proofs and keys, the event
+        // listing. The CLI parses, calls these and the store API, and prints.
+        .target(name: "LedgerTools", dependencies: ["LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting", "HealthLedger", "AppleHealthImport"] + (withPostgres ? ["LedgerPostgres"] : []),
+                swiftSettings: postgresSwitch),
+
         // The command-line tool.
         .executableTarget(name: "healthledger",
-                          dependencies: ["CLedgerAccel", "HealthModel", "LedgerLog", "LedgerCore", "LedgerReporting",
-                                         "HealthLedger", "AppleHealthImport", "HealthReport", "LedgerHTTP", "LedgerServer"]
-                              + (withPostgres ? ["LedgerPostgres"] : []),
-                          swiftSettings: withPostgres ? [.define("HEALTHLEDGER_POSTGRES")] : []),
+                          dependencies: ["CLedgerAccel", "HealthModel", "LedgerReporting", "HealthLedger", "AppleHealthImport",
+                                         "HealthReport", "LedgerHTTP", "LedgerServer", "LedgerTools"]),
 
         // Benchmarks (release builds only; see tools/README.md).
         .executableTarget(name: "healthledger-bench", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "AppleHealthImport",

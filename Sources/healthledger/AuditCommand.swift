@@ -1,6 +1,6 @@
 import Foundation
 import HealthLedger
-import LedgerCore
+import LedgerTools
 import HealthModel
 import LedgerReporting
 
@@ -47,8 +47,7 @@ enum AuditCommand {
                 subject = .raw(text)
             }
         }
-        let (_, reader) = try LedgerAccess.reader(global)
-        let entries = try LedgerAudit.history(reader, of: subject)
+        let entries = try global.reads.history(of: subject)
         if entries.isEmpty, case .object = subject { throw CLIError.notFound("objectNotFound: no event touched \(text)") }
         if entries.isEmpty, case .raw(let identifier) = subject, !text.hasPrefix("raw:") {
             throw HealthModelError.dataTypeNotAvailable(identifier: identifier)

@@ -1,6 +1,6 @@
 import Foundation
 import HealthLedger
-import LedgerLog
+import LedgerTools
 import HealthModel
 import LedgerReporting
 
@@ -24,13 +24,13 @@ enum AvailableCommand {
         try args.finish()
         if LedgerAccess.isPostgresURL(global.ledgerPath) {
             // A database ledger: it exists and its log opens (the same reader check).
-            guard try LedgerAccess.fileSystem(global).exists(LogWriter.logFileName) else {
+            guard try global.reads.location.holdsLedger() else {
                 throw HealthStoreError.notAvailableOnDevice(path: global.ledgerPath, reason: "the store holds no such ledger (run `healthledger init`)")
             }
         } else {
             try HealthStore.checkAvailability(at: global.ledgerPath)
         }
-        _ = try LedgerAccess.reader(global)
+        _ = try global.reads.reader()
         let earliest = ISO8601.string(HealthStore.earliestPermittedSampleDate)
         Output.line(global.json ? "{\"available\":true,\"earliestPermittedSampleDate\":\"\(earliest)\"}"
                                 : "available\nearliest permitted sample date: \(earliest)")

@@ -1,8 +1,6 @@
 import AppleHealthImport
 import HealthLedger
-#if HEALTHLEDGER_POSTGRES
-import LedgerPostgres
-#endif
+import LedgerTools
 
 /// A command's failure, with the exit status it maps to.
 ///
@@ -58,12 +56,12 @@ func describe(_ error: Error) -> (status: Int32, message: String) {
             return (ExitStatus.invalidInput, e.description)
         case .olderExport, .otherPerson, .unrelatedExport, .refused: return (ExitStatus.refused, e.description)
         }
+    case let e as ToolError:
+        return (e.kind.exitStatus, e.description)
+    case let e as LedgerLocationError:
+        return (ExitStatus.usage, e.description)
     case let e as ArchiveError:
         return (ExitStatus.invalidInput, e.description)
-    #if HEALTHLEDGER_POSTGRES
-    case let e as PostgresLocationError:
-        return (ExitStatus.usage, e.description)
-    #endif
     default:
         // The store's and the engine's errors: one table (`Failure`) for every front end.
         if let f = Failure(error) { return (f.kind.exitStatus, f.message) }

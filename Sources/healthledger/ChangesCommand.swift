@@ -1,6 +1,6 @@
 import Foundation
 import HealthLedger
-import LedgerCore
+import LedgerTools
 import HealthModel
 import LedgerReporting
 
@@ -64,7 +64,8 @@ enum ChangesCommand {
         let predicate = try whereText.map { try Parse.predicate($0, types[0]) }
         let anchor = try anchorText.map { try ChangeAnchor(text: $0) }
 
-        let watcher = try LogWatcher(LedgerAccess.fileSystem(global))  // before the load: no write after it is missed
+        // A follower watches the log from before the load: no write after it is missed.
+        let watcher = follow ? try global.reads.appendWatcher() : nil
         var ledger = try LedgerView.open(global)
         let set = Set(types)
         func printed(_ answer: ChangeSet) {
@@ -89,7 +90,7 @@ enum ChangesCommand {
         }, wait: {
             // Caught up: wait for a write to the log (or a second: a missed wake-up costs at
             // most that), then fold just the new events (none: one batch header read).
-            try watcher.waitForActivity(timeout: 1)
+            try watcher?.waitForActivity(timeout: 1)
             if stdoutClosed() { return false }
             try ledger.catchUp()
             // An import transaction is running (rule E11): nothing of it is a change until

@@ -1,6 +1,6 @@
 import Foundation
 import HealthLedger
-import LedgerCore
+import LedgerTools
 import LedgerReporting
 
 /// `healthledger checkpoint`: the Merkle tree head as a (signed) checkpoint note.
@@ -30,22 +30,21 @@ enum CheckpointCommand {
         let keyPath = try args.option("--key")
         let sizeText = try args.option("--size")
         try args.finish()
-        let (fs, reader) = try LedgerAccess.reader(global)
-        let tree = try Transparency.tree(fs, reader)
-        var size = tree.size
+        let log = try global.reads.transparencyLog()
+        var size = log.size
         if let sizeText {
-            guard let s = UInt64(sizeText), s <= tree.size else {
-                throw CLIError.usage("--size takes a number of events from 0 to \(tree.size)")
+            guard let s = UInt64(sizeText), s <= log.size else {
+                throw CLIError.usage("--size takes a number of events from 0 to \(log.size)")
             }
             size = s
         }
-        let signer = try Transparency.signer(global, keyPath: keyPath)
-        let note = try Transparency.note(tree, reader, size: size, signer: signer)
+        let signer = try CheckpointKeys.signer(localFolder: LedgerAccess.localFolder(global), keyPath: keyPath)
+        let note = try log.note(size: size, signer: signer)
         if global.json {
             var o = JSONObject()
-            o.set("origin", Transparency.origin(reader))
+            o.set("origin", log.origin)
             o.set("size", size)
-            o.set("root", IntegrityReport.base64(try tree.root(size: size)))
+            o.set("root", TransparencyLog.base64(try log.tree.root(size: size)))
             o.set("note", note)
             Output.line(o.string)
         } else {

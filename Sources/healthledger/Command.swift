@@ -1,4 +1,5 @@
 import Foundation
+import LedgerTools
 
 /// Options every command understands.
 struct GlobalOptions: Sendable {
@@ -9,6 +10,9 @@ struct GlobalOptions: Sendable {
     /// `--tz ZONE`: the owner's time zone for this command only (age, "today", day
     /// boundaries), over the one the ledger keeps.
     var timeZoneOverride: TimeZone?
+    /// This command's reads of the ledger: what they must tell after the command
+    /// (a read that stopped short, a damaged snapshot) is asked of it by `main`.
+    var reads: ReadSession
 
     /// The owner's time zone for this command: `--tz`, else the ledger's
     /// (`ownerTimeZoneSet`), else UTC.
@@ -30,7 +34,8 @@ struct GlobalOptions: Sendable {
         args.joinValues(of: valueOptions)
         let environment = ProcessInfo.processInfo.environment["HEALTHLEDGER_PATH"]
         let path = try args.option("--ledger") ?? environment ?? "./health.ledger"
-        var options = GlobalOptions(ledgerPath: path, json: args.flag("--json"))
+        let reads = ReadSession(LedgerLocation(path), note: { Output.error("healthledger: " + $0) })
+        var options = GlobalOptions(ledgerPath: path, json: args.flag("--json"), reads: reads)
         if let zone = try args.option("--tz") {
             guard let tz = TimeZone(identifier: zone) else {
                 throw CLIError.invalidInput("invalidTimeZone: --tz '\(zone)' names no time zone (an IANA name such as Pacific/Honolulu)")

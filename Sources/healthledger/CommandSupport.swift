@@ -1,8 +1,8 @@
 import Foundation
 import HealthLedger
-import LedgerCore
 import HealthModel
 import LedgerReporting
+import LedgerTools
 
 /// Who a command acts for: an app (`--app ID`) or the ledger's owner (`--owner`).
 enum Identity {
@@ -106,15 +106,8 @@ enum LedgerView {
     /// Opens the ledger as of `limit`, telling on stderr what a reader should know:
     /// snapshots skipped, an import not yet committed (shown nowhere, rule E11).
     static func open(_ global: GlobalOptions, limit: ReplayLimit = .end) throws -> ReadOnlyLedger {
-        let (fs, reader) = try LedgerAccess.reader(global)
-        let ledger = try ReadOnlyLedger(fs, reader: reader, limit: limit, progress: Progress.replay())
+        let ledger = try global.reads.open(limit: limit, progress: Progress.replay())
         Progress.finish()
-        for warning in ledger.warnings { Output.error("healthledger: warning: \(warning)") }
-        if let open = ledger.openImport {
-            // Rule E11: an import that has not finished is shown nowhere.
-            Output.error("healthledger: note: the import started at event #\(open.startedAt) has not finished (it is running, or its process stopped and the next writer aborts it): nothing of it is shown")
-        }
-        LedgerAccess.watchForDamage(ledger.snapshotDamage)
         return ledger
     }
 
@@ -122,7 +115,9 @@ enum LedgerView {
     /// command asks it, and it alone applies what an app may see.
     static func read(_ global: GlobalOptions, as identity: Identity, limit: ReplayLimit = .end) throws -> LedgerReadView {
         do {
-            return try open(global, limit: limit).view(as: identity.viewer)
+            let view = try global.reads.view(as: identity.viewer, limit: limit, progress: Progress.replay())
+            Progress.finish()
+            return view
         } catch RuleViolation.appNotRegistered(let bundle, _) {
             throw notRegistered(bundle)
         }

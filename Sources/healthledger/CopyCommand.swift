@@ -1,6 +1,6 @@
 import Foundation
 import HealthLedger
-import LedgerLog
+import LedgerTools
 import LedgerReporting
 
 /// `healthledger copy SRC DST`: a ledger's log from one store to another, byte for byte.
@@ -28,26 +28,18 @@ enum CopyCommand {
         let source = try args.required("SRC")
         let destination = try args.required("DST")
         try args.finish()
-        let from = try LedgerAccess.store(source)
-        let to = try LedgerAccess.store(destination)
-        guard from.exists(LogWriter.logFileName) else { throw LogError.ledgerNotFound(path: from.path) }
-        let report: LogCopy.Report
-        do {
-            report = try LogCopy.copy(from: from, to: to)
-        } catch LogError.ledgerExists(let path) {
-            throw CLIError(status: ExitStatus.refused, message: "ledgerExists: \(path) already holds a ledger; copy writes only to an empty destination")
-        }
+        let report = try LedgerLocation(source).copy(to: LedgerLocation(destination))
         if global.json {
             var o = JSONObject()
-            o.set("from", from.path)
-            o.set("to", to.path)
+            o.set("from", report.from)
+            o.set("to", report.to)
             o.set("bytes", report.bytes)
             o.set("batches", report.batches)
             o.set("records", report.records)
-            o.set("chainHead", report.chainHead.hex)
+            o.set("chainHead", report.chainHead)
             Output.line(o.string)
         } else {
-            Output.line("copied \(report.records) records in \(report.batches) batches (\(report.bytes) bytes) from \(from.path) to \(to.path); chain head \(report.chainHead.hex)")
+            Output.line("copied \(report.records) records in \(report.batches) batches (\(report.bytes) bytes) from \(report.from) to \(report.to); chain head \(report.chainHead)")
         }
     }
 }

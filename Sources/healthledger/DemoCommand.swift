@@ -1,7 +1,6 @@
 import Foundation
 import HealthLedger
-import LedgerCore
-import LedgerLog
+import LedgerTools
 import HealthModel
 
 /// `healthledger demo`: the tutorial's journey into a fresh ledger, step by step.
@@ -29,8 +28,8 @@ enum DemoCommand {
     static let command = Command(name: "demo", abstract: "The tutorial's whole journey on a fresh ledger", help: help) { args, global in
         if handledHelp(&args, help) { return }
         try args.finish()
-        let fs = try LedgerAccess.fileSystem(global)
-        guard !fs.exists(LogWriter.logFileName) else {
+        let location = global.reads.location
+        guard try !location.holdsLedger() else {
             throw CLIError(status: ExitStatus.failure, message: "demo: \(global.ledgerPath) already holds a ledger; the demo only writes to a fresh one (--ledger NEW_PATH)")
         }
         var step = 0
@@ -41,7 +40,7 @@ enum DemoCommand {
         }
         func detail(_ text: String) { Output.line("   " + text) }
 
-        let ledger = try Ledger.create(fs)
+        let ledger = try location.create()
         say("Created a ledger at \(global.ledgerPath) (id \(ledger.ledgerId.uuidString)): a folder whose single source of truth is ledger.log.")
 
         let app = try await HealthStore(ledger: ledger, app: tracker)
@@ -94,13 +93,12 @@ enum DemoCommand {
 
         let events = await ledger.lastSequence
         try await ledger.close()
-        let reader = try LogReader(fs)
         say("audit bodyMassIndex — every event that touched the type, who, when, and the authorization in force:")
-        for e in try LedgerAudit.history(reader, of: .type(.quantity(.bodyMassIndex))) {
+        for e in try global.reads.history(of: .type(.quantity(.bodyMassIndex))) {
             detail("#\(e.sequence) \(ISO8601.string(e.recordedDate)) \(e.actor): \(e.what)" + (e.authorization.map { " [\($0)]" } ?? ""))
         }
 
-        let report = try LedgerVerifier.verify(fs)
+        let report = try global.reads.verifyLedger()
         say("verify: \(report.isIntact ? "OK" : "NOT INTACT") — \(report.log.bytes) bytes, \(report.log.batches) batches, \(events) events, every rule holds.")
         detail("chain head \(report.log.chainHead.hex)")
         detail("projection digest \(report.digest.hex)")

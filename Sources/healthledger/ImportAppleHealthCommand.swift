@@ -1,8 +1,7 @@
 import AppleHealthImport
 import Foundation
 import HealthLedger
-import LedgerCore
-import LedgerLog
+import LedgerTools
 
 /// `healthledger import-apple-health PATH`: an Apple Health export into the ledger.
 enum ImportAppleHealthCommand {
@@ -88,15 +87,15 @@ enum ImportAppleHealthCommand {
                                      fraction * 100, Double(p.bytesTotal) / 1e6, p.records, rate, eta))
             }
         }
-        let fs = try LedgerAccess.fileSystem(global)
         let summary: ImportSummary
-        if dryRun {
-            summary = try await dryRunImport(source, options: options, fs: fs, global: global)
-        } else if fs.exists(LogWriter.logFileName) {
-            summary = try await importIntoExisting(source, options: options, fs: fs, global: global)
-        } else {
-            summary = try await importIntoNew(source, options: options, fs: fs)
-            Output.error("healthledger: created a new ledger at \(global.ledgerPath)")
+        do {
+            let done = try await ledgerImport(source, options: options, dryRun: dryRun, global: global)
+            Progress.finish()
+            summary = done.summary
+            if done.created { Output.error("healthledger: created a new ledger at \(global.ledgerPath)") }
+        } catch {
+            Progress.finish()
+            throw error
         }
         if global.json {
             Output.line(summary.json)
@@ -105,108 +104,19 @@ enum ImportAppleHealthCommand {
         }
     }
 
-    /// Into an existing ledger. What the import refuses (an older export, another
-    /// person's) is refused before the ledger is opened for writing — over
-    /// projections loaded without a writer —, since opening for writing writes (it
-    /// aborts a killed import, rule E11): a refused import leaves every byte as it
-    /// was. The importer checks again once it holds the lock. A failure before the
-    /// import appended anything gives the ledger up without a seal (`abandon`); one
-    /// after (its `importAborted` durable) closes it. An existing ledger keeps an
-    /// aborted import (append-only), and every projection as it was.
-    static func importIntoExisting(_ source: ExportSource, options: ImportOptions, fs: any LogFileSystem,
-                                   global: GlobalOptions) async throws -> ImportSummary {
-        try await checkRefusal(source, options: options, fs: fs)
-        let ledger = try LedgerAccess.openForWriting(global)
-        let opened = await ledger.lastSequence
-        do {
-            let summary = try await AppleHealthImporter.run(source, into: ledger, options: options)
-            Progress.finish()
-            try await ledger.close()
-            return summary
-        } catch {
-            Progress.finish()
-            if await ledger.lastSequence == opened {
-                // Nothing of this import was written: no seal either. What opening wrote
-                // (a killed import's abort) is made durable; it would be written again anyway.
-                try? await ledger.sync()
-                ledger.abandon()
-            } else {
-                try? await ledger.close()
-            }
-            throw error
+    /// The import into the ledger at `--ledger`: a dry run (no lock, no write), into the
+    /// ledger there, or into one it creates (`AppleHealthLedgerImport`).
+    static func ledgerImport(_ source: ExportSource, options: ImportOptions, dryRun: Bool,
+                             global: GlobalOptions) async throws -> (summary: ImportSummary, created: Bool) {
+        let location = global.reads.location
+        if dryRun {
+            let ledger = try location.holdsLedger() ? try LedgerView.open(global) : nil
+            return (try await AppleHealthImporter.dryRun(source, over: ledger, options: options), false)
         }
-    }
-
-    /// Throws the import's refusal, judged over the ledger's projections loaded
-    /// without a writer (mapped: no more read than a query reads). A refusal over a
-    /// mapped snapshot found damaged is not trusted: the writer's own check decides.
-    static func checkRefusal(_ source: ExportSource, options: ImportOptions, fs: any LogFileSystem) async throws {
-        guard !options.force else { return }
-        try await AppleHealthImporter.refusal(source, over: try ReadOnlyLedger(fs, reader: try LogReader(fs)), options: options)
-    }
-
-    /// Into a new ledger, created here. If the import fails, the ledger is removed —
-    /// the folder, if this command made it, else every entry the folder did not hold
-    /// before (an empty folder is left empty) — **while this command still holds its
-    /// lock**: a writer waiting for the lock then finds no ledger, rather than one it
-    /// writes into (acknowledged) just before it is removed.
-    static func importIntoNew(_ source: ExportSource, options: ImportOptions, fs: any LogFileSystem) async throws -> ImportSummary {
-        var createdIn: (folder: String, entriesBefore: Set<String>?)?
-        if fs is PosixFileSystem {
-            createdIn = (fs.path, fs.folderExists() ? Set(try FileManager.default.contentsOfDirectory(atPath: fs.path)) : nil)
+        if try location.holdsLedger() {
+            return (try await AppleHealthLedgerImport.intoExisting(source, options: options, location: location,
+                                                                   open: { try LedgerAccess.openForWriting(global) }), false)
         }
-        let ledger = try Ledger.create(fs)
-        do {
-            let summary = try await AppleHealthImporter.run(source, into: ledger, options: options)
-            Progress.finish()
-            try await ledger.close()
-            return summary
-        } catch {
-            Progress.finish()
-            if let createdIn {
-                testPauseBeforeRemovingCreatedLedger()
-                Self.removeCreatedLedger(createdIn.folder, entriesBefore: createdIn.entriesBefore)
-                ledger.abandon()  // the lock released only now, with nothing left to lock
-            } else {
-                try? await ledger.close()
-            }
-            throw error
-        }
-    }
-
-    /// Tests: with `HEALTHLEDGER_TEST_PAUSE_BEFORE_REMOVING_CREATED_LEDGER` set, says so
-    /// on stderr and waits until standard input ends.
-    static func testPauseBeforeRemovingCreatedLedger() {
-        guard ProcessInfo.processInfo.environment["HEALTHLEDGER_TEST_PAUSE_BEFORE_REMOVING_CREATED_LEDGER"] != nil else { return }
-        FileHandle.standardError.write(Data("healthledger: test pause: removing the ledger this import created\n".utf8))
-        _ = FileHandle.standardInput.readDataToEndOfFile()
-    }
-
-    /// Removes the ledger a failed import created in `folder`: the folder itself when
-    /// it did not exist before (`entriesBefore` nil), else the entries it did not hold.
-    static func removeCreatedLedger(_ folder: String, entriesBefore: Set<String>?) {
-        guard let before = entriesBefore else {
-            try? FileManager.default.removeItem(atPath: folder)
-            return
-        }
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !before.contains(entry) {
-            try? FileManager.default.removeItem(atPath: folder + "/" + entry)
-        }
-    }
-
-    /// `--dry-run`: the merge counted against the ledger's projections loaded as a
-    /// query loads them — no lock, no write (not even the abort of a killed import
-    /// that a writer's open appends) — or against none when there is no ledger.
-    static func dryRunImport(_ source: ExportSource, options: ImportOptions, fs: any LogFileSystem,
-                             global: GlobalOptions) async throws -> ImportSummary {
-        do {
-            let ledger = fs.exists(LogWriter.logFileName) ? try LedgerView.open(global) : nil
-            let summary = try await AppleHealthImporter.dryRun(source, over: ledger, options: options)
-            Progress.finish()
-            return summary
-        } catch {
-            Progress.finish()
-            throw error
-        }
+        return (try await AppleHealthLedgerImport.intoNew(source, options: options, location: location), true)
     }
 }

@@ -18,7 +18,7 @@ enum InitCommand {
     static let command = Command(name: "init", abstract: "Create a new, empty ledger", help: help) { args, global in
         if handledHelp(&args, help) { return }
         try args.finish()
-        let ledger = try Ledger.create(LedgerAccess.fileSystem(global))
+        let ledger = try global.reads.location.create()
         if let zone = global.timeZoneOverride?.identifier ?? GlobalOptions.environmentTimeZone {
             try await OwnerStore(ledger: ledger).setTimeZone(zone)
         }

@@ -1,6 +1,6 @@
 import Foundation
 import HealthLedger
-import LedgerLog
+import LedgerTools
 
 /// `healthledger key generate`: the Ed25519 key that signs checkpoints.
 enum KeyCommand {
@@ -24,42 +24,12 @@ enum KeyCommand {
         let out = try args.option("--out")
         let force = args.flag("--force")
         try args.finish()
-        let (_, reader) = try LedgerAccess.reader(global)
-        let name = nameOption ?? Transparency.origin(reader)
-        let signer: SignedNote.Signer
-        do { signer = try SignedNote.Signer.generate(name: name) } catch {
+        let name = try nameOption ?? global.reads.origin()
+        do {
+            Output.line(try CheckpointKeys.generate(name: name, localFolder: LedgerAccess.localFolder(global), out: out, replacing: force))
+        } catch ToolError.invalidKeyName {
             throw CLIError.usage("--name must be non-empty, without spaces or '+'")
         }
-        let local = try LedgerAccess.localFolder(global) as NSString
-        let keysFolder = local.appendingPathComponent("keys")
-        let path = out ?? local.appendingPathComponent(Transparency.keyFile)
-        if FileManager.default.fileExists(atPath: path) && !force {
-            throw CLIError(status: ExitStatus.refused, message: "keyExists: \(path) already holds a key (--force replaces it)")
-        }
-        let folder = (path as NSString).deletingLastPathComponent
-        if !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
-            guard mkdir(folder, 0o700) == 0 else { throw CLIError(status: ExitStatus.failure, message: "io: mkdir \(folder): errno \(errno)") }
-        }
-        try write(signer.privateKey + "\n", to: path, mode: 0o600)
-        if out == nil {
-            try write(signer.verifierKey + "\n", to: (keysFolder as NSString).appendingPathComponent("checkpoint.pub"), mode: 0o644)
-        }
-        Output.line(signer.verifierKey)
     }
 
-    /// Creates (or replaces) a file with `mode` from the start: the key is never readable by others.
-    static func write(_ text: String, to path: String, mode: mode_t) throws {
-        let temporary = path + ".tmp"
-        unlink(temporary)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode)
-        guard fd >= 0 else { throw CLIError(status: ExitStatus.failure, message: "io: open \(temporary): errno \(errno)") }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
-        guard written == bytes.count, synced == 0, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw CLIError(status: ExitStatus.failure, message: "io: writing \(path): errno \(errno)")
-        }
-    }
 }

@@ -1,52 +1,20 @@
 import Foundation
 import HealthLedger
-import LedgerCore
-import LedgerLog
-#if HEALTHLEDGER_POSTGRES
-import LedgerPostgres
-#endif
+import LedgerTools
 
-/// Opening ledgers from the command line, with progress on stderr when it is a terminal.
+/// Opening ledgers from the command line (the library's `LedgerLocation` and
+/// `ReadSession`), with progress on stderr when it is a terminal.
 enum LedgerAccess {
-    static func fileSystem(_ global: GlobalOptions) throws -> any LogFileSystem {
-        try store(global.ledgerPath)
-    }
-
-    /// A ledger by location: a folder path, or (in a build with PostgreSQL) a
-    /// `postgres://host/db?ledger=ID` URL, whose derived files are cached locally.
-    static func store(_ location: String) throws -> any LogFileSystem {
-        if isPostgresURL(location) {
-            #if HEALTHLEDGER_POSTGRES
-            return try PostgresLogFileSystem(PostgresLocation(location))
-            #else
-            throw CLIError.usage("\(location.prefix(while: { $0 != ":" })):// needs a build with PostgreSQL (HEALTHLEDGER_POSTGRES=1 swift build)")
-            #endif
-        }
-        return PosixFileSystem(path: location)
-    }
-
-    /// The local folder of a ledger's own files (keys): the ledger folder, or for a
-    /// PostgreSQL ledger the worker's cache folder for it.
+    /// The local folder of a ledger's own files (keys, the access log).
     static func localFolder(_ global: GlobalOptions) throws -> String {
-        #if HEALTHLEDGER_POSTGRES
-        if let pg = try fileSystem(global) as? PostgresLogFileSystem {
-            try pg.cache.createFolder()
-            return pg.cache.path
-        }
-        #endif
-        return global.ledgerPath
+        try global.reads.location.localFolder()
     }
 
-    static func isPostgresURL(_ text: String) -> Bool {
-        text.hasPrefix("postgres://") || text.hasPrefix("postgresql://")
-    }
+    static func isPostgresURL(_ text: String) -> Bool { LedgerLocation.isDatabaseURL(text) }
 
     /// Opens for writing (lock, recovery, projections). Reports a cut tail on stderr.
     static func openForWriting(_ global: GlobalOptions, lockTimeout: Double = 0) throws -> Ledger {
-        let fs = try fileSystem(global)
-        guard fs.exists(LogWriter.logFileName) else { throw LogError.ledgerNotFound(path: fs.path) }
-        let ledger = try Ledger.open(fs, options: LedgerOptions(log: LogWriterOptions(lockTimeout: lockTimeout)),
-                                     progress: Progress.replay())
+        let ledger = try global.reads.location.openForWriting(lockTimeout: lockTimeout, progress: Progress.replay())
         Progress.finish()
         report(ledger.openReport)
         return ledger
@@ -57,53 +25,12 @@ enum LedgerAccess {
         for warning in open.warnings { Output.error("healthledger: warning: \(warning)") }
     }
 
-    /// Opens for reading only (no lock). Every reader is remembered, so that
-    /// `warnIfStoppedShort` can tell whether any read stopped before the file's end.
-    static func reader(_ global: GlobalOptions) throws -> (any LogFileSystem, LogReader) {
-        let fs = try fileSystem(global)
-        let reader = try LogReader(fs)
-        openedReaders.append(reader)
-        openedFileSystem = fs
-        return (fs, reader)
-    }
-
-    nonisolated(unsafe) private static var openedReaders: [LogReader] = []
-    nonisolated(unsafe) static var openedFileSystem: (any LogFileSystem)?
-
-    /// Warns on stderr, once, when a read command stopped short of the log's end (an
-    /// incomplete batch: a writer mid-append, or a torn tail a writer's open will cut):
-    /// what it printed may miss the bytes after that point. Every read command gets
-    /// this from `main`, not each on its own.
-    /// The damage records of the snapshots this command mapped (rule S8).
-    nonisolated(unsafe) private static var watched: [SnapshotDamage] = []
-
-    /// Remembers a mapped snapshot's damage record, for `checkMappedSnapshots`.
-    static func watchForDamage(_ damage: SnapshotDamage?) {
-        if let damage { watched.append(damage) }
-    }
-
-    /// After a read command: a mapped snapshot whose checks failed while it was read
-    /// fails the command (exit 6) — what was printed may rest on it. Every read
-    /// command gets this from `main`.
-    static func checkMappedSnapshots() throws {
-        if let problem = damageFound { throw problem }
-    }
-
-    /// The first problem the checks of a mapped snapshot found while this command ran
-    /// (rule S8), if any. `main` reports it in place of the error a command failed
-    /// with: that error (a UUID "not found", say) may rest on the zeros a damaged
-    /// block reads as.
-    static var damageFound: SnapshotProblem? { watched.lazy.compactMap(\.problem).first }
-
-    /// Sets aside every mapped snapshot found damaged, so that the next read rebuilds
-    /// from the log (`main`, after any command, failed or not).
-    static func setAsideDamagedSnapshots() {
-        guard let fs = openedFileSystem else { return }
-        for damage in watched where damage.problem != nil { SnapshotFile.setAside(fs, damage.file) }
-    }
-
-    static func warnIfStoppedShort() {
-        guard let tail = openedReaders.lazy.compactMap(\.stoppedShort).first else { return }
+    /// Warns on stderr, once, when a read of this command stopped short of the log's
+    /// end (an incomplete batch: a writer mid-append, or a torn tail a writer's open
+    /// will cut): what it printed may miss the bytes after that point. Every read
+    /// command gets this from `main`, not each on its own.
+    static func warnIfStoppedShort(_ reads: ReadSession?) {
+        guard let tail = reads?.stoppedShort else { return }
         Output.error("healthledger: warning: the log ends with an incomplete batch (\(tail)); this read stopped there, and a writer's next open will cut it")
     }
 

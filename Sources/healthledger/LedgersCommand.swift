@@ -1,10 +1,7 @@
 import Foundation
 import HealthLedger
-import LedgerLog
+import LedgerTools
 import LedgerReporting
-#if HEALTHLEDGER_POSTGRES
-import LedgerPostgres
-#endif
 
 /// `healthledger ledgers --store STORE` (also `healthledger --store STORE`): the ledgers a store holds.
 enum LedgersCommand {
@@ -30,30 +27,7 @@ enum LedgersCommand {
     }
 
     static func list(_ store: String, _ global: GlobalOptions) throws {
-        var found: [(name: String, location: String, bytes: UInt64)] = []
-        if LedgerAccess.isPostgresURL(store) {
-            #if HEALTHLEDGER_POSTGRES
-            let location = try PostgresLocation(store)
-            for entry in try PostgresStore.ledgers(location) {
-                found.append((entry.name, try location.with(ledger: entry.name).description, UInt64(clamping: entry.bytes)))
-            }
-            #else
-            _ = try LedgerAccess.store(store)
-            #endif
-        } else {
-            var isFolder: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: store, isDirectory: &isFolder), isFolder.boolValue else {
-                throw LogError.ledgerNotFound(path: store)
-            }
-            let names = try FileManager.default.contentsOfDirectory(atPath: store).sorted()
-            for name in names {
-                let folder = (store as NSString).appendingPathComponent(name)
-                let log = (folder as NSString).appendingPathComponent(LogWriter.logFileName)
-                guard let attributes = try? FileManager.default.attributesOfItem(atPath: log),
-                      (attributes[.type] as? FileAttributeType) == .typeRegular else { continue }
-                found.append((name, folder, (attributes[.size] as? NSNumber)?.uint64Value ?? 0))
-            }
-        }
+        let found = try LedgerStore(store).ledgers()
         for entry in found {
             if global.json {
                 var o = JSONObject()

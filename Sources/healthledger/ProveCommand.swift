@@ -1,7 +1,6 @@
 import Foundation
 import HealthLedger
-import LedgerCore
-import LedgerLog
+import LedgerTools
 import HealthModel
 import LedgerReporting
 
@@ -40,38 +39,30 @@ enum ProveCommand {
         guard [seqText != nil, from != nil, uuidText != nil].filter({ $0 }).count == 1 else {
             throw CLIError.usage("prove takes one of SAMPLE-UUID, --seq N, --from-checkpoint FILE")
         }
-        let (fs, reader) = try LedgerAccess.reader(global)
-        let tree = try Transparency.tree(fs, reader)
-        let signer = try Transparency.signer(global, keyPath: keyPath)
-        let origin = Transparency.origin(reader)
+        let log = try global.reads.transparencyLog()
+        let signer = try CheckpointKeys.signer(localFolder: LedgerAccess.localFolder(global), keyPath: keyPath)
+        let origin = log.origin
 
         if let from {
             guard sizeText == nil else { throw CLIError.usage("--size goes with an inclusion proof") }
-            let (oldNote, old) = try Transparency.readCheckpoint(from)
-            guard old.origin == origin else { throw CLIError.invalidInput("wrongLedger: the checkpoint is of \(old.origin), this ledger is \(origin)") }
-            guard old.size <= tree.size else {
-                throw CLIError(status: ExitStatus.damaged, message: "notExtended: the checkpoint covers \(old.size) events, the ledger has \(tree.size)")
-            }
-            let root1 = try tree.root(size: old.size)
-            guard root1 == old.root else {
-                throw CLIError(status: ExitStatus.damaged, message: "notExtended: the ledger's first \(old.size) events hash to \(IntegrityReport.base64(root1)), the checkpoint says \(IntegrityReport.base64(old.root))")
-            }
-            let path = try tree.consistencyProof(size1: old.size, size2: tree.size)
-            let note = try Transparency.note(tree, reader, size: tree.size, signer: signer)
+            let (oldNote, old) = try TransparencyLog.readCheckpoint(from)
+            let proof = try log.consistency(from: old)
+            let note = try log.note(size: proof.size2, signer: signer)
+            let root1 = TransparencyLog.base64(proof.root1), root2 = TransparencyLog.base64(proof.root2), path = proof.path.map(TransparencyLog.base64)
             if global.json {
                 var o = JSONObject()
                 o.set("type", "consistency"); o.set("origin", origin)
-                o.set("size1", old.size); o.set("size2", tree.size)
-                o.set("root1", IntegrityReport.base64(root1)); o.set("root2", IntegrityReport.base64(tree.root))
-                o.setRaw("path", JSONObject.array(path.map { "\"\(IntegrityReport.base64($0))\"" }))
+                o.set("size1", proof.size1); o.set("size2", proof.size2)
+                o.set("root1", root1); o.set("root2", root2)
+                o.setRaw("path", JSONObject.array(path.map { "\"\($0)\"" }))
                 o.set("oldCheckpoint", oldNote); o.set("checkpoint", note)
                 Output.line(o.string)
             } else {
-                Output.line("consistency proof: \(old.size) → \(tree.size) events")
-                Output.line("root \(old.size): \(IntegrityReport.base64(root1))")
-                Output.line("root \(tree.size): \(IntegrityReport.base64(tree.root))")
+                Output.line("consistency proof: \(proof.size1) → \(proof.size2) events")
+                Output.line("root \(proof.size1): \(root1)")
+                Output.line("root \(proof.size2): \(root2)")
                 Output.line("path (\(path.count)):")
-                for p in path { Output.line("  \(IntegrityReport.base64(p))") }
+                for p in path { Output.line("  \(p)") }
                 Output.line("checkpoint:")
                 Output.line(String(note.dropLast()))
             }
@@ -87,40 +78,38 @@ enum ProveCommand {
             guard let (offset, sample) = try LedgerView.read(global, as: .owner).storedSample(uuid) else {
                 throw CLIError.notFound("sampleNotFound: \(uuid.uuidString)")
             }
-            sequence = try reader.record(atOffset: offset).sequence
+            sequence = try global.reads.sequence(ofRecordAt: offset)
             sampleJSON = SampleJSON.object(sample).string
         }
-        var size = tree.size
+        var size = log.size
         if let sizeText {
-            guard let s = UInt64(sizeText), s >= sequence, s <= tree.size else {
-                throw CLIError.usage("--size takes a number of events from \(sequence) to \(tree.size)")
+            guard let s = UInt64(sizeText), s >= sequence, s <= log.size else {
+                throw CLIError.usage("--size takes a number of events from \(sequence) to \(log.size)")
             }
             size = s
         }
-        guard sequence <= size else { throw CLIError.notFound("sequenceNotFound: event \(sequence) (the ledger has \(tree.size))") }
-        let index = sequence - 1
-        let leafInput = try tree.leafInput(sequence: sequence)
-        let path = try tree.inclusionProof(index: index, size: size)
-        let root = try tree.root(size: size)
-        let note = try Transparency.note(tree, reader, size: size, signer: signer)
-        let leafB64 = Data(leafInput).base64EncodedString()
+        let proof = try log.inclusion(sequence: sequence, size: size)
+        let index = proof.index
+        let path = proof.path.map(TransparencyLog.base64), root = TransparencyLog.base64(proof.root)
+        let note = try log.note(size: size, signer: signer)
+        let leafB64 = Data(proof.leafInput).base64EncodedString()
         if global.json {
             var o = JSONObject()
             o.set("type", "inclusion"); o.set("origin", origin)
             o.set("index", index); o.set("sequence", sequence); o.set("size", size)
             o.set("leafInput", leafB64)
-            o.setRaw("path", JSONObject.array(path.map { "\"\(IntegrityReport.base64($0))\"" }))
-            o.set("root", IntegrityReport.base64(root)); o.set("checkpoint", note)
+            o.setRaw("path", JSONObject.array(path.map { "\"\($0)\"" }))
+            o.set("root", root); o.set("checkpoint", note)
             if let sampleJSON { o.setRaw("sample", sampleJSON) }
             Output.line(o.string)
         } else {
             Output.line("inclusion proof: event \(sequence) (leaf index \(index)) in a tree of \(size) events")
-            Output.line("leaf hash: \(IntegrityReport.base64(Merkle.leafHash(leafInput)))")
+            Output.line("leaf hash: \(TransparencyLog.base64(proof.leafHash))")
             Output.line("record (leaf input, base64): \(leafB64)")
             if let sampleJSON { Output.line("sample: \(sampleJSON)") }
-            Output.line("root: \(IntegrityReport.base64(root))")
+            Output.line("root: \(root)")
             Output.line("path (\(path.count)):")
-            for p in path { Output.line("  \(IntegrityReport.base64(p))") }
+            for p in path { Output.line("  \(p)") }
             Output.line("checkpoint:")
             Output.line(String(note.dropLast()))
         }

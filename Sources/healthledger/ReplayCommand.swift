@@ -1,6 +1,6 @@
 import Foundation
 import HealthLedger
-import LedgerCore
+import LedgerTools
 import HealthModel
 import LedgerReporting
 
@@ -37,7 +37,6 @@ enum ReplayCommand {
         if let to { limit = .sequence(try LedgerAccess.sequence(to, "--to")) } else if let asOf { limit = .instant(try LedgerAccess.instant(asOf)) } else { limit = .end }
         if writeSnapshot && limit != .end { throw CLIError.usage("--write-snapshot takes the whole log (no --to or --as-of)") }
 
-        let (fs, reader) = try LedgerAccess.reader(global)
         let started = Date()
         // The replayed instant: --as-of's, event N's time for --to N, else now.
         let instant: Date?
@@ -46,8 +45,8 @@ enum ReplayCommand {
         case .sequence: instant = nil
         case .end: instant = Date()
         }
-        let r = try ReplaySummary.replay(fs, reader: reader, limit: limit, useSnapshots: !noSnapshot, at: instant,
-                                         writeSnapshot: writeSnapshot, progress: Progress.replay())
+        let r = try global.reads.replay(limit: limit, useSnapshots: !noSnapshot, at: instant, writeSnapshot: writeSnapshot,
+                                        progress: Progress.replay())
         Progress.finish()
         for warning in r.warnings { Output.error("healthledger: warning: \(warning)") }
         let seconds = Date().timeIntervalSince(started)

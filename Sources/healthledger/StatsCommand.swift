@@ -1,6 +1,5 @@
 import Foundation
 import HealthLedger
-import LedgerCore
 import HealthModel
 import LedgerReporting
 

@@ -1,6 +1,6 @@
 import Foundation
 import HealthLedger
-import LedgerCore
+import LedgerTools
 import LedgerReporting
 
 /// `healthledger verify`: is the ledger intact, from its bytes to its snapshots?
@@ -30,14 +30,7 @@ enum VerifyCommand {
         let checkpointPath = try args.option("--checkpoint")
         let verifierKey = try args.option("--verifier-key")
         try args.finish()
-        let fs = try LedgerAccess.fileSystem(global)
-        let claim = try checkpointPath.map { path -> IntegrityReport.CheckpointClaim in
-            let (note, checkpoint) = try Transparency.readCheckpoint(path)
-            return IntegrityReport.CheckpointClaim(note: note, checkpoint: checkpoint,
-                                                   verifier: try Transparency.verifier(global, verifierKey))
-        }
-        let integrity = try IntegrityReport.check(fs, checkpoint: claim, accessLogFolder: { try LedgerAccess.localFolder(global) },
-                                                  progress: Progress.replay())
+        let integrity = try global.reads.integrity(checkpointPath: checkpointPath, verifierKey: verifierKey, progress: Progress.replay())
         Progress.finish()
         let report = integrity.ledger, access = integrity.access, problems = integrity.problems
         if global.json {

@@ -1,5 +1,6 @@
 import CLedgerAccel
 import Foundation
+import LedgerTools
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -71,8 +72,10 @@ func runMain() async -> Int32 {
     var args = ArgumentList(Array(CommandLine.arguments.dropFirst()))
     var status = ExitStatus.success
     var outputFailureSaid = false
+    var reads: ReadSession?
     do {
         let global = try GlobalOptions.read(&args)
+        reads = global.reads
         if let name = args.positional() {
             if name == "help" || name == "--help" || name == "-h" {
                 Output.line(topHelp)
@@ -81,8 +84,10 @@ func runMain() async -> Int32 {
                     throw CLIError.usage("unknown command '\(name)'; see healthledger --help")
                 }
                 try await command.run(&args, global)
-                LedgerAccess.warnIfStoppedShort()
-                try LedgerAccess.checkMappedSnapshots()
+                LedgerAccess.warnIfStoppedShort(reads)
+                // A mapped snapshot whose checks failed while it was read fails the
+                // command (exit 6): what was printed may rest on it (rule S8).
+                if let problem = reads?.damageFound { throw problem }
             }
         } else if let store = try args.option("--store") {
             try args.finish()
@@ -92,16 +97,16 @@ func runMain() async -> Int32 {
             if !args.flag("--help", "-h") { status = ExitStatus.usage }
         }
     } catch let failure {
-        LedgerAccess.warnIfStoppedShort()  // e.g. "no data" from a read that stopped short
+        LedgerAccess.warnIfStoppedShort(reads)  // e.g. "no data" from a read that stopped short
         // A mapped snapshot found damaged while the command ran (S8) is its outcome,
         // whatever it failed with: the failure may rest on a damaged block's zeros.
-        let error: any Error = LedgerAccess.damageFound ?? failure
+        let error: any Error = reads?.damageFound ?? failure
         let (code, message) = describe(error)
         Output.error("healthledger: " + message)
         status = code
         outputFailureSaid = error is Output.WriteFailed
     }
-    LedgerAccess.setAsideDamagedSnapshots()
+    reads?.setAsideDamagedSnapshots()
     // The one check of stdout: output that did not reach it fails the command (exit 1),
     // whatever else happened; a command that failed for its own reason keeps its status.
     do {
