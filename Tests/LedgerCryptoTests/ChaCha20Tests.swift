@@ -286,6 +286,20 @@ import Testing
         #expect(encrypted == zip(data, blocks).map { $0 ^ $1 })
     }
 
+    /// Four blocks at once (`ChaChaLanes`) are the four blocks one by one, counter
+    /// wrap included (a wrapped lane is computed, though never used).
+    @Test func lanesAreTheBlocks() throws {
+        let key = try SealKey(bytes: hex(RFC8439.appendixKey)), nonce = try SealNonce(bytes: hex(RFC8439.twoNonce))
+        for counter: UInt32 in [0, 1, 42, 0x7fff_ffff, .max - 3, .max - 1, .max] {
+            var lanes = [UInt8](repeating: 0, count: 256)
+            let state = ChaChaState(key: key, nonce: nonce, counter: counter)
+            unsafe lanes.withUnsafeMutableBytes { unsafe ChaChaLanes.blocks(state, into: $0.baseAddress!) }
+            var expected: [UInt8] = []
+            for i: UInt32 in 0..<4 { expected += ChaCha20.keystreamBlock(key: key, nonce: nonce, counter: counter &+ i) }
+            #expect(lanes == expected, "counter \(counter)")
+        }
+    }
+
     @Test func bufferVariantEncryptsInPlaceAndApart() throws {
         let key = try SealKey(bytes: hex(RFC8439.appendixKey)), nonce = try SealNonce(bytes: hex(RFC8439.twoNonce))
         let plaintext = try hex(RFC8439.jabberwocky)
