@@ -127,6 +127,41 @@ import Testing
         }
     }
 
+    /// Keys with small r and messages of extreme blocks (all ones, 2^128 - 2, one,
+    /// zero) drive the accumulator to the rare states random data does not reach:
+    /// h1:h0 all ones when the fold is added (a carry into h2), h ≥ p before the
+    /// final subtraction. For instance r = 3 and FF×16 ‖ FF×16 ‖ 01 00×15.
+    @Test func matchesTheReferenceOnExtremeBlocks() throws {
+        var rng = SplitMix64(state: 0x130_5ed9e)
+        let blocks: [[UInt8]] = [
+            [UInt8](repeating: 0xff, count: 16),
+            [0xfe] + [UInt8](repeating: 0xff, count: 15),
+            [0xfb] + [UInt8](repeating: 0xff, count: 15),
+            [1] + [UInt8](repeating: 0, count: 15),
+            [UInt8](repeating: 0, count: 16),
+        ]
+        var cases = 0
+        for r: UInt64 in [1, 2, 3, 4, 5, 8, 16, 0xfff_ffff, 0xfff_fffc_0fff_ffff] {
+            for s in [[UInt8](repeating: 0, count: 16), [UInt8](repeating: 0xff, count: 16)] {
+                let rBytes = (0..<16).map { UInt8(truncatingIfNeeded: $0 < 8 ? r >> (8 * UInt64($0)) : 0) }
+                let key = rBytes + s
+                for _ in 0..<60 {
+                    var message: [UInt8] = []
+                    for _ in 0..<Int.random(in: 1...8, using: &rng) { message += blocks.randomElement(using: &rng)! }
+                    if Bool.random(using: &rng) { message += [UInt8](repeating: 0xff, count: Int.random(in: 1...15, using: &rng)) }
+                    #expect(try Poly1305.authenticate(message, oneTimeKey: key) == ReferencePoly1305.mac(message, key: key),
+                            "key \(hexString(key)), message \(hexString(message))")
+                    cases += 1
+                }
+            }
+        }
+        #expect(cases == 9 * 2 * 60)
+        // The example in the comment, whose third block carries out of the fold.
+        let key = [3] + [UInt8](repeating: 0, count: 31)
+        let message = [UInt8](repeating: 0xff, count: 32) + [1] + [UInt8](repeating: 0, count: 15)
+        #expect(try Poly1305.authenticate(message, oneTimeKey: key) == ReferencePoly1305.mac(message, key: key))
+    }
+
     @Test func refusesAKeyOfAnotherLength() {
         for length in [0, 16, 31, 33, 64] {
             #expect(throws: SealError.badKeyLength(length)) {
