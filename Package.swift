@@ -43,6 +43,9 @@ let package = Package(
         // Checksums and hashes: CRC-32C (the log's records), CRC-32 (zip), SHA-256. Pure
         // functions over bytes, shared by the log and the importer.
         .target(name: "LedgerChecksums", dependencies: ["CLedgerAccel"]),
+        // ChaCha20-Poly1305 AEAD (RFC 8439), for sealing event payloads under per-subject
+        // keys (crypto-shredding). Pure functions over bytes; imports only Glibc (entropy).
+        .target(name: "LedgerCrypto", swiftSettings: strictMemorySafety),
         // Layer 2: the event log. Bytes, framing, checksums, the hash chain, fsync,
         // recovery. Knows nothing of health.
         .target(name: "LedgerLog", dependencies: ["LedgerChecksums", "CLedgerAccel"]),
@@ -110,6 +113,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["LedgerLog", "LedgerCore", "HealthModel", "LedgerHTTP"], path: "Tests/TestSupport"),
         .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerHTTP", "TestSupport"]),
         .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerHTTP", "HealthLedger", "HealthModel", "TestSupport"]),
+        .testTarget(name: "LedgerCryptoTests", dependencies: ["LedgerCrypto"], swiftSettings: strictMemorySafety),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"], swiftSettings: strictMemorySafety),
         // Also ModuleGraphTests: this file, the imports and DESIGN.md's module graph agree.
         .testTarget(name: "LedgerLogTests", dependencies: ["LedgerChecksums", "LedgerLog", "TestSupport", "ledger-torture"]),
