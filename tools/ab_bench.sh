@@ -87,5 +87,5 @@ ingest_ready "$a"
 task query none /dev/null query --owner stepCount --json
 task daily none /dev/null statistics stepCount --owner --sum --by day --tz UTC --json
 task changes none /dev/null changes stepCount --owner --json
-task replay none /dev/null replay --no-snapshot
+task replay none /dev/null replay --no-snapshot --json  # --json: the text says how long it took
 task verify none /dev/null verify
