@@ -57,10 +57,12 @@ public enum HealthStoreError: Error, Hashable, Sendable, CustomStringConvertible
     public var code: String { String(description.prefix { $0 != ":" }) }
 
     /// HealthKit's error for a rule the ledger refused.
-    /// The stores' one error for an app that is not registered (HealthKit's
-    /// invalidArgument: the store was made for an app the ledger does not know).
+    /// The stores' one error for an app that is not registered: the rule's own
+    /// refusal (E1, `appNotRegistered`), so that every door — an app's store, the
+    /// owner's, the command line, the server — says it alike and classifies it as
+    /// not found.
     static func notRegistered(_ bundle: String) -> HealthStoreError {
-        .invalidArgument("\(bundle) is not registered")
+        .refused(.appNotRegistered(bundle))
     }
 
     static func from(_ v: RuleViolation) -> HealthStoreError {

@@ -109,7 +109,7 @@ enum OpenAPIDocument {
         "createToken": Operation(
             summary: "Issue a credential for an app or the owner; the token appears in this answer only",
             parameters: [], body: ##"{"type":"object","properties":{"app":{"type":"string"},"owner":{"const":true},"expires":{"type":"string","description":"30d, 12h, …"},"name":{"type":"string"}},"additionalProperties":false}"##,
-            success: [(201, "application/json", "{\"id\":…,\"token\":…}")], refusals: [400, 403, 409, 415, 422, 503]),
+            success: [(201, "application/json", "{\"id\":…,\"token\":…}")], refusals: [400, 403, 404, 409, 415, 422, 503]),
         "revokeToken": Operation(
             summary: "Revoke a credential: refused from now on, on every connection",
             parameters: [Parameter(name: "id", location: "path", schema: ##"{"type":"string","pattern":"^[0-9a-f]{16}$"}"##, description: "the credential's id"),

@@ -6,7 +6,8 @@ import LedgerLog
 /// An Apple Health export imported into a ledger at a location, as a transaction:
 /// what is refused is refused before anything is written, and a failed import leaves
 /// the ledger as it was (an existing one keeps the aborted import, append-only; one
-/// this import created is removed).
+/// this import created in a folder is removed; a new PostgreSQL ledger keeps the
+/// aborted import).
 package enum AppleHealthLedgerImport {
     /// Into an existing ledger. What the import refuses (an older export, another
     /// person's) is refused before the ledger is opened for writing — over

@@ -27,7 +27,10 @@ package struct LedgerLocation: Sendable, CustomStringConvertible {
     package func fileSystem() throws -> any LogFileSystem {
         if isDatabase {
             #if HEALTHLEDGER_POSTGRES
-            return try PostgresLogFileSystem(Self.postgresLocation(text))
+            let location = try Self.postgresLocation(text)
+            do { return try PostgresLogFileSystem(location) } catch let e as PostgresLocationError {
+                throw LedgerLocationError.malformedURL(e.description)  // e.g. no ledger= in it
+            }
             #else
             throw LedgerLocationError.needsPostgres(scheme: String(text.prefix(while: { $0 != ":" })))
             #endif

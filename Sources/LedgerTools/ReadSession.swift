@@ -39,8 +39,11 @@ package final class ReadSession: Sendable {
     package func fileSystem() throws -> any LogFileSystem {
         if let fs = opened.withLock({ $0.fileSystem }) { return fs }
         let fs = try location.fileSystem()
-        opened.withLock { $0.fileSystem = $0.fileSystem ?? fs }
-        return fs
+        return opened.withLock {
+            if let first = $0.fileSystem { return first }  // another thread opened it first
+            $0.fileSystem = fs
+            return fs
+        }
     }
 
     /// A reader of the log (no lock), remembered for `stoppedShort`.

@@ -34,7 +34,10 @@ struct GlobalOptions: Sendable {
         args.joinValues(of: valueOptions)
         let environment = ProcessInfo.processInfo.environment["HEALTHLEDGER_PATH"]
         let path = try args.option("--ledger") ?? environment ?? "./health.ledger"
-        let reads = ReadSession(LedgerLocation(path), note: { Output.error("healthledger: " + $0) })
+        let reads = ReadSession(LedgerLocation(path), note: { note in
+            Progress.finish()  // a note never runs into the progress line
+            Output.error("healthledger: " + note)
+        })
         var options = GlobalOptions(ledgerPath: path, json: args.flag("--json"), reads: reads)
         if let zone = try args.option("--tz") {
             guard let tz = TimeZone(identifier: zone) else {

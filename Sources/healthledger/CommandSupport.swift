@@ -106,18 +106,16 @@ enum LedgerView {
     /// Opens the ledger as of `limit`, telling on stderr what a reader should know:
     /// snapshots skipped, an import not yet committed (shown nowhere, rule E11).
     static func open(_ global: GlobalOptions, limit: ReplayLimit = .end) throws -> ReadOnlyLedger {
-        let ledger = try global.reads.open(limit: limit, progress: Progress.replay())
-        Progress.finish()
-        return ledger
+        defer { Progress.finish() }
+        return try global.reads.open(limit: limit, progress: Progress.replay())
     }
 
     /// The one read view of the ledger for `identity` (`LedgerReadView`): every read
     /// command asks it, and it alone applies what an app may see.
     static func read(_ global: GlobalOptions, as identity: Identity, limit: ReplayLimit = .end) throws -> LedgerReadView {
         do {
-            let view = try global.reads.view(as: identity.viewer, limit: limit, progress: Progress.replay())
-            Progress.finish()
-            return view
+            defer { Progress.finish() }
+            return try global.reads.view(as: identity.viewer, limit: limit, progress: Progress.replay())
         } catch RuleViolation.appNotRegistered(let bundle, _) {
             throw notRegistered(bundle)
         }

@@ -16,8 +16,9 @@ enum ImportAppleHealthCommand {
         One pass over the XML, as a transaction in the log: nothing of the import is
         seen by any query, replay or change feed until its last event, and a malformed
         export (a bad date or number, broken XML: the error names its line and column)
-        appends importAborted instead, so none of it applies (into a new ledger, no
-        ledger is left). A killed import is aborted by the next writer. It appends:
+        appends importAborted instead, so none of it applies (into a new ledger folder,
+        no ledger is left: the folder is removed, or in a folder that was there, what
+        the import added; a new PostgreSQL ledger keeps the aborted import). A killed import is aborted by the next writer. It appends:
           - importStarted (ExportDate, locale, <Me> verbatim);
           - each sourceName as an imported app ("export:NAME") with an imported share
             grant for the types it wrote;

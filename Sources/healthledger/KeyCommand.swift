@@ -24,7 +24,8 @@ enum KeyCommand {
         let out = try args.option("--out")
         let force = args.flag("--force")
         try args.finish()
-        let name = try nameOption ?? global.reads.origin()
+        let origin = try global.reads.origin()  // first: a key is for a ledger that exists
+        let name = nameOption ?? origin
         do {
             Output.line(try CheckpointKeys.generate(name: name, localFolder: LedgerAccess.localFolder(global), out: out, replacing: force))
         } catch ToolError.invalidKeyName {

@@ -14,6 +14,7 @@ enum LedgerAccess {
 
     /// Opens for writing (lock, recovery, projections). Reports a cut tail on stderr.
     static func openForWriting(_ global: GlobalOptions, lockTimeout: Double = 0) throws -> Ledger {
+        defer { Progress.finish() }
         let ledger = try global.reads.location.openForWriting(lockTimeout: lockTimeout, progress: Progress.replay())
         Progress.finish()
         report(ledger.openReport)

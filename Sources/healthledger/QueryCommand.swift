@@ -196,7 +196,7 @@ enum QueryCommand {
                 }
             }
         } catch QueryError.invalidCursor(let text) {
-            throw CLIError.usage("--after \(text) names no sample this query can see")
+            throw CLIError.invalidInput("invalidCursor: --after \(text) names no sample this query can see")
         }
         flush()
         if let next { Output.error("next: \(next.uuidString)") }

@@ -1,6 +1,7 @@
 import Foundation
 import HealthLedger
 import Testing
+import TestSupport
 @testable import healthledger
 
 /// The command line and the server classify the store's errors by one table
@@ -33,5 +34,41 @@ import Testing
     @Test func theKindsMapToTheDocumentedStatuses() {
         #expect(FailureKind.allCases.map(\.exitStatus) == [2, 3, 4, 5, 5, 6, 7, 1])
         #expect(FailureKind.allCases.map(\.httpStatus) == [400, 422, 404, 403, 409, 503, 503, 500])
+    }
+}
+
+/// The same errors through the built binary: the exit status each door gives.
+@Suite struct ErrorStatusCommandTests {
+    @Test func anUnsetDateOfBirthIsNotFoundAndAnUnknownAppTooAtEveryCommand() throws {
+        let dir = TemporaryDirectory("work")
+        #expect(try CLIRunner.run(["--ledger", dir.path, "init"]).status == 0)
+        let unset = try CLIRunner.run(["--ledger", dir.path, "characteristic", "get", "dateOfBirth", "--owner"])
+        #expect(unset.status == 4)
+        #expect(unset.stderr.hasPrefix("healthledger: noData:"))
+        // An app that is not registered: not found, one message, whichever door.
+        for command in [["authorize", "--app", "com.example.nobody", "--share", "stepCount"],
+                        ["authorize", "--app", "com.example.nobody", "--requested"],
+                        ["token", "create", "--app", "com.example.nobody"]] {
+            let r = try CLIRunner.run(["--ledger", dir.path] + command)
+            #expect(r.status == 4, "\(command)")
+            #expect(r.stderr.contains("appNotRegistered: com.example.nobody"), "\(command): \(r.stderr)")
+        }
+    }
+
+    @Test func aKeyIsMadeOnlyForALedgerThatExistsAndAVerifierKeyThatCannotBeReadIsRefused() throws {
+        let dir = TemporaryDirectory("work")
+        try FileManager.default.createDirectory(atPath: dir.path, withIntermediateDirectories: true)
+        let none = try CLIRunner.run(["--ledger", dir.path, "key", "generate", "--name", "someone"])
+        #expect(none.status == 4)
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/keys"))
+        let ledger = TemporaryDirectory("ledger")
+        #expect(try CLIRunner.run(["--ledger", ledger.path, "demo"]).status == 0)
+        let checkpoint = ledger.path + ".checkpoint"
+        let cp = try CLIRunner.run(["--ledger", ledger.path, "checkpoint"])
+        try cp.stdout.write(toFile: checkpoint, atomically: true, encoding: .utf8)
+        // A folder where a verifier key file was named: refused, not "no verifier key".
+        let folder = try CLIRunner.run(["--ledger", ledger.path, "verify", "--checkpoint", checkpoint, "--verifier-key", dir.path])
+        #expect(folder.status == 3)
+        #expect(folder.stderr == "healthledger: unreadableKey: \(dir.path)\n")
     }
 }

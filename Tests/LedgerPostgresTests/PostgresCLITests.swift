@@ -126,6 +126,12 @@ struct PostgresCLITests {
         let bad = try PGCLI.run(["--ledger", PGTest.url! + "?ledger=a/b", "verify"], cache: cache)
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("invalidPostgresURL"))
+        // A URL without ?ledger= is usage too, for every command that opens a ledger.
+        for command in [["verify"], ["stats"], ["key", "generate"], ["copy", PGTest.url!, "/nonexistent-copy"]] {
+            let noLedger = try PGCLI.run(["--ledger", PGTest.url!] + command, cache: cache)
+            #expect(noLedger.status == 2, "\(command)")
+            #expect(noLedger.stderr.contains("no ledger= in the URL"), "\(command)")
+        }
         let missing = try PGCLI.run(["--ledger", PGTest.ledgerURL(PGTest.freshName("none")), "verify"], cache: cache)
         #expect(missing.status == 4)
     }

@@ -174,7 +174,8 @@ import TestSupport
         let list = try ServiceFixture.lines(try await f.request("GET", "/v1/tokens", token: f.ownerToken))
         #expect(list.count == 4)
         #expect(!String(decoding: try JSONSerialization.data(withJSONObject: list), as: UTF8.self).contains(token))
-        #expect(try await f.request("POST", "/v1/tokens", token: f.ownerToken, body: #"{"app":"com.example.nobody"}"#).status == 422)
+        // An app that is not registered is not found (appNotRegistered, E1), as at every door.
+        #expect(try await f.request("POST", "/v1/tokens", token: f.ownerToken, body: #"{"app":"com.example.nobody"}"#).status == 404)
         #expect(try await f.request("POST", "/v1/tokens", token: f.ownerToken, body: #"{"app":"x","owner":true}"#).status == 400)
         #expect(try await f.request("POST", "/v1/tokens", token: f.ownerToken, body: #"{"owner":true,"expires":"forever"}"#).status == 422)
         try await f.stop()

@@ -38,7 +38,12 @@ package enum CheckpointKeys {
     /// ledger's `keys/checkpoint.pub`; nil when there is none.
     package static func verifier(localFolder: String, option: String?) throws(ToolError) -> SignedNote.Verifier? {
         var text = option
-        if let o = option, FileManager.default.fileExists(atPath: o) { text = try? String(contentsOfFile: o, encoding: .utf8) }
+        if let o = option, FileManager.default.fileExists(atPath: o) {
+            // A path that is there is the key's file: one that cannot be read (a folder,
+            // no permission) is refused, never taken as "no verifier key".
+            guard let read = try? String(contentsOfFile: o, encoding: .utf8) else { throw .unreadableKey(path: o) }
+            text = read
+        }
         if option == nil {
             text = try? String(contentsOfFile: (localFolder as NSString).appendingPathComponent(verifierFile), encoding: .utf8)
         }
