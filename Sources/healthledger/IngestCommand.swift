@@ -141,16 +141,24 @@ enum IngestCommand {
                     if batch.isEmpty { firstLine = lineNumber + 1 }
                     continue
                 }
+                let parsed: Sample
                 do {
-                    let value: JSONValue
-                    do { value = try JSONValue.parse(bytes) } catch {
-                        throw CLIError.invalidInput("invalidJSON: \(error)")
+                    // The common flat line straight from its bytes; any other, and every
+                    // refusal, through the JSON tree (the same sample, the same error).
+                    if let flat = SampleJSONReader.flatSample(bytes, zone: zone) {
+                        parsed = flat
+                    } else {
+                        let value: JSONValue
+                        do { value = try JSONValue.parse(bytes) } catch {
+                            throw CLIError.invalidInput("invalidJSON: \(error)")
+                        }
+                        parsed = try sample(value, zone: zone)
                     }
-                    batch.append((lineNumber, try sample(value, zone: zone)))
                 } catch {
                     let (status, message) = describe(error)
                     throw CLIError(status: status, message: "line \(lineNumber): \(message); lines \(firstLine)-\(lineNumber) were not appended")
                 }
+                batch.append((lineNumber, parsed))
                 if batch.count >= batchSize { try await commit() }
             }
             try await commit()
