@@ -352,7 +352,7 @@ public struct UnrecognizedSample: SampleValue {
 }
 
 /// A sample of any kind.
-public enum Sample: Hashable, Sendable {
+public indirect enum Sample: Hashable, Sendable {
     case quantity(QuantitySample)
     case category(CategorySample)
     case correlation(Correlation)
