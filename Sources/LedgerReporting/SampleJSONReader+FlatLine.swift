@@ -25,8 +25,23 @@ extension SampleJSONReader {
 private struct FlatFields {
     /// type, value, unit, start, end, uuid — the order of `names`.
     static let names: [[UInt8]] = ["type", "value", "unit", "start", "end", "uuid"].map { Array($0.utf8) }
-    var ranges: [Range<Int>?] = [nil, nil, nil, nil, nil, nil]
-    var isNumber: [Bool] = [false, false, false, false, false, false]
+    // Inline storage: a line allocates nothing here.
+    var ranges = InlineArray<6, Range<Int>?>(repeating: nil)
+    var isNumber = InlineArray<6, Bool>(repeating: false)
+
+    /// Which of the six fields `name` is, or nil.
+    static func field(_ name: ArraySlice<UInt8>) -> Int? {
+        let candidate: Int
+        switch (name.count, name.first) {
+        case (4, UInt8(ascii: "t")?): candidate = 0
+        case (5, UInt8(ascii: "v")?): candidate = 1
+        case (4, UInt8(ascii: "u")?): candidate = name[name.startIndex + 1] == UInt8(ascii: "n") ? 2 : 5
+        case (5, UInt8(ascii: "s")?): candidate = 3
+        case (3, UInt8(ascii: "e")?): candidate = 4
+        default: return nil
+        }
+        return names[candidate].elementsEqual(name) ? candidate : nil
+    }
 
     /// Reads `{ "name" : value , … }` with JSON's whitespace; false for anything else.
     /// Ranges are offsets from the line's start.
@@ -50,7 +65,7 @@ private struct FlatFields {
             }
             guard i < n else { return false }
             let name = b[nameStart..<i]
-            guard let field = Self.names.firstIndex(where: { $0.elementsEqual(name) }), seen & (1 << field) == 0 else { return false }
+            guard let field = Self.field(name), seen & (1 << field) == 0 else { return false }
             seen |= 1 << field
             i += 1
             skipSpace()
