@@ -91,7 +91,7 @@ let package = Package(
         // where a location is, reading without the lock and what a read must tell after
         // (rules S8, E11), the transparency log's checkpoints, proofs and keys, the event
         // listing. The CLI parses, calls these and the store API, and prints.
-        .target(name: "LedgerTools", dependencies: ["LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting", "HealthLedger", "AppleHealthImport"] + (withPostgres ? ["LedgerPostgres"] : []),
+        .target(name: "LedgerTools", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting", "HealthLedger", "AppleHealthImport"] + (withPostgres ? ["LedgerPostgres"] : []),
                 swiftSettings: postgresSwitch),
 
         // The command-line tool.

@@ -27,6 +27,8 @@ package enum ToolError: Error, Equatable, Sendable, CustomStringConvertible {
     case fewerEventsThanCheckpoint(checkpoint: UInt64, ledger: UInt64)
     /// … or its first events hash to another root (base64).
     case rootDiffers(size: UInt64, ledgerRoot: String, checkpointRoot: String)
+    /// An export's folder holds files already (or is not a folder).
+    case outputNotEmpty(path: String)
     /// A copy's destination already holds a ledger.
     case ledgerExists(path: String)
     /// An event past the tree's end.
@@ -41,7 +43,7 @@ package enum ToolError: Error, Equatable, Sendable, CustomStringConvertible {
         case .keyNotFound, .checkpointNotFound, .sequenceNotFound: .notFound
         case .unreadableKey, .malformedKey, .malformedVerifierKey, .malformedCheckpoint, .wrongLedger: .invalidInput
         case .unprotectedKey: .forbidden
-        case .keyExists, .ledgerExists: .conflict
+        case .keyExists, .ledgerExists, .outputNotEmpty: .conflict
         case .fewerEventsThanCheckpoint, .rootDiffers: .damaged
         case .io: .failure
         }
@@ -57,6 +59,7 @@ package enum ToolError: Error, Equatable, Sendable, CustomStringConvertible {
                 + "a private key must be readable by its owner alone (chmod 600 \(path))"
         case .malformedVerifierKey(let reason): "malformedVerifierKey: \(reason)"
         case .invalidKeyName(let name): "invalidKeyName: '\(name)' (a key's name is non-empty, without spaces or '+')"
+        case .outputNotEmpty(let path): "outputNotEmpty: \(path) holds files already; an export writes into a new or empty folder"
         case .ledgerExists(let path): "ledgerExists: \(path) already holds a ledger; copy writes only to an empty destination"
         case .keyExists(let path): "keyExists: \(path) already holds a key (--force replaces it)"
         case .checkpointNotFound(let path): "checkpointNotFound: \(path)"

@@ -31,6 +31,7 @@ let commands: [Command] = [
     ActivityCommand.command,
     DeleteCommand.command,
     AuditCommand.command,
+    ExportCommand.command,
     ReportCommand.command,
     StatsCommand.command,
     LogCommand.command,

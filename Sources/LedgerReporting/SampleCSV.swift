@@ -1,0 +1,72 @@
+import Foundation
+import HealthModel
+
+/// Samples as CSV (RFC 4180): one file per type, a header row, CRLF line ends, a field
+/// quoted when it holds a comma, a double quote, CR or LF, and a double quote inside
+/// one written twice. Every file starts with the same eight columns —
+/// `uuid,start,end,value,unit,source,device,metadata` — written as `query --json`
+/// writes the same fields (dates in ISO 8601 with the offset as stored, numbers as
+/// JSON numbers, device and metadata as their JSON objects), then the type's own.
+package enum SampleCSV {
+    /// The common columns.
+    package static let commonColumns = ["uuid", "start", "end", "value", "unit", "source", "device", "metadata"]
+
+    /// The columns after the common ones, for a type's kind.
+    package static func ownColumns(_ type: ObjectType) -> [String] {
+        switch type {
+        case .quantity: ["sourceVersion", "creationDate"]
+        case .category: ["valueName", "sourceVersion", "creationDate"]
+        case .workout: ["activityType", "duration", "totalEnergyBurned", "totalEnergyBurnedUnit", "totalDistance",
+                        "totalDistanceUnit", "sourceVersion", "creationDate"]
+        case .correlation: ["objects", "sourceVersion", "creationDate"]
+        default: ["sourceVersion", "creationDate"]
+        }
+    }
+
+    /// The header row of a type's file (with its line end).
+    package static func header(_ type: ObjectType) -> String {
+        row(commonColumns + ownColumns(type))
+    }
+
+    /// One sample's row (with its line end).
+    package static func row(_ sample: Sample) -> String {
+        let c = sample.common
+        var value = "", unit = "", own: [String] = []
+        switch sample {
+        case .quantity(let s):
+            value = JSONObject.number(s.quantity.value)
+            unit = s.quantity.unit.spelling
+        case .category(let s):
+            value = String(s.value)
+            own = [s.type.rawName(of: s.value) ?? ""]
+        case .workout(let w):
+            value = JSONObject.number(w.duration)
+            unit = "s"
+            own = [w.activityType.identifier, JSONObject.number(w.duration),
+                   w.totalEnergyBurned.map { JSONObject.number($0.value) } ?? "", w.totalEnergyBurned?.unit.spelling ?? "",
+                   w.totalDistance.map { JSONObject.number($0.value) } ?? "", w.totalDistance?.unit.spelling ?? ""]
+        case .correlation(let k):
+            own = [k.objects.map(\.uuid.uuidString).joined(separator: " ")]
+        case .unrecognized(let u):
+            value = u.value ?? ""
+            unit = u.unit ?? ""
+        }
+        let fields = [c.uuid.uuidString, ISO8601.string(c.startDate), ISO8601.string(c.endDate), value, unit,
+                      c.source?.bundleIdentifier ?? "", c.device.map(SampleJSON.device) ?? "",
+                      c.metadata.isEmpty ? "" : SampleJSON.metadata(c.metadata)]
+            + own + [c.source?.version ?? "", c.creationDate.map { ISO8601.string($0) } ?? ""]
+        return row(fields)
+    }
+
+    /// Fields as one CSV record, CRLF-terminated.
+    package static func row(_ fields: [String]) -> String {
+        fields.map(quoted).joined(separator: ",") + "\r\n"
+    }
+
+    /// A field as RFC 4180 writes it: as is, or in double quotes with each double
+    /// quote doubled when it holds a comma, a double quote, CR or LF.
+    package static func quoted(_ field: String) -> String {
+        guard field.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }) else { return field }
+        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Glibc
+import HealthModel
+import LedgerCore
+import LedgerReporting
+
+/// One file `export csv` wrote.
+package struct CSVExportFile: Sendable, Equatable {
+    package let type: ObjectType
+    package let path: String
+    /// Rows after the header: the type's samples the viewer may read.
+    package let rows: Int
+}
+
+extension ReadSession {
+    /// Writes one CSV file per sample type (`SampleCSV`) into `folder` — new, or empty —
+    /// of what `viewer` may read as of `limit`, oldest first: `types`, else every type
+    /// that has a sample it may read (a type with none gets no file). Each file is
+    /// written beside its name and renamed into place once whole.
+    package func exportCSV(as viewer: Viewer, types: [ObjectType]?, limit: ReplayLimit = .end, to folder: String,
+                           progress: ((ReplayProgress) -> Void)? = nil) throws -> [CSVExportFile] {
+        try Self.prepareEmptyFolder(folder)
+        var view = try self.view(as: viewer, limit: limit, progress: progress)
+        let candidates = types ?? ObjectType.allTypes.filter(\.isSampleType)
+        var written: [CSVExportFile] = []
+        for type in candidates {
+            let path = (folder as NSString).appendingPathComponent(type.identifier + ".csv")
+            let temporary = path + ".partial"
+            var out = Array(SampleCSV.header(type).utf8)
+            var rows = 0
+            let query = SampleQuery(type: type, sort: [SampleSortDescriptor(.startDate, ascending: true)])
+            _ = try view.forEach(query) { sample in
+                out.append(contentsOf: SampleCSV.row(sample).utf8)
+                rows += 1
+            }
+            guard rows > 0 || types != nil else { continue }
+            try Self.write(out, to: temporary)
+            guard rename(temporary, path) == 0 else { throw ToolError.io(operation: "rename", path: temporary, errno: errno) }
+            written.append(CSVExportFile(type: type, path: path, rows: rows))
+        }
+        return written
+    }
+
+    /// Creates `folder` (and its parents) or accepts it empty; a folder that holds
+    /// anything is refused, so that no export mixes with or overwrites other files.
+    static func prepareEmptyFolder(_ folder: String) throws(ToolError) {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) {
+            guard isFolder.boolValue else { throw .outputNotEmpty(path: folder) }
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            guard entries.isEmpty else { throw .outputNotEmpty(path: folder) }
+            return
+        }
+        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+            throw .io(operation: "mkdir", path: folder, errno: errno)
+        }
+    }
+
+    static func write(_ bytes: [UInt8], to path: String) throws(ToolError) {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
+        defer { Glibc.close(fd) }
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw .io(operation: "write", path: path, errno: errno) }
+            done += n
+        }
+        guard fsync(fd) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import HealthLedger
+import HealthModel
+import LedgerReporting
+import LedgerTools
+
+/// `healthledger export csv`: what a viewer may read, one RFC 4180 file per type.
+enum ExportCommand {
+    static let help = """
+        USAGE: healthledger [--ledger PATH] export csv (--owner | --app ID) [--type TYPE]... [--as-of TIME] --out DIR [--json]
+
+        Write the samples a viewer may read as CSV (RFC 4180: a header row, CRLF line
+        ends, a field holding a comma, a double quote or a line break quoted, a double
+        quote inside it doubled), one file per type, DIR/<identifier>.csv, oldest first.
+        --owner exports everything; --app ID exactly what that app may read (its read
+        grants, its own samples). --type TYPE (repeatable) exports those types, each with
+        a file even when empty; without it, every type with a sample gets one. --as-of
+        TIME exports the ledger as it stood then (ISO 8601).
+
+        Columns: uuid,start,end,value,unit,source,device,metadata — as `query --json`
+        writes them (dates in ISO 8601, numbers as JSON numbers, device and metadata as
+        their JSON objects, empty when absent) — then the type's own: valueName
+        (category types); activityType,duration,totalEnergyBurned,
+        totalEnergyBurnedUnit,totalDistance,totalDistanceUnit (workouts); objects, the
+        member UUIDs separated by spaces (correlations); and sourceVersion,creationDate.
+
+        DIR is created, or must be empty: an export never mixes with other files. Each
+        file is written beside its name and renamed into place once whole. Prints one
+        line per file (path and rows; --json: {"type","file","rows"}). Reads without the
+        writer's lock.
+
+        \(ExitStatus.table)
+        """
+
+    static let command = Command(name: "export", abstract: "Write what a viewer may read as CSV, one file per type", help: help) { args, global in
+        if handledHelp(&args, help) { return }
+        guard args.positional() == "csv" else { throw CLIError.usage("export csv (--owner | --app ID) [--type TYPE]... --out DIR") }
+        guard let identity = try Identity.read(&args) else { return }
+        let typeTexts = try args.options("--type")
+        let asOf = try args.option("--as-of")
+        guard let out = try args.option("--out") else { throw CLIError.usage("export csv needs --out DIR") }
+        try args.finish()
+        let types = typeTexts.isEmpty ? nil : try typeTexts.map { try Parse.type($0) }
+        if let types, Set(types).count != types.count { throw CLIError.usage("--type names a type twice") }
+        let limit: ReplayLimit = try asOf.map { .instant(try LedgerAccess.instant($0)) } ?? .end
+        let files: [CSVExportFile]
+        do {
+            defer { Progress.finish() }
+            files = try global.reads.exportCSV(as: identity.viewer, types: types, limit: limit, to: out, progress: Progress.replay())
+        } catch RuleViolation.appNotRegistered(let bundle, _) {
+            throw LedgerView.notRegistered(bundle)
+        }
+        for file in files {
+            if global.json {
+                var o = JSONObject()
+                o.set("type", file.type.identifier)
+                o.set("file", file.path)
+                o.set("rows", file.rows)
+                Output.line(o.string)
+            } else {
+                Output.line("\(file.path)\t\(file.rows) rows")
+            }
+        }
+    }
+}
