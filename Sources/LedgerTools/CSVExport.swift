@@ -26,16 +26,25 @@ extension ReadSession {
         for type in candidates {
             let path = (folder as NSString).appendingPathComponent(type.identifier + ".csv")
             let temporary = path + ".partial"
+            let file = try PartialFile(temporary)
+            // Written a megabyte at a time: memory stays bounded by the read engine's chunk.
             var out = Array(SampleCSV.header(type).utf8)
             var rows = 0
             let query = SampleQuery(type: type, sort: [SampleSortDescriptor(.startDate, ascending: true)])
             _ = try view.forEach(query) { sample in
                 out.append(contentsOf: SampleCSV.row(sample).utf8)
                 rows += 1
+                if out.count >= 1 << 20 {
+                    try file.write(out)
+                    out.removeAll(keepingCapacity: true)
+                }
             }
-            guard rows > 0 || types != nil else { continue }
-            try Self.write(out, to: temporary)
-            guard rename(temporary, path) == 0 else { throw ToolError.io(operation: "rename", path: temporary, errno: errno) }
+            guard rows > 0 || types != nil else {
+                file.discard()
+                continue
+            }
+            try file.write(out)
+            try file.commit(as: path)
             written.append(CSVExportFile(type: type, path: path, rows: rows))
         }
         return written
@@ -55,18 +64,45 @@ extension ReadSession {
             throw .io(operation: "mkdir", path: folder, errno: errno)
         }
     }
+}
 
-    static func write(_ bytes: [UInt8], to path: String) throws(ToolError) {
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+/// A file written under a temporary name and renamed into place once whole (synced
+/// first), or removed.
+private final class PartialFile {
+    let path: String
+    private var fd: Int32
+
+    init(_ path: String) throws(ToolError) {
+        self.path = path
+        fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
-        defer { Glibc.close(fd) }
+    }
+
+    deinit { discard() }
+
+    func write(_ bytes: [UInt8]) throws(ToolError) {
         var done = 0
         while done < bytes.count {
-            let n = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + done, $0.count - done) }
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { throw .io(operation: "write", path: path, errno: errno) }
             done += n
         }
+    }
+
+    /// Synced, closed and renamed to `final`.
+    func commit(as final: String) throws(ToolError) {
         guard fsync(fd) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
+        Glibc.close(fd)
+        fd = -1
+        guard rename(path, final) == 0 else { throw .io(operation: "rename", path: path, errno: errno) }
+    }
+
+    /// Closed and removed (nothing when committed).
+    func discard() {
+        guard fd >= 0 else { return }
+        Glibc.close(fd)
+        fd = -1
+        unlink(path)
     }
 }
