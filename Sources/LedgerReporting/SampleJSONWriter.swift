@@ -122,7 +122,8 @@ package enum SampleJSONWriter {
         }
     }
 
-    private static func number(_ v: Double, _ out: inout [UInt8]) {
+    /// `JSONObject.number(v)`'s bytes (CSV rows write their numbers so too).
+    static func number(_ v: Double, _ out: inout [UInt8]) {
         if v.isFinite, v == v.rounded(), abs(v) < 1e15 {
             out.append(contentsOf: String(Int64(v)).utf8)
         } else {
@@ -131,12 +132,13 @@ package enum SampleJSONWriter {
     }
 
     /// `ISO8601.string(date)` for whole seconds in years 1…9999; the rest through it.
-    private static func date(_ d: Date, _ out: inout [UInt8]) {
+    /// In double quotes (JSON) unless `quoted` is false (CSV).
+    static func date(_ d: Date, _ out: inout [UInt8], quoted: Bool = true) {
         let t = d.timeIntervalSince1970
         guard t.isFinite, t == t.rounded(.down), t > -62_135_596_800, t < 253_402_300_800 else {
-            out.append(UInt8(ascii: "\""))
+            if quoted { out.append(UInt8(ascii: "\"")) }
             out.append(contentsOf: ISO8601.string(d).utf8)
-            out.append(UInt8(ascii: "\""))
+            if quoted { out.append(UInt8(ascii: "\"")) }
             return
         }
         let total = Int64(t)
@@ -160,7 +162,11 @@ package enum SampleJSONWriter {
             unsafe digits(second % 60, 2, text, at: 18)
             unsafe text[20] = UInt8(ascii: "Z")
             unsafe text[21] = UInt8(ascii: "\"")
-            unsafe out.append(contentsOf: UnsafeBufferPointer(text))
+            if quoted {
+                unsafe out.append(contentsOf: UnsafeBufferPointer(text))
+            } else {
+                unsafe out.append(contentsOf: UnsafeBufferPointer(rebasing: text[1..<21]))
+            }
         }
     }
 

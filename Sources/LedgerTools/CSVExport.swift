@@ -32,7 +32,7 @@ extension ReadSession {
             var rows = 0
             let query = SampleQuery(type: type, sort: [SampleSortDescriptor(.startDate, ascending: true)])
             _ = try view.forEach(query) { sample in
-                out.append(contentsOf: SampleCSV.row(sample).utf8)
+                SampleCSV.appendRow(sample, to: &out)
                 rows += 1
                 if out.count >= 1 << 20 {
                     try file.write(out)
