@@ -68,7 +68,7 @@ extension ReadSession {
 
 /// A file written under a temporary name and renamed into place once whole (synced
 /// first), or removed.
-private final class PartialFile {
+final class PartialFile {
     let path: String
     private var fd: Int32
 
