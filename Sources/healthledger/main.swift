@@ -32,6 +32,7 @@ let commands: [Command] = [
     DeleteCommand.command,
     AuditCommand.command,
     ExportCommand.command,
+    DiffCommand.command,
     ReportCommand.command,
     StatsCommand.command,
     LogCommand.command,
