@@ -245,6 +245,9 @@ package struct SampleReader {
             }
             /// `wanted(slot)` when `admits(slot)`, else nil: the slot read once.
             func wantedIfAdmitted(_ slot: UInt32) -> RecordReads.Want? {
+                // The one-byte flag first: most slots a flag filter reads are ruled out
+                // without reading their (much larger) index entry.
+                if let userEntered, Int(slot) < userEntered.count, userEntered[Int(slot)] == 0 { return nil }
                 let e = s.slot(slot)
                 let app = index.app(slot, e)
                 return admits(slot, e, app) ? want(slot, e, app) : nil
@@ -267,6 +270,7 @@ package struct SampleReader {
                 return found
             }
             func admits(_ slot: UInt32) -> Bool {
+                if let userEntered, Int(slot) < userEntered.count, userEntered[Int(slot)] == 0 { return false }
                 let e = s.slot(slot)
                 return admits(slot, e, index.app(slot, e))
             }
