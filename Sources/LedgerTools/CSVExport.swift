@@ -16,11 +16,11 @@ extension ReadSession {
     /// Writes one CSV file per sample type (`SampleCSV`) into `folder` — new, or empty —
     /// of what `viewer` may read as of `limit`, oldest first: `types`, else every type
     /// that has a sample it may read (a type with none gets no file). Each file is
-    /// written beside its name and renamed into place once whole.
+    /// written new beside its name (0600) and linked into place once whole (`PartialFile`).
     package func exportCSV(as viewer: Viewer, types: [ObjectType]?, limit: ReplayLimit = .end, to folder: String,
                            progress: ((ReplayProgress) -> Void)? = nil) throws -> [CSVExportFile] {
+        var view = try self.view(as: viewer, limit: limit, progress: progress)  // first: a refused export makes no folder
         try Self.prepareEmptyFolder(folder)
-        var view = try self.view(as: viewer, limit: limit, progress: progress)
         let candidates = types ?? ObjectType.allTypes.filter(\.isSampleType)
         var written: [CSVExportFile] = []
         for type in candidates {
@@ -50,31 +50,41 @@ extension ReadSession {
         return written
     }
 
-    /// Creates `folder` (and its parents) or accepts it empty; a folder that holds
-    /// anything is refused, so that no export mixes with or overwrites other files.
+    /// Creates `folder` (and its parents; 0700: health data is the owner's) or accepts
+    /// it empty; a folder that holds anything, or cannot be listed, is refused, so that
+    /// no export mixes with or overwrites other files.
     static func prepareEmptyFolder(_ folder: String) throws(ToolError) {
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) {
             guard isFolder.boolValue else { throw .outputNotEmpty(path: folder) }
-            let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            let entries: [String]
+            do { entries = try FileManager.default.contentsOfDirectory(atPath: folder) } catch {
+                throw .io(operation: "list", path: folder, errno: errno)
+            }
             guard entries.isEmpty else { throw .outputNotEmpty(path: folder) }
             return
         }
-        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
             throw .io(operation: "mkdir", path: folder, errno: errno)
         }
     }
 }
 
-/// A file written under a temporary name and renamed into place once whole (synced
-/// first), or removed.
+/// A file written under a temporary name and put into place once whole (synced
+/// first), or removed. Neither name is ever followed or replaced: the temporary file is
+/// created new (`O_EXCL | O_NOFOLLOW`: a symlink planted there is refused), 0600, and
+/// put in place by `link`, which fails on any existing entry, then unlinked — so an
+/// export never writes through, or over, what someone else put in the folder.
 final class PartialFile {
     let path: String
     private var fd: Int32
 
     init(_ path: String) throws(ToolError) {
         self.path = path
-        fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .io(operation: "open", path: path, errno: errno) }
     }
 
@@ -90,12 +100,18 @@ final class PartialFile {
         }
     }
 
-    /// Synced, closed and renamed to `final`.
+    /// Synced, closed and linked as `final` (never replacing an entry), then unlinked.
     func commit(as final: String) throws(ToolError) {
         guard fsync(fd) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
         Glibc.close(fd)
         fd = -1
-        guard rename(path, final) == 0 else { throw .io(operation: "rename", path: path, errno: errno) }
+        guard link(path, final) == 0 else {
+            let saved = errno
+            unlink(path)
+            if saved == EEXIST { throw .outputNotEmpty(path: final) }
+            throw .io(operation: "link", path: final, errno: saved)
+        }
+        unlink(path)
     }
 
     /// Closed and removed (nothing when committed).

@@ -22,8 +22,8 @@ extension ReadSession {
     /// `types` nil: every quantity type with a sample the viewer may read.
     package func exportDailyCSV(as viewer: Viewer, types: [QuantityType]?, limit: ReplayLimit = .end, timeZone: TimeZone?,
                                 to folder: String, progress: ((ReplayProgress) -> Void)? = nil) throws -> DailyCSVFile {
+        var view = try self.view(as: viewer, limit: limit, progress: progress)  // first: a refused export makes no folder
         try Self.prepareEmptyFolder(folder)
-        var view = try self.view(as: viewer, limit: limit, progress: progress)
         let zone = timeZone ?? view.ownerTimeZone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone

@@ -34,8 +34,9 @@ enum ExportCommand {
         force), in the type's canonical unit, empty where the day has none. Without
         --type, every quantity type with a sample the viewer may read.
 
-        DIR is created, or must be empty: an export never mixes with other files. Each
-        file is written beside its name and renamed into place once whole. Prints one
+        DIR is created (0700), or must be empty: an export never mixes with other files.
+        Each file (0600) is written new beside its name and linked into place once whole,
+        never through or over anything someone else put there. Prints one
         line per file (path and rows; --json: {"type","file","rows"}). Reads without the
         writer's lock.
 
@@ -54,6 +55,9 @@ enum ExportCommand {
         try args.finish()
         let types = typeTexts.isEmpty ? nil : try typeTexts.map { try Parse.type($0) }
         if let types, Set(types).count != types.count { throw CLIError.usage("--type names a type twice") }
+        if let other = types?.first(where: { !$0.isSampleType }) {
+            throw CLIError.usage("--type \(other.identifier) has no samples (characteristics: profile; activity summaries: activity)")
+        }
         let limit: ReplayLimit = try asOf.map { .instant(try LedgerAccess.instant($0)) } ?? .end
         guard wide == (by != nil) else { throw CLIError.usage("--wide and --by go together: --wide --by day") }
         if wide {

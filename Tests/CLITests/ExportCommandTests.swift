@@ -94,5 +94,12 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["HKQuantityTypeIdentifierStepCount.csv"])
         let unknown = try Self.run(dir, ["export", "csv", "--app", "com.example.nobody", "--out", dir.path + "/nobody"])
         #expect(unknown.status == 4)
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/nobody"))  // a refused export makes no folder
+        // Health data stays the owner's: the folder 0700, the files 0600.
+        let folderMode = try FileManager.default.attributesOfItem(atPath: out)[.posixPermissions] as? Int
+        let fileMode = try FileManager.default.attributesOfItem(atPath: out + "/HKQuantityTypeIdentifierStepCount.csv")[.posixPermissions] as? Int
+        #expect(folderMode == 0o700 && fileMode == 0o600)
+        let characteristic = try Self.run(dir, ["export", "csv", "--owner", "--type", "dateOfBirth", "--out", dir.path + "/dob"])
+        #expect(characteristic.status == 2)
     }
 }
