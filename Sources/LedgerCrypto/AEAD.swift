@@ -52,7 +52,9 @@ public enum ChaCha20Poly1305 {
         var authentic = false
         let plaintext = unsafe sealed.withUnsafeBytes { sealed in
             unsafe associatedData.withUnsafeBytes { aad in
-                unsafe [UInt8](unsafeUninitializedCapacity: count) { plaintext, initialized in
+                // Capacity at least 1: an empty one writes into the shared empty-array
+                // storage (a race ThreadSanitizer reports).
+                unsafe [UInt8](unsafeUninitializedCapacity: max(1, count)) { plaintext, initialized in
                     authentic = unsafe openUnchecked(sealed.baseAddress!, count: count, aad: aad,
                                                      into: UnsafeMutableRawPointer(plaintext.baseAddress), key: key, nonce: nonce)
                     initialized = authentic ? count : 0

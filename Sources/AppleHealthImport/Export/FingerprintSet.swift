@@ -21,7 +21,9 @@ struct FingerprintSet {
     /// `size` empty slots, on huge pages when large (one probe per insert lands
     /// anywhere in a table of megabytes: fewer TLB misses).
     private static func table(_ size: Int) -> [UInt64] {
-        [UInt64](unsafeUninitializedCapacity: size) { buffer, initialized in
+        // Capacity at least 1: an empty one writes into the shared empty-array storage (a
+        // race ThreadSanitizer reports).
+        [UInt64](unsafeUninitializedCapacity: max(1, size)) { buffer, initialized in
             HugePages.advise(UnsafeMutableRawBufferPointer(buffer))
             buffer.initialize(repeating: 0)
             initialized = size

@@ -32,7 +32,9 @@ struct UUIDTable: Sendable, Equatable {
     /// memory is touched: every lookup is a random access, and on a virtual machine a
     /// TLB miss costs more than the cache miss (about 2× faster replay of 10M events).
     static func zeroedBuckets(_ count: Int) -> [UInt64] {
-        [UInt64](unsafeUninitializedCapacity: count) { buffer, initialized in
+        // Capacity at least 1: an empty one writes into the shared empty-array storage (a
+        // race ThreadSanitizer reports; see `ColumnSource.read`).
+        [UInt64](unsafeUninitializedCapacity: max(1, count)) { buffer, initialized in
             HugePages.advise(UnsafeMutableRawBufferPointer(buffer))
             buffer.baseAddress!.initialize(repeating: 0, count: count)
             initialized = count

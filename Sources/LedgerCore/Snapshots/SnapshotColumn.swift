@@ -109,7 +109,10 @@ struct ColumnSource: Sendable {
         let blockSize = layout.blockSize, dataLength = layout.dataLength, dataOffset = layout.dataOffset, crcs = layout.crcs
         let count = dataLength / MemoryLayout<T>.stride
         let failures = Locked(0)
-        let array = [T](unsafeUninitializedCapacity: count + spare(count)) { buffer, initialized in
+        // At least one element of capacity: an empty Array(unsafeUninitializedCapacity:)
+        // writes its count into the standard library's shared empty-array storage, which
+        // ThreadSanitizer reports as a race with every other empty array read at the time.
+        let array = [T](unsafeUninitializedCapacity: max(1, count + spare(count))) { buffer, initialized in
             HugePages.advise(UnsafeMutableRawBufferPointer(buffer))
             let raw = DisjointWrites(UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[0..<count * MemoryLayout<T>.stride]))
             DispatchQueue.concurrentPerform(iterations: crcs.count) { i in
