@@ -60,9 +60,66 @@ package enum SampleJSONWriter {
         out.append(UInt8(ascii: "}"))
     }
 
+    /// `append(sample)`'s bytes for a sample read in place (`PlainQuantityBytes`): the
+    /// same line, byte for byte, written from the stored bytes without a `Sample`.
+    package static func append(_ s: PlainQuantityBytes, to out: inout [UInt8]) {
+        head(s.uuid, ObjectType(code: s.typeCode)?.identifier ?? "", "quantity", &out)
+        key("value", &out)
+        number(s.value, &out)
+        key("unit", &out)
+        quoteBytes(s.payload, s.unit, &out)
+        key("start", &out)
+        date(Date(timeIntervalSinceReferenceDate: s.start), &out)
+        key("end", &out)
+        date(Date(timeIntervalSinceReferenceDate: s.end), &out)
+        key("source", &out)
+        optional(s.source?.bundleIdentifier, &out)
+        // A sample's version belongs to its source (`SampleCodec`): none without one.
+        if s.source != nil, let version = s.sourceVersion {
+            key("sourceVersion", &out)
+            quoteBytes(s.payload, version, &out)
+        }
+        if let creation = s.creation {
+            key("creationDate", &out)
+            date(Date(timeIntervalSinceReferenceDate: creation), &out)
+        }
+        if s.metadataCount > 0 {
+            key("metadata", &out)
+            var first = true
+            out.append(UInt8(ascii: "{"))
+            s.forEachMetadata { name, value in
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                quoteBytes(s.payload, name, &out)
+                out.append(UInt8(ascii: ":"))
+                switch value {
+                case .string(let r): quoteBytes(s.payload, r, &out)
+                case .integer(let i): out.append(contentsOf: String(i).utf8)
+                case .number(let d): out.append(contentsOf: JSONObject.number(d).utf8)
+                case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+                case .date(let d): quote(ISO8601.string(Date(timeIntervalSinceReferenceDate: d)), &out)
+                }
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// A string's bytes that need no escape (`PlainQuantityBytes` holds only such), quoted.
+    @inline(__always)
+    private static func quoteBytes(_ payload: [UInt8], _ range: Range<Int>, _ out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        out.append(contentsOf: payload[range])
+        out.append(UInt8(ascii: "\""))
+    }
+
     private static func head(_ c: SampleCommon, _ sample: Sample, _ kind: StaticString, _ out: inout [UInt8]) {
+        head(c.uuid, sample.type.rawValue, kind, &out)
+    }
+
+    private static func head(_ uuid: UUID, _ type: String, _ kind: StaticString, _ out: inout [UInt8]) {
         out.append(contentsOf: #"{"uuid":""#.utf8)
-        let u = c.uuid.uuid
+        let u = uuid.uuid
         // unsafe: the UUID's 16 bytes read in place, its 36 characters written into a
         // buffer of exactly that size, both during the call.
         unsafe withUnsafeBytes(of: u) { b in
@@ -84,7 +141,7 @@ package enum SampleJSONWriter {
         }
         out.append(UInt8(ascii: "\""))
         key("type", &out)
-        quote(sample.type.rawValue, &out)
+        quote(type, &out)
         key("kind", &out)
         out.append(UInt8(ascii: "\""))
         kind.withUTF8Buffer { unsafe out.append(contentsOf: $0) }

@@ -175,7 +175,14 @@ enum QueryCommand {
                 } else if unitOption != nil {
                     throw CLIError.usage("--unit applies to quantity types")
                 }
-                next = try view.forEach(query, after: after) { print($0, json: global.json, unit: unit) }
+                if global.json && unit == nil {
+                    // The common shape printed straight from its stored bytes, the same line.
+                    next = try view.forEach(query, after: after, plain: { s in
+                        Output.line { SampleJSONWriter.append(s, to: &$0) }
+                    }) { print($0, json: true) }
+                } else {
+                    next = try view.forEach(query, after: after) { print($0, json: global.json, unit: unit) }
+                }
             } else {
                 guard case .owner = identity else { throw CLIError.usage("--raw is for the owner: apps never see raw records") }
                 guard !key.isWorkoutField else { throw CLIError.usage("--sort \(sortText) applies to workouts only") }

@@ -88,6 +88,18 @@ public struct LedgerReadView {
         try SampleReader(fs).forEach(query, visibility: visibility(for: query.type), after: after, in: &state, body)
     }
 
+    /// `forEach`, with the samples of the common shape given to `plain` as their bytes
+    /// (`PlainQuantityBytes`) instead of to `body`, in the same order: for front ends
+    /// that print many samples.
+    @discardableResult
+    package mutating func forEach(_ query: SampleQuery, after: UUID? = nil, plain: (PlainQuantityBytes) throws -> Void,
+                                  _ body: (Sample) throws -> Void) throws -> UUID? {
+        let visibility = visibility(for: query.type)
+        return try withoutActuallyEscaping(plain) { plain in
+            try SampleReader(fs).forEach(query, visibility: visibility, after: after, in: &state, plain: plain, body)
+        }
+    }
+
     /// One page of an HKSampleQuery: at most `query.limit` samples (0: all) after `after`.
     public mutating func samples(_ query: SampleQuery, after: UUID? = nil) throws -> SamplePage {
         try SampleReader(fs).page(query, visibility: visibility(for: query.type), after: after, in: &state)

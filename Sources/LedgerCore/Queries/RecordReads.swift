@@ -147,6 +147,13 @@ final class RecordReads {
             }
             return
         }
+        let (table, payload) = try load(at: offset)
+        try decode(group, wants, table: table, buffer: payload, bufferStart: 0, source: source, into: &out)
+    }
+
+    /// Reads the record at `offset` whole (checking its CRC32C), notes its sample
+    /// table, and holds its payload while the budget allows.
+    private func load(at offset: UInt64) throws -> (Table, [UInt8]) {
         let (version, payloadLength) = try readRecord(at: offset)
         let payload = Array(scratch[LogFormat.recordHeaderLength..<LogFormat.recordHeaderLength + payloadLength])
         var table = try makeTable(payload, version: version, offset: offset)
@@ -161,7 +168,52 @@ final class RecordReads {
         }
         tables[offset] = table
         tableEntries += table.starts.count + (table.flat?.count ?? 0)
-        try decode(group, wants, table: table, buffer: payload, bufferStart: 0, source: source, into: &out)
+        return (table, payload)
+    }
+
+    /// The samples of `wants`, in order, each to `plain` when it has the common shape
+    /// (`PlainQuantityBytes`: a quantity sample of type `typeCode`, read in place), else
+    /// decoded to `decoded`. Bytes are read as `samples` reads them: a record's first
+    /// read is whole and checked; later, from the held payload or the sample's bytes.
+    func visit(_ wants: [Want], typeCode: UInt16, source: (AppOrdinal) -> Source?,
+               plain: (Int, PlainQuantityBytes) throws -> Void, decoded: (Int, Sample) throws -> Void) throws {
+        var last: DecodedTop?
+        for (i, want) in wants.enumerated() {
+            var table: Table
+            var buffer: [UInt8]
+            var bufferStart = 0
+            if let held = tables[want.recordOffset] {
+                table = held
+                if let payload = held.payload {
+                    buffer = payload
+                } else {
+                    guard let at = held.locate(want.position) else {
+                        throw QueryError.indexDisagrees(slot: want.slot, reason: "no position \(want.position) in its record")
+                    }
+                    bufferStart = Int(held.starts[at.top])
+                    let count = Int(held.starts[at.top + 1]) - bufferStart
+                    try readExactly(count: count, at: want.recordOffset + UInt64(LogFormat.recordHeaderLength) + UInt64(bufferStart))
+                    buffer = scratch
+                }
+            } else {
+                (table, buffer) = try load(at: want.recordOffset)
+            }
+            guard let at = table.locate(want.position) else {
+                throw QueryError.indexDisagrees(slot: want.slot, reason: "no position \(want.position) in its record")
+            }
+            if at.member < 0 {
+                let from = Int(table.starts[at.top]) - bufferStart, to = Int(table.starts[at.top + 1]) - bufferStart
+                if let bytes = PlainQuantityBytes.read(buffer, from..<to, typeCode: typeCode, source: source(want.app)) {
+                    guard bytes.uuid == want.uuid else {
+                        throw QueryError.indexDisagrees(slot: want.slot, reason: "the log holds \(bytes.uuid) there, the index \(want.uuid)")
+                    }
+                    try plain(i, bytes)
+                    continue
+                }
+            }
+            let sample = try decode(want, table: table, buffer: buffer, bufferStart: bufferStart, reusing: &last, source: source)
+            try decoded(i, sample)
+        }
     }
 
     /// Decodes the wanted samples from `buffer`, which holds payload bytes from `bufferStart`.

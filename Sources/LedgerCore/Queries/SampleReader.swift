@@ -150,8 +150,13 @@ package struct SampleReader {
     /// Streams the samples of `query` as `visibility` allows, in the query's order
     /// (`ResultOrder`), to `body`, starting after the sample `after`. Returns the
     /// cursor of the next page when the query's limit cut the answer short, else nil.
+    ///
+    /// `plain`, when given, takes the samples of the common shape (`PlainQuantityBytes`)
+    /// in place of `body`, in the same order — for writers that print them straight
+    /// from their bytes. A query with a filter (`--where`) decodes every sample.
     @discardableResult
     package func forEach(_ query: SampleQuery, visibility: QueryVisibility, after: UUID? = nil, in state: inout LedgerState,
+                        plain: ((PlainQuantityBytes) throws -> Void)? = nil,
                         _ body: (Sample) throws -> Void) throws -> UUID? {
         let sourceOrdinals: Set<UInt32>? = query.sources.map { Set($0.compactMap { state.registry.ordinal(of: $0) }) }
         // A filter only user-entered quantity samples can match: the statistics flags
@@ -160,7 +165,8 @@ package struct SampleReader {
         if case .quantity = query.type, query.filter?.impliesUserEntered == true { userEnteredOnly = true }
         return try run(typeCode: query.type.code, predicate: query.predicate, order: ResultOrder(query.sort),
                        limit: query.limit, after: after, visibility: visibility, sources: sourceOrdinals,
-                       filter: query.filter.map { p in { p.matches($0) } }, userEnteredOnly: userEnteredOnly, in: &state, body)
+                       filter: query.filter.map { p in { p.matches($0) } }, userEnteredOnly: userEnteredOnly, in: &state,
+                       plain: query.filter == nil ? plain : nil, body)
     }
 
     /// HKCorrelationQuery: streams the correlations of `query` as `visibility` allows
@@ -212,6 +218,7 @@ package struct SampleReader {
     private func run(typeCode: UInt16, predicate: DatePredicate?, order: ResultOrder, limit rawLimit: Int, after: UUID?,
                      visibility: QueryVisibility, sources: Set<UInt32>?, filter: ((Sample) -> Bool)?,
                      userEnteredOnly: Bool = false, in state: inout LedgerState,
+                     plain: ((PlainQuantityBytes) throws -> Void)? = nil,
                      _ body: (Sample) throws -> Void) throws -> UUID? {
         let timeline = state.samples.orderedSlots(typeCode: typeCode)
         let index = state.samples
@@ -252,9 +259,10 @@ package struct SampleReader {
                 let app = index.app(slot, e)
                 return admits(slot, e, app) ? want(slot, e, app) : nil
             }
+            func sourceOf(_ app: AppOrdinal) -> Source? { app < UInt32(sourceList.count) ? sourceList[Int(app)] : nil }
             func fetch(_ wants: [RecordReads.Want]) throws -> [Sample] {
                 try state.checkIntact()  // S8: never read the log at offsets a damaged block gave
-                return try reads.samples(wants) { $0 < UInt32(sourceList.count) ? sourceList[Int($0)] : nil }
+                return try reads.samples(wants, source: sourceOf)
             }
             /// The sample as the caller may see it: others' correlations show exactly the
             /// members the app may read; a workout comes with its activities.
@@ -379,6 +387,18 @@ package struct SampleReader {
                 // A mapped snapshot's damaged block selects from zeros: nothing is read or
                 // emitted from it (S8).
                 try state.checkIntact()
+                if let plain, filter == nil {
+                    // No filter: `wants` holds at most `remaining`, so the limit is never passed.
+                    try reads.visit(wants, typeCode: typeCode, source: sourceOf, plain: { i, bytes in
+                        try plain(bytes)
+                        last = wants[i].slot
+                    }, decoded: { i, found in
+                        try body(try present(wants[i], found))
+                        last = wants[i].slot
+                    })
+                    emitted += wants.count
+                    continue
+                }
                 for (w, found) in zip(wants, try fetch(wants)) {
                     let sample = try present(w, found)
                     if let filter, !filter(sample) { continue }

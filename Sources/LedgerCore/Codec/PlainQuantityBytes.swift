@@ -1,0 +1,156 @@
+import Foundation
+import HealthModel
+
+/// A quantity sample read in place from its encoded bytes (FORMAT.md, *sample*), for
+/// writers that print many samples (`query --json`) without building a `Sample`: no
+/// model object, no string, no allocation per sample.
+///
+/// Only the common shape is read so; `read` answers nil for anything else, and the
+/// caller decodes that sample in full (`SampleCodec.decode`), which also names what is
+/// wrong with bytes that are. The shape: kind quantity, the type the query asked
+/// for, flags among metadata, creation date, source version, replaces, sync and
+/// written offsets (no device, no beats), every string printable ASCII without `"`
+/// or `\` (so JSON and CSV take its bytes as they are), metadata values among
+/// string, integer, number, bool and date (no quantity). Every field is checked as
+/// the full decoder checks it (dates in years 1…9999 and end ≥ start, finite
+/// numbers, counts within the bytes, presence and bool bytes, offsets within
+/// ±23:59) — except that the unit is not parsed: it was checked against the type
+/// when the sample was saved, and `verify` checks it again (rule V4); a reader only
+/// copies its bytes.
+///
+/// Invariant: every range lies within `payload`, and the value, dates and creation
+/// are finite and within the ranges above.
+package struct PlainQuantityBytes {
+    /// The bytes the ranges index: the record's payload, or a copy of the sample's.
+    package let payload: [UInt8]
+    package let uuid: UUID
+    package let typeCode: UInt16
+    /// Seconds since 2001-01-01T00:00:00Z (`Date`'s reference date).
+    package let start: Double
+    package let end: Double
+    package let value: Double
+    /// The unit as the saver spelled it (`SampleCodec`: `HealthUnit.spelling`).
+    package let unit: Range<Int>
+    /// The saving app's source (the event's actor).
+    package let source: Source?
+    package let sourceVersion: Range<Int>?
+    package let creation: Double?
+    /// The metadata section after its count (`metadataCount` entries), when present.
+    package let metadata: Range<Int>?
+    package let metadataCount: Int
+
+    /// One metadata value, its strings as ranges of `payload`.
+    package enum MetadataValue {
+        case string(Range<Int>)
+        case integer(Int64)
+        case number(Double)
+        case bool(Bool)
+        /// Seconds since the reference date.
+        case date(Double)
+    }
+
+    /// Calls `body` with each metadata entry's key and value, in stored order.
+    package func forEachMetadata(_ body: (Range<Int>, MetadataValue) -> Void) {
+        guard let metadata else { return }
+        payload.withUnsafeBytes { p in
+            var r = ByteReader(UnsafeRawBufferPointer(rebasing: p[metadata]))
+            r.base = metadata.lowerBound
+            // The bytes were read once by `read` and are unchanged (`payload` is a
+            // value): this pass cannot fail; were it to, it stops.
+            do {
+                for _ in 0..<metadataCount {
+                    let key = try Self.plainString(&r)!
+                    let tag = try r.u8()
+                    switch tag {
+                    case 1: body(key, .string(try Self.plainString(&r)!))
+                    case 2: body(key, .integer(try r.zigzag()))
+                    case 3: body(key, .number(try r.finite()))
+                    case 4: body(key, .bool(try r.u8() == 1))
+                    default: body(key, .date(try r.date().timeIntervalSinceReferenceDate))
+                    }
+                }
+            } catch {
+                assertionFailure("metadata read twice gave \(error)")
+            }
+        }
+    }
+
+    /// The sample encoded at `range` of `payload` (its length prefix, then its bytes,
+    /// as a save lists it) when it has the common shape (above) and type `typeCode`,
+    /// else nil.
+    package static func read(_ payload: [UInt8], _ range: Range<Int>, typeCode expected: UInt16, source: Source?)
+        -> PlainQuantityBytes? {
+        precondition(range.lowerBound >= 0 && range.upperBound <= payload.count, "sample range outside its payload")
+        return payload.withUnsafeBytes { p -> PlainQuantityBytes? in
+            var outer = ByteReader(UnsafeRawBufferPointer(rebasing: p[range]))
+            outer.base = range.lowerBound
+            do {
+                var r = try outer.lengthPrefixed()
+                guard outer.isAtEnd else { return nil }
+                guard try r.u8() == SampleCodec.Kind.quantity.rawValue else { return nil }
+                let uuid = try r.uuid()
+                guard try r.u16() == expected, case .quantity? = ObjectType(code: expected) else { return nil }
+                let start = try r.date().timeIntervalSinceReferenceDate
+                let end = try r.date().timeIntervalSinceReferenceDate
+                guard end >= start else { return nil }
+                let flags = try r.u8()
+                guard flags & ~Self.readableFlags == 0 else { return nil }
+                if flags & 16 != 0 { _ = try r.uuid() }
+                if flags & 32 != 0 {
+                    guard try plainString(&r) != nil else { return nil }
+                    _ = try r.zigzag()
+                }
+                let value = try r.finite()
+                guard let unit = try plainString(&r) else { return nil }
+                var metadata: Range<Int>?
+                var metadataCount = 0
+                if flags & 1 != 0 {
+                    metadataCount = try r.count(limit: r.remaining)
+                    let from = r.absolutePosition
+                    for _ in 0..<metadataCount {
+                        guard try plainString(&r) != nil else { return nil }
+                        switch try r.u8() {
+                        case 1: guard try plainString(&r) != nil else { return nil }
+                        case 2: _ = try r.zigzag()
+                        case 3: _ = try r.finite()
+                        case 4: guard try r.u8() <= 1 else { return nil }
+                        case 5: _ = try r.date()
+                        default: return nil
+                        }
+                    }
+                    metadata = from..<r.absolutePosition
+                }
+                let creation = flags & 4 != 0 ? try r.date().timeIntervalSinceReferenceDate : nil
+                var sourceVersion: Range<Int>?
+                if flags & 8 != 0 {
+                    guard let v = try plainString(&r) else { return nil }
+                    sourceVersion = v
+                }
+                if flags & 64 != 0 {
+                    let limit = Int64(ISO8601.maxOffsetSeconds)
+                    for _ in 0..<(creation != nil ? 3 : 2) {
+                        guard abs(try r.zigzag()) <= limit else { return nil }
+                    }
+                }
+                guard r.isAtEnd else { return nil }
+                return PlainQuantityBytes(payload: payload, uuid: uuid, typeCode: expected, start: start, end: end, value: value,
+                                          unit: unit, source: source, sourceVersion: sourceVersion, creation: creation,
+                                          metadata: metadata, metadataCount: metadataCount)
+            } catch {
+                return nil  // the full decoder reads it again and names the fault
+            }
+        }
+    }
+
+    /// Flags `read` takes: metadata 1, creation 4, sourceVersion 8, replaces 16, sync 32, offsets 64.
+    static let readableFlags: UInt8 = 1 | 4 | 8 | 16 | 32 | 64
+
+    /// A string field's range when every byte is printable ASCII other than `"` and
+    /// `\`, else nil (the field read past either way).
+    private static func plainString(_ r: inout ByteReader) throws(EventDecodingError) -> Range<Int>? {
+        let (bytes, _) = try r.stringBytes()
+        let end = r.absolutePosition
+        for b in bytes where b < 0x20 || b >= 0x7F || b == 0x22 || b == 0x5C { return nil }
+        return (end - bytes.count)..<end
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+import HealthModel
+@testable import LedgerCore
+import LedgerReporting
+import TestSupport
+
+/// `query --json` prints samples of the common shape straight from their stored bytes
+/// (`PlainQuantityBytes`, `SampleJSONWriter.append(_:to:)`): the same line, byte for
+/// byte, as decoding them and writing the `Sample`; every other shape is left to the
+/// full decoder.
+struct PlainQuantityBytesTests {
+    static let source = Source(bundleIdentifier: "com.example.app", name: "Example", version: "2.0 (41)")
+
+    /// The samples of one save as `RecordReads` finds them: each one's range in the
+    /// payload, its length prefix included.
+    static func encoded(_ samples: [Sample]) -> ([UInt8], [Range<Int>]) {
+        let payload = EventCodec.payload(.samplesSaved(app: 1, samples: samples.map { SavedSample($0) }))
+        var ranges: [Range<Int>] = []
+        payload.withUnsafeBytes { p in
+            var r = ByteReader(p)
+            _ = try! r.varint()
+            let n = try! r.count()
+            for _ in 0..<n {
+                let from = r.absolutePosition
+                _ = try! r.lengthPrefixed()
+                ranges.append(from..<r.absolutePosition)
+            }
+        }
+        return (payload, ranges)
+    }
+
+    /// The line the full decoder and the sample writer give.
+    static func decodedLine(_ payload: [UInt8], _ range: Range<Int>, source: Source?) throws -> String {
+        let sample = try payload.withUnsafeBytes { p in
+            var r = ByteReader(UnsafeRawBufferPointer(rebasing: p[range]))
+            var sub = try r.lengthPrefixed()
+            return try SampleCodec.decode(&sub, source: source).sample
+        }
+        var bytes: [UInt8] = []
+        SampleJSONWriter.append(sample, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test func theCommonShapeIsWrittenExactlyAsTheDecodedSample() throws {
+        let t = date("2026-03-01T10:00:00Z")
+        var metadata = Metadata()
+        metadata.append("HKWasUserEntered", .bool(true))
+        metadata.append("HKWasUserEntered", .bool(false))  // a repeated key repeats
+        metadata.append("count", .integer(-42))
+        metadata.append("big", .integer(Int64.min))
+        metadata.append("ratio", .number(0.1))
+        metadata.append("whole", .number(3))
+        metadata.append("when", .date(date("2026-03-01T10:00:00.5Z")))
+        metadata.append("plain", .string("Lunch at 12:30 (home)"))
+        metadata.append(Metadata.WellKnownKey.syncIdentifier, .string("sync-1"))
+        metadata.append(Metadata.WellKnownKey.syncVersion, .integer(3))
+        let samples: [Sample] = [
+            .quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(3005, unit: "count"), start: t,
+                                         end: t.addingTimeInterval(120), uuid: fixedUUID(1),
+                                         source: Source(bundleIdentifier: "com.example.app", name: "Example"))),
+            .quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(12.5, unit: "count"),
+                                         start: date("2026-03-01T10:00:00.25Z"), end: date("2026-03-01T10:00:01.75Z"),
+                                         uuid: fixedUUID(2), metadata: metadata, source: Self.source,
+                                         creationDate: t.addingTimeInterval(5))),
+            .quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(1e16, unit: "count"),
+                                         common: try SampleCommon(uuid: fixedUUID(3), startDate: date("0001-01-01T00:00:00Z"),
+                                                                  endDate: date("9999-12-31T23:59:59Z")),
+                                         checkingRange: false)),
+            .quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(7, unit: "count"),
+                                         common: try SampleCommon(uuid: fixedUUID(4), startDate: t, endDate: t,
+                                                                  source: Self.source, creationDate: t,
+                                                                  writtenOffsets: WrittenOffsets(start: -14_400, end: 86_340,
+                                                                                                 creation: 3600)))),
+        ]
+        let (payload, ranges) = Self.encoded(samples)
+        for (sample, range) in zip(samples, ranges) {
+            let plain = try #require(PlainQuantityBytes.read(payload, range, typeCode: ObjectType.quantity(.stepCount).code,
+                                                             source: sample.common.source), "\(sample.uuid)")
+            #expect(plain.uuid == sample.uuid)
+            var bytes: [UInt8] = []
+            SampleJSONWriter.append(plain, to: &bytes)
+            let line = String(decoding: bytes, as: UTF8.self)
+            #expect(line == (try Self.decodedLine(payload, range, source: sample.common.source)))
+        }
+        // The first line, spelled out: the writer is checked, not only compared.
+        var first: [UInt8] = []
+        SampleJSONWriter.append(try #require(PlainQuantityBytes.read(payload, ranges[0], typeCode: ObjectType.quantity(.stepCount).code,
+                                                                      source: samples[0].common.source)), to: &first)
+        #expect(String(decoding: first, as: UTF8.self) == #"{"uuid":"00000000-0000-4000-8000-000000000001","type":"HKQuantityTypeIdentifierStepCount","kind":"quantity","value":3005,"unit":"count","start":"2026-03-01T10:00:00Z","end":"2026-03-01T10:02:00Z","source":"com.example.app"}"#)
+    }
+
+    /// Every other shape is the full decoder's: a device, a metadata quantity, a string
+    /// that JSON must escape or that is not ASCII, another kind or another type.
+    @Test func otherShapesAreLeftToTheDecoder() throws {
+        let t = date("2026-03-01T10:00:00Z")
+        func steps(_ uuid: Int, metadata: Metadata = Metadata(), device: Device? = nil, source: Source? = nil) throws -> Sample {
+            .quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(1, unit: "count"), start: t, end: t,
+                                         uuid: fixedUUID(uuid), metadata: metadata, device: device, source: source))
+        }
+        let others: [Sample] = [
+            try steps(10, device: Device(name: "Watch")),
+            try steps(11, metadata: ["HKWeatherTemperature": .quantity(try Quantity(56, unit: "degF"))]),
+            try steps(12, metadata: ["note": .string("say \"hi\"")]),
+            try steps(13, metadata: ["note": .string("tab\there")]),
+            try steps(14, metadata: ["note": .string("Zürich")]),
+            try steps(15, metadata: ["clé": .string("x")]),
+            try steps(16, source: Source(bundleIdentifier: "com.example.app", name: "Example", version: "1.0 β")),
+            .category(try CategorySample(type: .sleepAnalysis, value: 0, start: t, end: t, uuid: fixedUUID(17))),
+        ]
+        let (payload, ranges) = Self.encoded(others)
+        for (sample, range) in zip(others, ranges) {
+            #expect(PlainQuantityBytes.read(payload, range, typeCode: ObjectType.quantity(.stepCount).code,
+                                            source: sample.common.source) == nil, "\(sample.uuid)")
+        }
+        // The common shape, asked for as another type: the decoder's (the index and log disagree).
+        let (plain, plainRanges) = Self.encoded([try steps(18)])
+        #expect(PlainQuantityBytes.read(plain, plainRanges[0], typeCode: ObjectType.quantity(.heartRate).code, source: nil) == nil)
+        #expect(PlainQuantityBytes.read(plain, plainRanges[0], typeCode: ObjectType.quantity(.stepCount).code, source: nil) != nil)
+    }
+
+    /// Hostile bytes never trap: every byte of a common-shape sample flipped and the
+    /// sample cut at every length gives either nil (left to the decoder) or a reading
+    /// that writes what the decoder writes.
+    @Test func flippedAndCutBytesNeverTrapNorDisagree() throws {
+        let t = date("2026-03-01T10:00:00Z")
+        let sample = Sample.quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(42, unit: "count"), start: t,
+                                                        end: t.addingTimeInterval(60), uuid: fixedUUID(20),
+                                                        metadata: ["HKWasUserEntered": .bool(true), "n": .integer(5)],
+                                                        source: Self.source, creationDate: t))
+        let (payload, ranges) = Self.encoded([sample])
+        let range = ranges[0]
+        let code = ObjectType.quantity(.stepCount).code
+        var agreed = 0, refused = 0
+        for i in range {
+            for bit in 0..<8 {
+                var bytes = payload
+                bytes[i] ^= 1 << UInt8(bit)
+                guard let plain = PlainQuantityBytes.read(bytes, range, typeCode: code, source: Self.source) else {
+                    refused += 1
+                    continue
+                }
+                var line: [UInt8] = []
+                SampleJSONWriter.append(plain, to: &line)
+                // The decoder may refuse what the reader reads (the unit is not parsed
+                // here): then there is no line to compare.
+                if let decoded = try? Self.decodedLine(bytes, range, source: Self.source) {
+                    #expect(String(decoding: line, as: UTF8.self) == decoded, "byte \(i) bit \(bit)")
+                    agreed += 1
+                }
+            }
+        }
+        #expect(agreed > 0 && refused > 0)
+        for cut in range.lowerBound..<range.upperBound {
+            #expect(PlainQuantityBytes.read(payload, range.lowerBound..<cut, typeCode: code, source: Self.source) == nil)
+        }
+    }
+}
+
+/// Through the read engine: a query whose plain samples are written from their bytes
+/// prints exactly the lines of the same query decoded, in every order, with limits,
+/// for an app and the owner, with payloads held or read again sample by sample.
+struct PlainQuantityReadTests {
+    @Test func plainReadsPrintWhatDecodedReadsPrint() async throws {
+        let fs = SimulatedFileSystem()
+        let (ledger, _) = try await QueryEngineTests.shuffledLedger(fs, records: 12, perRecord: 50, seed: 23)
+        let b = await ledger.state.registry.ordinal(of: appB.bundleIdentifier)!
+        let sorts: [[SampleSortDescriptor]] = [[], [.init(.startDate, ascending: false)], [.init(.endDate, ascending: true)]]
+        var plainCount = 0
+        for type in [QueryEngineTests.steps, .quantity(.bloodPressureSystolic)] {
+            for sort in sorts {
+                for limit in [0, 7] {
+                    for visibility in [QueryVisibility.everything, .ownSamplesOnly(b)] {
+                        for payloadBudget in [0, 1 << 20] {
+                            let q = SampleQuery(type: type, limit: limit, sort: sort)
+                            let (expected, got, plain) = try await ledger.read { state throws -> ([String], [String], Int) in
+                                var expected: [String] = [], got: [String] = [], plain = 0
+                                let decoding = try SampleReader(fs, chunkSize: 5, tableBudget: 120, payloadBudget: payloadBudget)
+                                let next = try decoding.forEach(q, visibility: visibility, in: &state) { expected.append(Self.line($0)) }
+                                let reader = try SampleReader(fs, chunkSize: 5, tableBudget: 120, payloadBudget: payloadBudget)
+                                let plainNext = try reader.forEach(q, visibility: visibility, in: &state, plain: { s in
+                                    var bytes: [UInt8] = []
+                                    SampleJSONWriter.append(s, to: &bytes)
+                                    got.append(String(decoding: bytes, as: UTF8.self))
+                                    plain += 1
+                                }) { got.append(Self.line($0)) }
+                                #expect(next == plainNext)
+                                return (expected, got, plain)
+                            }
+                            #expect(got == expected, "\(type) \(sort) \(limit) \(visibility) \(payloadBudget)")
+                            plainCount += plain
+                        }
+                    }
+                }
+            }
+        }
+        #expect(plainCount > 1000)  // the step samples went the plain way
+    }
+
+    static func line(_ sample: Sample) -> String {
+        var bytes: [UInt8] = []
+        SampleJSONWriter.append(sample, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
