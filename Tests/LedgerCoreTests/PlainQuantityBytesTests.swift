@@ -197,9 +197,153 @@ struct PlainQuantityReadTests {
         #expect(plainCount > 1000)  // the step samples went the plain way
     }
 
+    /// With filters decided on the bytes, on the decoded sample, or both in one query
+    /// (an OR with a value comparison), limits cutting the answer (the cursor), and
+    /// samples the plain path leaves to the decoder (a device, a non-ASCII note).
+    @Test func filteredPlainReadsPrintWhatDecodedReadsPrint() async throws {
+        let fs = SimulatedFileSystem()
+        let ledger = try makeLedger(fs)
+        try await ledger.grant(appA, share: [QueryEngineTests.steps])
+        try await ledger.grant(appB, share: [QueryEngineTests.steps])
+        let base = date("2026-01-01T00:00:00Z")
+        var rng = SeededGenerator(seed: 5)
+        let metadatas: [Metadata] = [Metadata(), ["HKWasUserEntered": .bool(true)], ["HKWasUserEntered": .integer(1)],
+                                     ["note": .string("Lunch"), "n": .integer(5)], ["note": .string("Zürich")]]
+        for r in 0..<6 {
+            let samples: [Sample] = try (0..<40).map { i in
+                let start = base.addingTimeInterval(Double(rng.next() % 500) * 60)
+                return .quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(Double(rng.next() % 900), unit: "count"),
+                                                    start: start, end: start, uuid: UUID(),
+                                                    metadata: metadatas[Int(rng.next() % UInt64(metadatas.count))],
+                                                    device: i % 17 == 0 ? Device(name: "Watch") : nil))
+            }
+            try await ledger.append(.save(bundleIdentifier: (r % 2 == 0 ? appA : appB).bundleIdentifier, samples: samples))
+        }
+        let filters: [SamplePredicate?] = [
+            nil,
+            .metadata("HKWasUserEntered", .equal, .bool(true)),
+            .or([.metadata("note", .equal, .string("Lunch")), .quantity(.greater, try Quantity(800, unit: "count"))]),
+            .not(.metadataExists("note")),
+            .device(.name, "Watch"),
+        ]
+        var compared = 0
+        for filter in filters {
+            for sort in [[], [SampleSortDescriptor(.startDate, ascending: false)]] {
+                for limit in [0, 3, 50] {
+                    for payloadBudget in [0, 1 << 20] {
+                        let q = SampleQuery(type: QueryEngineTests.steps, limit: limit, sort: sort, filter: filter)
+                        let (expected, got) = try await ledger.read { state throws -> ([String], [String]) in
+                            var expected: [String] = [], got: [String] = []
+                            let decoding = try SampleReader(fs, chunkSize: 7, tableBudget: 120, payloadBudget: payloadBudget)
+                            let next = try decoding.forEach(q, visibility: .everything, in: &state) { expected.append(Self.line($0)) }
+                            let reader = try SampleReader(fs, chunkSize: 7, tableBudget: 120, payloadBudget: payloadBudget)
+                            let plainNext = try reader.forEach(q, visibility: .everything, in: &state, plain: { s in
+                                var bytes: [UInt8] = []
+                                SampleJSONWriter.append(s, to: &bytes)
+                                got.append(String(decoding: bytes, as: UTF8.self))
+                            }) { got.append(Self.line($0)) }
+                            #expect(next == plainNext, "\(String(describing: filter)) \(limit)")
+                            return (expected, got)
+                        }
+                        #expect(got == expected, "\(String(describing: filter)) \(sort) \(limit) \(payloadBudget)")
+                        if limit == 0 { #expect(!got.isEmpty) }
+                        compared += got.count
+                    }
+                }
+            }
+        }
+        #expect(compared > 1000)
+    }
+
     static func line(_ sample: Sample) -> String {
         var bytes: [UInt8] = []
         SampleJSONWriter.append(sample, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// A `--where` filter decided on the bytes (`SamplePredicate.matches(_: PlainQuantityBytes)`)
+/// decides exactly as on the decoded sample, or leaves it to the decoded sample.
+struct PlainPredicateTests {
+    static func samples() throws -> [Sample] {
+        let t = date("2026-03-01T10:00:00Z")
+        let metadatas: [Metadata] = [
+            Metadata(),
+            ["HKWasUserEntered": .bool(true)],
+            ["HKWasUserEntered": .bool(false)],
+            ["HKWasUserEntered": .integer(1)],
+            ["HKWasUserEntered": .string("true")],
+            { var m = Metadata(); m.append("HKWasUserEntered", .bool(false)); m.append("HKWasUserEntered", .bool(true)); return m }(),
+            ["note": .string("Lunch"), "n": .integer(5), "r": .number(2.5), "when": .date(t)],
+            ["note": .string("lunch"), "n": .number(5), "r": .integer(2)],
+            ["Key": .string("a")],
+        ]
+        return try metadatas.enumerated().map { i, m in
+            .quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(Double(i * 100), unit: "count"), start: t,
+                                         end: t, uuid: fixedUUID(30 + i), metadata: m,
+                                         source: Source(bundleIdentifier: i % 2 == 0 ? "com.example.a" : "com.example.b", name: "X")))
+        }
+    }
+
+    static func predicates() -> [SamplePredicate] {
+        let t = date("2026-03-01T10:00:00Z")
+        let leaves: [SamplePredicate] = [
+            .metadata("HKWasUserEntered", .equal, .bool(true)),
+            .metadata("HKWasUserEntered", .notEqual, .bool(true)),
+            .metadata("HKWasUserEntered", .equal, .integer(1)),
+            .metadataExists("HKWasUserEntered"),
+            .metadataExists("note"),
+            .metadata("note", .equal, .string("Lunch")),
+            .metadata("note", .less, .string("lunch")),
+            .metadata("note", .greaterOrEqual, .string("Zürich")),
+            .metadata("n", .greater, .integer(4)),
+            .metadata("n", .equal, .number(5)),
+            .metadata("r", .lessOrEqual, .number(2.5)),
+            .metadata("when", .equal, .date(t)),
+            .metadata("\u{212A}ey", .equal, .string("a")),  // KELVIN SIGN: canonically "Key"
+            .sources(["com.example.a"]),
+            .uuids([fixedUUID(31), fixedUUID(36)]),
+            .quantity(.greater, try! Quantity(250, unit: "count")),
+            .categoryValue(.equal, 0),
+            .device(.name, "Watch"),
+        ]
+        var all = leaves
+        all.append(.and([leaves[0], leaves[13]]))
+        all.append(.or([leaves[2], leaves[15]]))
+        all.append(.or([leaves[0], leaves[4]]))
+        all.append(.not(leaves[5]))
+        all.append(.and([leaves[15], leaves[16]]))
+        return all
+    }
+
+    @Test func bytesDecideExactlyAsTheDecodedSample() throws {
+        let samples = try Self.samples()
+        let (payload, ranges) = PlainQuantityBytesTests.encoded(samples)
+        var decided = 0, undecided = 0
+        for (sample, range) in zip(samples, ranges) {
+            let plain = try #require(PlainQuantityBytes.read(payload, range, typeCode: ObjectType.quantity(.stepCount).code,
+                                                             source: sample.common.source))
+            for predicate in Self.predicates() {
+                if let answer = predicate.matches(plain) {
+                    #expect(answer == predicate.matches(sample), "\(predicate) on \(sample.uuid)")
+                    decided += 1
+                } else {
+                    undecided += 1
+                }
+            }
+        }
+        // Undecided: the value comparison and the key that is not ASCII on every
+        // sample, and the OR of a value comparison with `HKWasUserEntered = 1` on every
+        // sample but the one where that is true (the AND with a category value is false
+        // on every quantity sample, whatever the value).
+        #expect(undecided == samples.count * 2 + (samples.count - 1))
+        #expect(decided + undecided == samples.count * Self.predicates().count)
+        // Spelled out: the one --where of the benchmark.
+        let flag = SamplePredicate.metadata("HKWasUserEntered", .equal, .bool(true))
+        let answers = try zip(samples, ranges).map { sample, range in
+            flag.matches(try #require(PlainQuantityBytes.read(payload, range, typeCode: ObjectType.quantity(.stepCount).code,
+                                                               source: sample.common.source)))
+        }
+        #expect(answers == [false, true, false, false, false, false, false, false, false])
     }
 }

@@ -172,11 +172,13 @@ final class RecordReads {
     }
 
     /// The samples of `wants`, in order, each to `plain` when it has the common shape
-    /// (`PlainQuantityBytes`: a quantity sample of type `typeCode`, read in place), else
-    /// decoded to `decoded`. Bytes are read as `samples` reads them: a record's first
-    /// read is whole and checked; later, from the held payload or the sample's bytes.
-    func visit(_ wants: [Want], typeCode: UInt16, source: (AppOrdinal) -> Source?,
-               plain: (Int, PlainQuantityBytes) throws -> Void, decoded: (Int, Sample) throws -> Void) throws {
+    /// (`PlainQuantityBytes`: a quantity sample of type `typeCode`, read in place) and
+    /// `admit` decides it (true: to `plain`; false: skipped), else decoded to
+    /// `decoded`. Either returns false to stop. Bytes are read as `samples` reads
+    /// them: a record's first read is whole and checked; later, from the held payload
+    /// or the sample's bytes.
+    func visit(_ wants: [Want], typeCode: UInt16, source: (AppOrdinal) -> Source?, admit: (PlainQuantityBytes) -> Bool?,
+               plain: (Int, PlainQuantityBytes) throws -> Bool, decoded: (Int, Sample) throws -> Bool) throws {
         var last: DecodedTop?
         for (i, want) in wants.enumerated() {
             var table: Table
@@ -207,12 +209,16 @@ final class RecordReads {
                     guard bytes.uuid == want.uuid else {
                         throw QueryError.indexDisagrees(slot: want.slot, reason: "the log holds \(bytes.uuid) there, the index \(want.uuid)")
                     }
-                    try plain(i, bytes)
-                    continue
+                    switch admit(bytes) {
+                    case true?: if try !plain(i, bytes) { return }
+                                continue
+                    case false?: continue
+                    case nil: break
+                    }
                 }
             }
             let sample = try decode(want, table: table, buffer: buffer, bufferStart: bufferStart, reusing: &last, source: source)
-            try decoded(i, sample)
+            if try !decoded(i, sample) { return }
         }
     }
 

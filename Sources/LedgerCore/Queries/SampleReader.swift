@@ -153,7 +153,9 @@ package struct SampleReader {
     ///
     /// `plain`, when given, takes the samples of the common shape (`PlainQuantityBytes`)
     /// in place of `body`, in the same order — for writers that print them straight
-    /// from their bytes. A query with a filter (`--where`) decodes every sample.
+    /// from their bytes. A filter (`--where`) is decided on those bytes where they
+    /// decide it (`SamplePredicate.matches(_: PlainQuantityBytes)`), else on the
+    /// decoded sample.
     @discardableResult
     package func forEach(_ query: SampleQuery, visibility: QueryVisibility, after: UUID? = nil, in state: inout LedgerState,
                         plain: ((PlainQuantityBytes) throws -> Void)? = nil,
@@ -166,7 +168,7 @@ package struct SampleReader {
         return try run(typeCode: query.type.code, predicate: query.predicate, order: ResultOrder(query.sort),
                        limit: query.limit, after: after, visibility: visibility, sources: sourceOrdinals,
                        filter: query.filter.map { p in { p.matches($0) } }, userEnteredOnly: userEnteredOnly, in: &state,
-                       plain: query.filter == nil ? plain : nil, body)
+                       plain: plain.map { ($0, query.filter.map { p in { p.matches($0) } } ?? { _ in true }) }, body)
     }
 
     /// HKCorrelationQuery: streams the correlations of `query` as `visibility` allows
@@ -218,7 +220,7 @@ package struct SampleReader {
     private func run(typeCode: UInt16, predicate: DatePredicate?, order: ResultOrder, limit rawLimit: Int, after: UUID?,
                      visibility: QueryVisibility, sources: Set<UInt32>?, filter: ((Sample) -> Bool)?,
                      userEnteredOnly: Bool = false, in state: inout LedgerState,
-                     plain: ((PlainQuantityBytes) throws -> Void)? = nil,
+                     plain: (write: (PlainQuantityBytes) throws -> Void, admit: (PlainQuantityBytes) -> Bool?)? = nil,
                      _ body: (Sample) throws -> Void) throws -> UUID? {
         let timeline = state.samples.orderedSlots(typeCode: typeCode)
         let index = state.samples
@@ -387,16 +389,25 @@ package struct SampleReader {
                 // A mapped snapshot's damaged block selects from zeros: nothing is read or
                 // emitted from it (S8).
                 try state.checkIntact()
-                if let plain, filter == nil {
-                    // No filter: `wants` holds at most `remaining`, so the limit is never passed.
-                    try reads.visit(wants, typeCode: typeCode, source: sourceOf, plain: { i, bytes in
-                        try plain(bytes)
+                if let plain {
+                    // As the loop below, with the samples of the common shape read in place.
+                    var cut = false
+                    try reads.visit(wants, typeCode: typeCode, source: sourceOf, admit: plain.admit, plain: { i, bytes in
+                        if emitted == limit { cut = true; return false }
+                        try plain.write(bytes)
+                        emitted += 1
                         last = wants[i].slot
+                        return true
                     }, decoded: { i, found in
-                        try body(try present(wants[i], found))
+                        let sample = try present(wants[i], found)
+                        if let filter, !filter(sample) { return true }
+                        if emitted == limit { cut = true; return false }
+                        try body(sample)
+                        emitted += 1
                         last = wants[i].slot
+                        return true
                     })
-                    emitted += wants.count
+                    if cut { return last.map { s.slot($0).uuid } }
                     continue
                 }
                 for (w, found) in zip(wants, try fetch(wants)) {
