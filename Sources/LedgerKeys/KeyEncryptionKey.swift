@@ -73,7 +73,9 @@ package struct KeyEncryptionKey: Sendable {
     /// - Throws: `keyFileMissing`; `unprotected` (any group or other permission);
     ///   `keyFileMalformed` (not a regular file, or not exactly the format); `io`.
     package static func load(from path: String) throws(KeyStoreError) -> KeyEncryptionKey {
-        let fd = unsafe open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+        // O_NONBLOCK: a FIFO at the path must not block the open (it is then refused as
+        // not a regular file).
+        let fd = unsafe open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else {
             if errno == ENOENT { throw .keyFileMissing(path: path) }
             throw .io(operation: "open", path: path, errno: errno)

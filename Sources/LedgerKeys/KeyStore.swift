@@ -49,10 +49,15 @@ package final class KeyStore: Sendable {
 
     private let state: Mutex<State>
 
-    private init(folder: String, kek: KeyEncryptionKey, access: Access, contents: KeyStoreContents) {
+    /// Tests only: every write stops at this step as `kill -9` would (and the handle
+    /// is then unusable, as after any failed write).
+    let crashAt: WriteStep?
+
+    private init(folder: String, kek: KeyEncryptionKey, access: Access, contents: KeyStoreContents, crashAt: WriteStep? = nil) {
         self.folder = folder
         self.kek = kek
         self.access = access
+        self.crashAt = crashAt
         self.state = Mutex(State(contents: contents))
     }
 
@@ -102,6 +107,11 @@ package final class KeyStore: Sendable {
     ///   not the magic); `unknownVersion`; `truncated`; `wrongKey`; `tampered`;
     ///   `malformed`; `io`.
     package static func open(folder: String, kek: KeyEncryptionKey, access: Access = .write) throws(KeyStoreError) -> KeyStore {
+        try open(folder: folder, kek: kek, access: access, crashAt: nil)
+    }
+
+    /// `open`, with every write stopped at `crashAt` (tests: `kill -9` at each step).
+    static func open(folder: String, kek: KeyEncryptionKey, access: Access, crashAt: WriteStep?) throws(KeyStoreError) -> KeyStore {
         let file = PosixFile.join(folder, fileName)
         guard let info = try PosixFile.lstatMode(folder) else { throw .storeMissing(path: file) }
         guard info.isDirectory else { throw .notAKeyStore(path: folder) }
@@ -111,13 +121,15 @@ package final class KeyStore: Sendable {
             if unsafe unlink(leftover) != 0 && errno != ENOENT { throw .io(operation: "unlink", path: leftover, errno: errno) }
         }
         let contents = try read(file, kek: kek)
-        return KeyStore(folder: folder, kek: kek, access: access, contents: contents)
+        return KeyStore(folder: folder, kek: kek, access: access, contents: contents, crashAt: crashAt)
     }
 
     /// The contents of the store file at `path`: the header read and checked first, so
     /// that a wrong length or key is told before the body is read.
     static func read(_ path: String, kek: KeyEncryptionKey) throws(KeyStoreError) -> KeyStoreContents {
-        let fd = unsafe Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        // O_NONBLOCK: a FIFO in the file's place must not block the open (it is then
+        // refused as not a regular file).
+        let fd = unsafe Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             switch errno {
             case ENOENT: throw .storeMissing(path: path)
@@ -280,7 +292,7 @@ package final class KeyStore: Sendable {
     /// fsynced; renamed over `keys.bin`; the folder fsynced.
     private func write(_ contents: KeyStoreContents) throws(KeyStoreError) {
         let bytes = try sealed(contents)
-        guard try PosixFile.createNew(newPath, bytes: bytes) else {
+        guard try PosixFile.createNew(newPath, bytes: bytes, crash: crashAt) else {
             throw .io(operation: "create", path: newPath, errno: EEXIST)  // another writer, or a planted file
         }
         guard unsafe rename(newPath, path) == 0 else {
@@ -288,6 +300,8 @@ package final class KeyStore: Sendable {
             unsafe unlink(newPath)
             throw .io(operation: "rename", path: path, errno: code)
         }
+        if crashAt == .renamed { throw .io(operation: "simulated crash after renamed", path: path, errno: 0) }
         try PosixFile.syncFolder(folder)
+        if crashAt == .folderSynced { throw .io(operation: "simulated crash after folderSynced", path: path, errno: 0) }
     }
 }

@@ -1,5 +1,33 @@
 import Glibc
 
+/// The steps of a durable write, for tests that stop a write as `kill -9` would
+/// (`KeyStore.crashAt`): after each, what is on disk is what that step left.
+enum WriteStep: CaseIterable, Sendable, CustomStringConvertible {
+    /// `.new` created, empty.
+    case created
+    /// Half of `.new` written.
+    case halfWritten
+    /// `.new` written whole, not yet fsynced.
+    case written
+    /// `.new` fsynced and closed, not yet renamed.
+    case synced
+    /// Renamed over `keys.bin`, the folder not yet fsynced.
+    case renamed
+    /// The folder fsynced: the write is complete, the call has not yet returned.
+    case folderSynced
+
+    var description: String {
+        switch self {
+        case .created: "created"
+        case .halfWritten: "halfWritten"
+        case .written: "written"
+        case .synced: "synced"
+        case .renamed: "renamed"
+        case .folderSynced: "folderSynced"
+        }
+    }
+}
+
 /// The few POSIX file operations the key files need, each failure a `KeyStoreError`.
 /// No state: every call takes its paths.
 enum PosixFile {
@@ -24,18 +52,29 @@ enum PosixFile {
     /// through a symbolic link) with mode 0600, writes `bytes`, fsyncs and closes it.
     /// On a failure after creating it, removes it. EEXIST is returned as nil so the
     /// caller can name its own error.
-    static func createNew(_ path: String, bytes: [UInt8]) throws(KeyStoreError) -> Bool {
+    ///
+    /// `crash` (tests only) stops as a `kill -9` would at that step: the file is left
+    /// as it is, and `KeyStoreError.simulatedCrash` thrown.
+    static func createNew(_ path: String, bytes: [UInt8], crash: WriteStep? = nil) throws(KeyStoreError) -> Bool {
         let fd = unsafe open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             if errno == EEXIST { return false }
             throw .io(operation: "create", path: path, errno: errno)
         }
+        func crashed(at step: WriteStep) -> KeyStoreError? {
+            guard step == crash else { return nil }
+            close(fd)  // as the kernel does for a killed process
+            return .io(operation: "simulated crash after \(step)", path: path, errno: 0)
+        }
+        if let stop = crashed(at: .created) { throw stop }
         var failure: KeyStoreError?
         // The umask may take bits away, never add: still, 0600 exactly, whatever it is.
         if fchmod(fd, 0o600) != 0 { failure = .io(operation: "fchmod 0600", path: path, errno: errno) }
         var written = 0
         while failure == nil && written < bytes.count {
-            let n = unsafe bytes.withUnsafeBytes { unsafe write(fd, $0.baseAddress! + written, $0.count - written) }
+            if written >= bytes.count / 2, let stop = crashed(at: .halfWritten) { throw stop }
+            let limit = crash == .halfWritten && written < bytes.count / 2 ? bytes.count / 2 : bytes.count
+            let n = unsafe bytes.withUnsafeBytes { unsafe write(fd, $0.baseAddress! + written, limit - written) }
             if n > 0 {
                 written += n
             } else if n < 0 && errno == EINTR {
@@ -44,12 +83,14 @@ enum PosixFile {
                 failure = .io(operation: "write", path: path, errno: n == 0 ? EIO : errno)
             }
         }
+        if failure == nil, let stop = crashed(at: .written) { throw stop }
         if failure == nil && fsync(fd) != 0 { failure = .io(operation: "fsync", path: path, errno: errno) }
         if close(fd) != 0 && failure == nil { failure = .io(operation: "close", path: path, errno: errno) }
         if let failure {
             unsafe unlink(path)
             throw failure
         }
+        if crash == .synced { throw .io(operation: "simulated crash after synced", path: path, errno: 0) }
         return true
     }
 

@@ -102,6 +102,10 @@ import Testing
             try writeFile(path, Array(text.utf8))
             #expect(error { try KeyEncryptionKey.load(from: path) } == .keyFileMalformed(path: path, reason: reason), "\(text)")
         }
+        // A FIFO is refused without blocking.
+        let fifo = folder.join("fifo")
+        #expect(unsafe mkfifo(fifo, 0o600) == 0)
+        #expect(error { try KeyEncryptionKey.load(from: fifo) } == .keyFileMalformed(path: fifo, reason: "not a regular file"))
         // A folder is not a key file.
         try FileManager.default.createDirectory(atPath: folder.join("d"), withIntermediateDirectories: false,
                                                 attributes: [.posixPermissions: 0o700])

@@ -283,6 +283,45 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: newPath))
     }
 
+    /// `kill -9` at every step of a write, for a key's creation and for an erasure: the
+    /// store opened afterwards is the one before, up to the rename, and the one after
+    /// from the rename on; never a third state, never an error.
+    @Test(arguments: WriteStep.allCases)
+    func killAtEveryStepLeavesBeforeOrAfter(step: WriteStep) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = try Self.makeStore(folder)
+        let keys = try store.prepare([scope(type: 1), scope(type: 2)])
+        let victim = keys[scope(type: 1)]!
+        let after = step == .renamed || step == .folderSynced
+        let newPath = store.folder + "/keys.bin.new"
+
+        // An erasure killed at `step`.
+        let erasing = try KeyStore.open(folder: store.folder, kek: countingKEK, access: .write, crashAt: step)
+        #expect(error { try erasing.destroy(ids: [victim.id], at: 7) }
+                == .io(operation: "simulated crash after \(step)", path: after ? store.path : newPath, errno: 0))
+        #expect(error { try erasing.destroy(ids: [victim.id], at: 7) } == .unusableAfterFailedWrite)
+        let reopened = try KeyStore.open(folder: store.folder, kek: countingKEK)
+        #expect(!FileManager.default.fileExists(atPath: newPath))
+        if after {
+            #expect({ if case .destroyed(Tombstone(id: victim.id, scope: victim.scope, destroyedAt: 7)) = reopened.lookup(id: victim.id) { true } else { false } }())
+            for file in try Self.folderBytes(store.folder) { #expect(!contains(file, victim.key.bytes)) }
+            #expect(!contains(try Self.decryptedBody(store.path), victim.key.bytes))
+        } else {
+            #expect(reopened.currentKey(for: victim.scope)?.key.bytes == victim.key.bytes)
+            #expect(reopened.tombstones.isEmpty)
+        }
+        #expect(reopened.liveCount == (after ? 1 : 2))
+
+        // A key's creation killed at `step`: before, the scope has no key and its id is
+        // issued again (no ciphertext can name it: the call never returned).
+        let creating = try KeyStore.open(folder: store.folder, kek: countingKEK, access: .write, crashAt: step)
+        #expect(error { try creating.key(for: scope(type: 3)) } != nil)
+        let again = try KeyStore.open(folder: store.folder, kek: countingKEK)
+        #expect(again.currentKey(for: scope(type: 3))?.id == (after ? 3 : nil))
+        #expect(again.nextID == (after ? 4 : 3))
+    }
+
     @Test func aFailedWriteMakesTheHandleUnusable() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
