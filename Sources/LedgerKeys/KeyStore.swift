@@ -18,7 +18,8 @@ import Synchronization
 /// removed when the store is next opened for writing.
 ///
 /// One writer: the store relies on its caller's exclusion between processes (the
-/// ledger's `LOCK`); within a process, a lock serializes every call.
+/// ledger's `LOCK`); within a process, a lock serializes the writes, and lookups read
+/// the last state written without waiting for a write in progress.
 ///
 /// After a failed write the handle refuses further writes (`unusableAfterFailedWrite`):
 /// the rename may or may not have happened, and writing its in-memory state again could
@@ -42,12 +43,13 @@ package final class KeyStore: Sendable {
     package let access: Access
     let kek: KeyEncryptionKey
 
-    private struct State: Sendable {
-        var contents: KeyStoreContents
-        var failed = false
-    }
-
-    private let state: Mutex<State>
+    /// What readers see: the contents as last written durably. Held only for a lookup
+    /// or to publish a write, never across file I/O, so a read never waits for an fsync.
+    private let published: Mutex<KeyStoreContents>
+    /// Held by a writer for a whole change (computing it, writing it, publishing it), so
+    /// writes are serialized; its value is whether a write failed (the handle is then
+    /// unusable). Lock order: `writer`, then `published`.
+    private let writer = Mutex(false)
 
     /// Tests only: every write stops at this step as `kill -9` would (and the handle
     /// is then unusable, as after any failed write).
@@ -58,7 +60,7 @@ package final class KeyStore: Sendable {
         self.kek = kek
         self.access = access
         self.crashAt = crashAt
-        self.state = Mutex(State(contents: contents))
+        self.published = Mutex(contents)
     }
 
     /// `keys.bin`'s path.
@@ -157,34 +159,34 @@ package final class KeyStore: Sendable {
 
     /// What `id` names: a live key, a tombstone, or nothing this store issued.
     package func lookup(id: UInt64) -> KeyLookup {
-        state.withLock { state in
-            if let entry = state.contents.live[id] { return .live(entry) }
-            if let tombstone = state.contents.tombstones[id] { return .destroyed(tombstone) }
+        published.withLock { contents in
+            if let entry = contents.live[id] { return .live(entry) }
+            if let tombstone = contents.tombstones[id] { return .destroyed(tombstone) }
             return .unknown
         }
     }
 
     /// The key new records of `scope` are sealed under, if it has one; creates nothing.
     package func currentKey(for scope: KeyScope) -> DataKey? {
-        state.withLock { state in state.contents.current[scope].flatMap { state.contents.live[$0] } }
+        published.withLock { contents in contents.current[scope].flatMap { contents.live[$0] } }
     }
 
     /// The live keys whose scopes `predicate` accepts, by id (older keys of a rotated
     /// scope included).
     package func keys(where predicate: (KeyScope) -> Bool) -> [DataKey] {
-        state.withLock { state in state.contents.live.values.filter { predicate($0.scope) }.sorted { $0.id < $1.id } }
+        published.withLock { contents in contents.live.values.filter { predicate($0.scope) }.sorted { $0.id < $1.id } }
     }
 
     /// Every tombstone, by id.
     package var tombstones: [Tombstone] {
-        state.withLock { state in state.contents.tombstones.values.sorted { $0.id < $1.id } }
+        published.withLock { contents in contents.tombstones.values.sorted { $0.id < $1.id } }
     }
 
     /// Live keys in the store.
-    package var liveCount: Int { state.withLock { $0.contents.live.count } }
+    package var liveCount: Int { published.withLock { $0.live.count } }
 
     /// The id the next new key will get: above every id ever issued.
-    package var nextID: UInt64 { state.withLock { $0.contents.nextID } }
+    package var nextID: UInt64 { published.withLock { $0.nextID } }
 
     // MARK: Writing
 
@@ -253,26 +255,29 @@ package final class KeyStore: Sendable {
     }
 
     /// Applies `body` to a copy of the contents; when it reports a change, writes the
-    /// copy durably and only then makes it this handle's state. Holds the lock
-    /// throughout, so writes are serialized and a reader never sees an unwritten state.
+    /// copy durably and only then publishes it. Holds `writer` throughout, so writes are
+    /// serialized and the copy is of the latest state; readers keep seeing the previous
+    /// state until the write is durable, so none sees a key that is not on disk yet,
+    /// and a key being destroyed stays readable until it is gone from the file.
     private func change<R: Sendable>(
         _ body: (inout KeyStoreContents) throws(KeyStoreError) -> (R, Bool)
     ) throws(KeyStoreError) -> R {
-        try state.withLock { (state: inout State) throws(KeyStoreError) -> R in
+        try writer.withLock { (failed: inout Bool) throws(KeyStoreError) -> R in
             guard access == .write else { throw .readOnly }
-            guard !state.failed else { throw .unusableAfterFailedWrite }
-            var next = state.contents
+            guard !failed else { throw .unusableAfterFailedWrite }
+            let current = published.withLock { $0 }
+            var next = current
             let (result, changed) = try body(&next)
             guard changed else { return result }
             assert(next.invariantFailure() == nil, next.invariantFailure() ?? "")
-            assert(next.nextID >= state.contents.nextID, "ids are never reissued")
+            assert(next.nextID >= current.nextID, "ids are never reissued")
             do throws(KeyStoreError) {
                 try write(next)
             } catch {
-                state.failed = true
+                failed = true
                 throw error
             }
-            state.contents = next
+            published.withLock { $0 = next }
             return result
         }
     }

@@ -30,8 +30,8 @@ package enum KeyLookup: Sendable {
 
 /// The key store's contents as a value: the counter, the live keys and the tombstones.
 ///
-/// Invariants (checked by `checkInvariants`, asserted after every change, and enforced
-/// on every file read):
+/// Invariants (stated by `invariantFailure`, asserted after every change, and checked
+/// entry by entry on every file read):
 /// - every id in `live` and `tombstones` is at least 1 and below `nextID`;
 /// - no id is both live and a tombstone;
 /// - `current[scope]` is the highest live id of that scope, for exactly the scopes that

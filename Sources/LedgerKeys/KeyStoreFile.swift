@@ -148,6 +148,7 @@ enum KeyStoreFile {
         guard needed == cursor.remaining else {
             throw .malformed(path: path, reason: "\(liveCount) keys and \(tombstoneCount) tombstones need \(needed) bytes; \(cursor.remaining) follow")
         }
+        guard nextID >= 1 else { throw .malformed(path: path, reason: "next id 0") }
         var contents = KeyStoreContents()
         contents.nextID = nextID
         contents.live.reserveCapacity(Int(liveCount))
@@ -158,6 +159,7 @@ enum KeyStoreFile {
                 throw .malformed(path: path, reason: "a key entry cut short")
             }
             guard id > previous else { throw .malformed(path: path, reason: "key id \(id) after \(previous): not ascending") }
+            guard id < nextID else { throw .malformed(path: path, reason: "live key id \(id) outside 1..<\(nextID)") }
             previous = id
             let key: SealKey
             do { key = try SealKey(bytes: keyBytes) } catch { throw .malformed(path: path, reason: "\(error)") }
@@ -171,10 +173,14 @@ enum KeyStoreFile {
                 throw .malformed(path: path, reason: "a tombstone cut short")
             }
             guard id > previous else { throw .malformed(path: path, reason: "tombstone id \(id) after \(previous): not ascending") }
+            guard id < nextID else { throw .malformed(path: path, reason: "destroyed key id \(id) outside 1..<\(nextID)") }
+            guard contents.live[id] == nil else { throw .malformed(path: path, reason: "key id \(id) both live and destroyed") }
             previous = id
             contents.tombstones[id] = Tombstone(id: id, scope: scope, destroyedAt: Int64(bitPattern: time))
         }
-        if let failure = contents.invariantFailure() { throw .malformed(path: path, reason: failure) }
+        // Every invariant was checked above, entry by entry (ids ascending from 1 and below
+        // next id, none both live and destroyed; `current` built as the highest id).
+        assert(contents.invariantFailure() == nil, contents.invariantFailure() ?? "")
         return contents
     }
 

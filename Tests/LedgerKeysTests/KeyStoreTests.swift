@@ -159,6 +159,7 @@ import Testing
             (body(3, [(1, 1)], tombstones: [1]), "key id 1 both live and destroyed"),
             (body(3, [(1, 1)], tombstones: [5]), "destroyed key id 5 outside 1..<3"),
             (body(3, [(1, 1)], extra: [0]), "1 keys and 0 tombstones need 63 bytes; 64 follow"),
+            (body(0, []), "next id 0"),
             (Array(body(3, [])[0..<15]), "a body of 15 bytes is shorter than its 16-byte head"),
         ]
         for (body, reason) in cases {
