@@ -8,7 +8,7 @@ import LedgerCrypto
 /// `--key-file PATH` or `HEALTHLEDGER_KEY_FILE`). Without it the ledger folder reveals no
 /// health content.
 ///
-/// The file is text, so a person can tell what it is (events/FORMAT.md, "The
+/// The file is text, so a person can tell what it is (events/FORMAT.md, rules F1–F5, "The
 /// key-encryption-key file"): exactly `healthledger-kek-v1:` then the key's 32 bytes as
 /// 64 lower-case hex digits, then one line feed (85 bytes). It is created new, mode
 /// 0600, and never overwritten; one that its group or others may read is refused.

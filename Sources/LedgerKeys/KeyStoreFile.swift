@@ -1,6 +1,7 @@
 import LedgerCrypto
 
-/// The key store file `keys/keys.bin`, format version 1 (events/FORMAT.md, Part 5).
+/// The key store file `keys/keys.bin`, format version 1 (events/FORMAT.md, Part 5,
+/// rules Y1–Y7; the reader below checks Y1 and Y2 in their order).
 /// All integers little-endian.
 ///
 /// ```

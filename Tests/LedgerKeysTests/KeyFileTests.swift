@@ -7,12 +7,14 @@ import Testing
 /// loaded with exact parsing; refused when missing, malformed or too open; its path from
 /// `--key-file` or the environment.
 @Suite struct KeyFileTests {
+    /// F5: the check id.
     @Test func checkIDIsTheHashOfTheKey() {
         // python3: hashlib.sha256(b'healthledger kek id' + bytes(range(32))).hexdigest()[:16]
         #expect(countingKEK.checkID == [0x1f, 0x5f, 0x43, 0xe2, 0x72, 0x32, 0x18, 0x11])
         #expect("\(countingKEK)" == "KeyEncryptionKey(check 1f5f43e272321811)")
     }
 
+    /// F1: the text.
     @Test func fileTextIsPrefixHexAndLineFeed() {
         let text = String(decoding: KeyEncryptionKey.fileBytes(of: countingKEK.key), as: UTF8.self)
         #expect(text == "healthledger-kek-v1:000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n")
@@ -33,6 +35,7 @@ import Testing
         #expect(text == KeyEncryptionKey.fileBytes(of: created.key))
     }
 
+    /// F2: never overwritten, not through a symbolic link.
     @Test func createNeverOverwrites() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -58,6 +61,7 @@ import Testing
                 == "key file \(path) is missing: without it the ledger's health data cannot be read")
     }
 
+    /// F3: group or other permissions refused.
     @Test func tooOpenIsRefused() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -73,6 +77,7 @@ import Testing
                 == "k has mode 0644: refused, group and others must have no access (chmod go-rwx)")
     }
 
+    /// F1 and F3: exact parsing; not a regular file.
     @Test func malformedTextIsRefused() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -113,6 +118,7 @@ import Testing
                 == .keyFileMalformed(path: folder.join("d"), reason: "not a regular file"))
     }
 
+    /// F4: --key-file, then HEALTHLEDGER_KEY_FILE, empty as absent.
     @Test func pathFromOptionThenEnvironment() throws {
         #expect(try KeyEncryptionKey.resolvePath(keyFileOption: "/a", environment: "/b") == "/a")
         #expect(try KeyEncryptionKey.resolvePath(keyFileOption: nil, environment: "/b") == "/b")

@@ -84,6 +84,7 @@ import Testing
         return (error { try KeyStore.open(folder: keys, kek: countingKEK) }, keys + "/keys.bin")
     }
 
+    /// Y1: each header field's refusal, in the reader's order, for every byte.
     @Test func everyFlippedByteIsATypedError() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -112,6 +113,7 @@ import Testing
         }
     }
 
+    /// Y1: shorter is truncated, longer tampered.
     @Test func everyTruncationIsATypedError() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -127,7 +129,7 @@ import Testing
         #expect(other == .notAKeyStore(path: otherPath))
     }
 
-    /// A body that authenticates but breaks a rule (only a writer with the KEK could
+    /// Y2: a body that authenticates but breaks a rule (only a writer with the KEK could
     /// make one) is `malformed`, each rule with its reason.
     @Test func authenticBadBodiesAreMalformed() throws {
         let nonce = try SealNonce(bytes: [UInt8](repeating: 7, count: 12))
@@ -173,6 +175,7 @@ import Testing
         }
     }
 
+    /// Y4: a tombstone, never a key byte; Y5: gone from the file on return.
     @Test func destroyedKeysLeaveOnlyTombstones() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -223,6 +226,7 @@ import Testing
         #expect(try reopened.key(for: scopes[0]).id == 5)
     }
 
+    /// Y3: the current key of a scope is its highest live id.
     @Test func rotationKeepsTheOldKeyUntilDestroyed() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -243,6 +247,7 @@ import Testing
         #expect(reopened.currentKey(for: month)?.id == new.id)
     }
 
+    /// Y3: ids are never issued twice, across destruction and reopening.
     @Test func idsAreNeverReused() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -257,6 +262,7 @@ import Testing
         #expect(try KeyStore.open(folder: store.folder, kek: countingKEK).key(for: scopes[0]).id == 7)
     }
 
+    /// Y6: a leftover `.new` is removed by a writer, left by a reader.
     @Test func leftoverNewFileOfAKilledWriteIsRemoved() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -284,7 +290,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: newPath))
     }
 
-    /// `kill -9` at every step of a write, for a key's creation and for an erasure: the
+    /// Y5: `kill -9` at every step of a write, for a key's creation and for an erasure: the
     /// store opened afterwards is the one before, up to the rename, and the one after
     /// from the rename on; never a third state, never an error.
     @Test(arguments: WriteStep.allCases)
@@ -321,6 +327,23 @@ import Testing
         let again = try KeyStore.open(folder: store.folder, kek: countingKEK)
         #expect(again.currentKey(for: scope(type: 3))?.id == (after ? 3 : nil))
         #expect(again.nextID == (after ? 4 : 3))
+    }
+
+    /// Y7: every write seals under a nonce of its own, so the same contents written
+    /// twice share no keystream.
+    @Test func everyWriteHasAFreshNonce() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = try Self.makeStore(folder)
+        var nonces: Set<[UInt8]> = [Array(try bytes(store.path)[24..<36])]
+        let key = try store.key(for: scope())
+        for time in 0..<20 as Range<Int64> {
+            nonces.insert(Array(try bytes(store.path)[24..<36]))
+            _ = try store.destroy(ids: [try store.key(for: scope()).id], at: time)
+        }
+        nonces.insert(Array(try bytes(store.path)[24..<36]))
+        #expect(nonces.count == 22)
+        #expect(store.tombstones.first?.id == key.id)
     }
 
     @Test func aFailedWriteMakesTheHandleUnusable() throws {
