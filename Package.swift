@@ -46,6 +46,10 @@ let package = Package(
         // ChaCha20-Poly1305 AEAD (RFC 8439), for sealing event payloads under per-subject
         // keys (crypto-shredding). Pure functions over bytes; imports only Glibc (entropy).
         .target(name: "LedgerCrypto", swiftSettings: strictMemorySafety),
+        // The data keys of crypto-shredding (issue 32): the key store (`keys/keys.bin`,
+        // one key per source, type and UTC month, sealed under the owner's key-encryption
+        // key) and the key-encryption-key file. Knows nothing of events.
+        .target(name: "LedgerKeys", dependencies: ["LedgerCrypto", "LedgerChecksums"], swiftSettings: strictMemorySafety),
         // Layer 2: the event log. Bytes, framing, checksums, the hash chain, fsync,
         // recovery. Knows nothing of health.
         .target(name: "LedgerLog", dependencies: ["LedgerChecksums", "CLedgerAccel"]),
@@ -106,6 +110,8 @@ let package = Package(
         // The structured fuzzers (event payloads, unit strings, dates): `healthledger-bench fuzz`, and seeded in tests.
         .target(name: "LedgerFuzz", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "TestSupport"], path: "tools/fuzz",
                 swiftSettings: strictMemorySafety),
+        // The key store's benchmark (a release build of it alone: `swift run -c release keys-bench`).
+        .executableTarget(name: "keys-bench", dependencies: ["LedgerKeys"], path: "tools/keys-bench"),
         // A second process for crash and lock tests, and manual soak runs.
         .executableTarget(name: "ledger-torture", dependencies: ["LedgerLog", "TestSupport"], path: "tools/ledger-torture"),
 
@@ -114,6 +120,7 @@ let package = Package(
         .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerHTTP", "TestSupport"]),
         .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerHTTP", "HealthLedger", "HealthModel", "TestSupport"]),
         .testTarget(name: "LedgerCryptoTests", dependencies: ["LedgerCrypto"], swiftSettings: strictMemorySafety),
+        .testTarget(name: "LedgerKeysTests", dependencies: ["LedgerKeys", "LedgerCrypto"], swiftSettings: strictMemorySafety),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"], swiftSettings: strictMemorySafety),
         // Also ModuleGraphTests: this file, the imports and DESIGN.md's module graph agree.
         .testTarget(name: "LedgerLogTests", dependencies: ["LedgerChecksums", "LedgerLog", "TestSupport", "ledger-torture"]),

@@ -1,0 +1,312 @@
+import Glibc
+import LedgerCrypto
+import Synchronization
+
+/// The ledger's data keys: one ChaCha20-Poly1305 key per `KeyScope`, in one file,
+/// `keys.bin`, in the key folder (`keys/` of the ledger folder: 0700, the file 0600),
+/// sealed under the owner's key-encryption key. Destroying a key erases what it sealed
+/// (crypto-shredding): every write replaces the whole file, so no copy of the store
+/// written after a destruction holds the key (DESIGN.md, "Keys and erasure").
+///
+/// Durability: every change is one write of the whole store — `keys.bin.new` created
+/// new (O_CREAT|O_EXCL|O_NOFOLLOW, 0600), written, fsynced, renamed over `keys.bin`,
+/// the folder fsynced — and is durable when the call returns. So a key handed out by
+/// `key(for:)`, `prepare` or `rotate` is on disk before any ciphertext under it can be
+/// acknowledged, and a key `destroy` reports destroyed is gone from `keys.bin` on
+/// return. A kill at any point leaves `keys.bin` either the old store or the new one
+/// (rename is atomic); a `keys.bin.new` left behind was never acknowledged and is
+/// removed when the store is next opened for writing.
+///
+/// One writer: the store relies on its caller's exclusion between processes (the
+/// ledger's `LOCK`); within a process, a lock serializes the writes, and lookups read
+/// the last state written without waiting for a write in progress.
+///
+/// After a failed write the handle refuses further writes (`unusableAfterFailedWrite`):
+/// the rename may or may not have happened, and writing its in-memory state again could
+/// bring back a key a failed `destroy` had in fact destroyed on disk. Open it again.
+package final class KeyStore: Sendable {
+    /// Whether a handle may write.
+    package enum Access: Sendable {
+        /// The ledger's writer (holding its lock): writes, and removes a leftover `keys.bin.new`.
+        case write
+        /// A reader: never writes, never removes anything.
+        case read
+    }
+
+    /// The store's file name in the key folder.
+    package static let fileName = "keys.bin"
+    /// The file a write goes through before its rename.
+    package static let newFileName = "keys.bin.new"
+
+    /// The key folder.
+    package let folder: String
+    package let access: Access
+    let kek: KeyEncryptionKey
+
+    /// What readers see: the contents as last written durably. Held only for a lookup
+    /// or to publish a write, never across file I/O, so a read never waits for an fsync.
+    private let published: Mutex<KeyStoreContents>
+    /// Held by a writer for a whole change (computing it, writing it, publishing it), so
+    /// writes are serialized; its value is whether a write failed (the handle is then
+    /// unusable). Lock order: `writer`, then `published`.
+    private let writer = Mutex(false)
+
+    /// Tests only: every write stops at this step as `kill -9` would (and the handle
+    /// is then unusable, as after any failed write).
+    let crashAt: WriteStep?
+
+    private init(folder: String, kek: KeyEncryptionKey, access: Access, contents: KeyStoreContents, crashAt: WriteStep? = nil) {
+        self.folder = folder
+        self.kek = kek
+        self.access = access
+        self.crashAt = crashAt
+        self.published = Mutex(contents)
+    }
+
+    /// `keys.bin`'s path.
+    package var path: String { PosixFile.join(folder, Self.fileName) }
+    var newPath: String { PosixFile.join(folder, Self.newFileName) }
+
+    // MARK: Creating and opening
+
+    /// A new, empty store in `folder` (made with mode 0700 when absent; its parent must
+    /// exist), sealed under `kek`. Never replaces a store: `keys.bin` is put in place by
+    /// `link(2)`, which refuses an existing name.
+    /// - Throws: `storeExists`; `unprotected` for an existing folder its group or others
+    ///   may use; `notAKeyStore` when `folder` is not a folder; `io`; `randomSourceFailed`.
+    package static func create(folder: String, kek: KeyEncryptionKey) throws(KeyStoreError) -> KeyStore {
+        if let info = try PosixFile.lstatMode(folder) {
+            guard info.isDirectory else { throw .notAKeyStore(path: folder) }
+            try PosixFile.refuseUnprotected(folder, mode: info.mode)
+        } else {
+            guard unsafe mkdir(folder, 0o700) == 0 else { throw .io(operation: "mkdir", path: folder, errno: errno) }
+            guard unsafe chmod(folder, 0o700) == 0 else { throw .io(operation: "chmod 0700", path: folder, errno: errno) }
+            try PosixFile.syncFolder(PosixFile.folder(of: folder))
+        }
+        let store = KeyStore(folder: folder, kek: kek, access: .write, contents: KeyStoreContents())
+        guard try PosixFile.lstatMode(store.path) == nil else { throw .storeExists(path: store.path) }
+        unsafe unlink(store.newPath)
+        let bytes = try store.sealed(KeyStoreContents())
+        guard try PosixFile.createNew(store.newPath, bytes: bytes) else {
+            throw .io(operation: "create", path: store.newPath, errno: EEXIST)
+        }
+        if unsafe link(store.newPath, store.path) != 0 {
+            let code = errno
+            unsafe unlink(store.newPath)
+            if code == EEXIST { throw .storeExists(path: store.path) }
+            throw .io(operation: "link", path: store.path, errno: code)
+        }
+        unsafe unlink(store.newPath)
+        try PosixFile.syncFolder(folder)
+        return store
+    }
+
+    /// The store in `folder`, opened with `kek`. For `.write`, a leftover
+    /// `keys.bin.new` (a write killed before its rename: never acknowledged) is removed
+    /// first.
+    /// - Throws: `storeMissing`; `unprotected` (the folder or the file usable by group or
+    ///   others); `notAKeyStore` (not a folder, not a regular file, a symbolic link, or
+    ///   not the magic); `unknownVersion`; `truncated`; `wrongKey`; `tampered`;
+    ///   `malformed`; `io`.
+    package static func open(folder: String, kek: KeyEncryptionKey, access: Access = .write) throws(KeyStoreError) -> KeyStore {
+        try open(folder: folder, kek: kek, access: access, crashAt: nil)
+    }
+
+    /// `open`, with every write stopped at `crashAt` (tests: `kill -9` at each step).
+    static func open(folder: String, kek: KeyEncryptionKey, access: Access, crashAt: WriteStep?) throws(KeyStoreError) -> KeyStore {
+        let file = PosixFile.join(folder, fileName)
+        guard let info = try PosixFile.lstatMode(folder) else { throw .storeMissing(path: file) }
+        guard info.isDirectory else { throw .notAKeyStore(path: folder) }
+        try PosixFile.refuseUnprotected(folder, mode: info.mode)
+        if access == .write {
+            let leftover = PosixFile.join(folder, newFileName)
+            if unsafe unlink(leftover) != 0 && errno != ENOENT { throw .io(operation: "unlink", path: leftover, errno: errno) }
+        }
+        let contents = try read(file, kek: kek)
+        return KeyStore(folder: folder, kek: kek, access: access, contents: contents, crashAt: crashAt)
+    }
+
+    /// The contents of the store file at `path`: the header read and checked first, so
+    /// that a wrong length or key is told before the body is read.
+    static func read(_ path: String, kek: KeyEncryptionKey) throws(KeyStoreError) -> KeyStoreContents {
+        // O_NONBLOCK: a FIFO in the file's place must not block the open (it is then
+        // refused as not a regular file).
+        let fd = unsafe Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            switch errno {
+            case ENOENT: throw .storeMissing(path: path)
+            case ELOOP: throw .notAKeyStore(path: path)  // a symbolic link
+            default: throw .io(operation: "open", path: path, errno: errno)
+            }
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard unsafe fstat(fd, &info) == 0 else { throw .io(operation: "fstat", path: path, errno: errno) }
+        guard UInt32(info.st_mode) & UInt32(S_IFMT) == UInt32(S_IFREG) else { throw .notAKeyStore(path: path) }
+        try PosixFile.refuseUnprotected(path, mode: UInt32(info.st_mode) & 0o7777)
+        let fileLength = Int(info.st_size)
+        let header = try PosixFile.read(fd, count: KeyStoreFile.headerByteCount, path: path)
+        let (expected, _) = try KeyStoreFile.checkHeader(header, fileLength: fileLength, kek: kek, path: path)
+        var rest = try PosixFile.read(fd, count: expected - header.count, path: path)
+        defer { wipe(&rest) }
+        guard header.count + rest.count == expected else {
+            throw .truncated(path: path, length: header.count + rest.count, expected: expected)  // shrank while read
+        }
+        return try KeyStoreFile.decode(header + rest, kek: kek, path: path)
+    }
+
+    // MARK: Reading
+
+    /// What `id` names: a live key, a tombstone, or nothing this store issued.
+    package func lookup(id: UInt64) -> KeyLookup {
+        published.withLock { contents in
+            if let entry = contents.live[id] { return .live(entry) }
+            if let tombstone = contents.tombstones[id] { return .destroyed(tombstone) }
+            return .unknown
+        }
+    }
+
+    /// The key new records of `scope` are sealed under, if it has one; creates nothing.
+    package func currentKey(for scope: KeyScope) -> DataKey? {
+        published.withLock { contents in contents.current[scope].flatMap { contents.live[$0] } }
+    }
+
+    /// The live keys whose scopes `predicate` accepts, by id (older keys of a rotated
+    /// scope included).
+    package func keys(where predicate: (KeyScope) -> Bool) -> [DataKey] {
+        published.withLock { contents in contents.live.values.filter { predicate($0.scope) }.sorted { $0.id < $1.id } }
+    }
+
+    /// Every tombstone, by id.
+    package var tombstones: [Tombstone] {
+        published.withLock { contents in contents.tombstones.values.sorted { $0.id < $1.id } }
+    }
+
+    /// Live keys in the store.
+    package var liveCount: Int { published.withLock { $0.live.count } }
+
+    /// The id the next new key will get: above every id ever issued.
+    package var nextID: UInt64 { published.withLock { $0.nextID } }
+
+    // MARK: Writing
+
+    /// The current key of `scope`, created (durably, before this returns) when it has none.
+    /// - Throws: as `prepare`.
+    package func key(for scope: KeyScope) throws(KeyStoreError) -> DataKey {
+        guard let key = try prepare([scope])[scope] else {
+            preconditionFailure("prepare returns a key for every scope it is given")
+        }
+        return key
+    }
+
+    /// The current key of every scope in `scopes`, the missing ones created together in
+    /// one durable write (none when all exist): a batch of records asks once.
+    /// - Throws: `readOnly`; `unusableAfterFailedWrite`; `idSpaceExhausted`;
+    ///   `randomSourceFailed`; `io` (nothing was acknowledged; the handle is then unusable).
+    package func prepare(_ scopes: some Sequence<KeyScope>) throws(KeyStoreError) -> [KeyScope: DataKey] {
+        try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ([KeyScope: DataKey], Bool) in
+            var keys: [KeyScope: DataKey] = [:]
+            var created = false
+            for scope in scopes where keys[scope] == nil {
+                if let id = contents.current[scope], let entry = contents.live[id] {
+                    keys[scope] = entry
+                } else {
+                    keys[scope] = try contents.add(scope)
+                    created = true
+                }
+            }
+            return (keys, created)
+        }
+    }
+
+    /// A new current key for every scope in `scopes`, in one durable write; the keys they
+    /// replace stay live (still opening what they sealed) until destroyed. For erasing a
+    /// range of days: rotate the months it cuts, re-seal the surviving records under
+    /// the new keys, make that durable, then `destroy` the old ids.
+    /// - Throws: as `prepare`.
+    package func rotate(_ scopes: some Sequence<KeyScope>) throws(KeyStoreError) -> [KeyScope: DataKey] {
+        try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ([KeyScope: DataKey], Bool) in
+            var keys: [KeyScope: DataKey] = [:]
+            for scope in scopes where keys[scope] == nil { keys[scope] = try contents.add(scope) }
+            return (keys, !keys.isEmpty)
+        }
+    }
+
+    /// Destroys the live keys among `ids` (others are skipped) in one durable write,
+    /// leaving tombstones dated `time` (ns since 1970). Returns the tombstones made, by
+    /// id; after it returns, `keys.bin` holds none of their bytes.
+    /// - Throws: `readOnly`; `unusableAfterFailedWrite`; `randomSourceFailed`; `io` (the
+    ///   keys may or may not be destroyed on disk: open the store again and destroy again).
+    package func destroy(ids: some Sequence<UInt64>, at time: Int64) throws(KeyStoreError) -> [Tombstone] {
+        try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ([Tombstone], Bool) in
+            let destroyed = contents.destroy(ids, at: time)
+            return (destroyed, !destroyed.isEmpty)
+        }
+    }
+
+    /// Destroys every live key whose scope `predicate` accepts, as `destroy(ids:at:)`.
+    /// A source: `{ $0.source == s }`; a type: `{ $0.type == t }`; the whole person: `{ _ in true }`.
+    package func destroy(at time: Int64, where predicate: (KeyScope) -> Bool) throws(KeyStoreError) -> [Tombstone] {
+        try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ([Tombstone], Bool) in
+            let ids = contents.live.values.filter { predicate($0.scope) }.map(\.id)
+            let destroyed = contents.destroy(ids, at: time)
+            return (destroyed, !destroyed.isEmpty)
+        }
+    }
+
+    /// Applies `body` to a copy of the contents; when it reports a change, writes the
+    /// copy durably and only then publishes it. Holds `writer` throughout, so writes are
+    /// serialized and the copy is of the latest state; readers keep seeing the previous
+    /// state until the write is durable, so none sees a key that is not on disk yet,
+    /// and a key being destroyed stays readable until it is gone from the file.
+    private func change<R: Sendable>(
+        _ body: (inout KeyStoreContents) throws(KeyStoreError) -> (R, Bool)
+    ) throws(KeyStoreError) -> R {
+        try writer.withLock { (failed: inout Bool) throws(KeyStoreError) -> R in
+            guard access == .write else { throw .readOnly }
+            guard !failed else { throw .unusableAfterFailedWrite }
+            let current = published.withLock { $0 }
+            var next = current
+            let (result, changed) = try body(&next)
+            guard changed else { return result }
+            assert(next.invariantFailure() == nil, next.invariantFailure() ?? "")
+            assert(next.nextID >= current.nextID, "ids are never reissued")
+            do throws(KeyStoreError) {
+                try write(next)
+            } catch {
+                failed = true
+                throw error
+            }
+            published.withLock { $0 = next }
+            return result
+        }
+    }
+
+    /// The file's bytes for `contents`, under a fresh random nonce.
+    private func sealed(_ contents: KeyStoreContents) throws(KeyStoreError) -> [UInt8] {
+        let nonce: SealNonce
+        do {
+            nonce = try SealNonce(bytes: SealKey.random().bytes.prefix(SealNonce.byteCount))
+        } catch {
+            throw KeyEncryptionKey.randomFailure(error)
+        }
+        return try KeyStoreFile.encode(contents, kek: kek, nonce: nonce)
+    }
+
+    /// One durable write of the whole store: `keys.bin.new` created new, written and
+    /// fsynced; renamed over `keys.bin`; the folder fsynced.
+    private func write(_ contents: KeyStoreContents) throws(KeyStoreError) {
+        let bytes = try sealed(contents)
+        guard try PosixFile.createNew(newPath, bytes: bytes, crash: crashAt) else {
+            throw .io(operation: "create", path: newPath, errno: EEXIST)  // another writer, or a planted file
+        }
+        guard unsafe rename(newPath, path) == 0 else {
+            let code = errno
+            unsafe unlink(newPath)
+            throw .io(operation: "rename", path: path, errno: code)
+        }
+        if crashAt == .renamed { throw .io(operation: "simulated crash after renamed", path: path, errno: 0) }
+        try PosixFile.syncFolder(folder)
+        if crashAt == .folderSynced { throw .io(operation: "simulated crash after folderSynced", path: path, errno: 0) }
+    }
+}
