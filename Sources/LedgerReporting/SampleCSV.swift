@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerCore
 
 /// Samples as CSV (RFC 4180): one file per type, a header row, CRLF line ends, a field
 /// quoted when it holds a comma, a double quote, CR or LF, and a double quote inside
@@ -59,20 +60,60 @@ package enum SampleCSV {
         out.append(0x0A)
     }
 
-    /// A UUID as `uuidString` writes it.
-    private static func uuid(_ u: UUID, _ out: inout [UInt8]) {
-        // unsafe: the UUID's 16 bytes read in place during the call.
-        unsafe withUnsafeBytes(of: u.uuid) { b in
-            for i in 0..<16 {
-                if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
-                let byte = unsafe b[i]
-                out.append(hex(byte >> 4))
-                out.append(hex(byte & 15))
+    /// `appendRow(sample)`'s bytes for a quantity sample read in place
+    /// (`PlainQuantityBytes`), written from its stored bytes without a `Sample`.
+    package static func appendRow(_ s: PlainQuantityBytes, to out: inout [UInt8]) {
+        uuid(s.uuid, &out)
+        out.append(UInt8(ascii: ","))
+        SampleJSONWriter.date(Date(timeIntervalSinceReferenceDate: s.start), &out, quoted: false)
+        out.append(UInt8(ascii: ","))
+        SampleJSONWriter.date(Date(timeIntervalSinceReferenceDate: s.end), &out, quoted: false)
+        out.append(UInt8(ascii: ","))
+        SampleJSONWriter.number(s.value, &out)
+        out.append(UInt8(ascii: ","))
+        field(s.payload[s.unit], &out)
+        out.append(UInt8(ascii: ","))
+        if let source = s.source { field(source.bundleIdentifier, &out) }
+        out.append(UInt8(ascii: ","))
+        out.append(UInt8(ascii: ","))  // no device: `PlainQuantityBytes` has none
+        if s.metadataCount > 0 {
+            // A JSON object always holds a double quote: quoted, each one doubled.
+            var json: [UInt8] = []
+            SampleJSONWriter.metadata(s, &json)
+            out.append(UInt8(ascii: "\""))
+            for b in json {
+                out.append(b)
+                if b == UInt8(ascii: "\"") { out.append(b) }
             }
+            out.append(UInt8(ascii: "\""))
         }
+        out.append(UInt8(ascii: ","))
+        // A sample's version belongs to its source (`SampleCodec`): none without one.
+        if s.source != nil, let version = s.sourceVersion { field(s.payload[version], &out) }
+        out.append(UInt8(ascii: ","))
+        if let creation = s.creation { SampleJSONWriter.date(Date(timeIntervalSinceReferenceDate: creation), &out, quoted: false) }
+        out.append(0x0D)
+        out.append(0x0A)
     }
 
-    private static func hex(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "A") - 10 + v }
+    /// A UUID as `uuidString` writes it.
+    private static func uuid(_ u: UUID, _ out: inout [UInt8]) {
+        SampleJSONWriter.uuid(u, &out)
+    }
+
+    /// A text field's bytes, quoted as `quoted` quotes it.
+    private static func field(_ bytes: ArraySlice<UInt8>, _ out: inout [UInt8]) {
+        if bytes.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }) {
+            out.append(UInt8(ascii: "\""))
+            for b in bytes {
+                out.append(b)
+                if b == 0x22 { out.append(b) }
+            }
+            out.append(UInt8(ascii: "\""))
+        } else {
+            out.append(contentsOf: bytes)
+        }
+    }
 
     /// A text field's bytes, quoted as `quoted` quotes it.
     private static func field(_ text: String, _ out: inout [UInt8]) {

@@ -85,22 +85,27 @@ package enum SampleJSONWriter {
         }
         if s.metadataCount > 0 {
             key("metadata", &out)
-            var first = true
-            out.append(UInt8(ascii: "{"))
-            s.forEachMetadata { name, value in
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                quoteBytes(s.payload, name, &out)
-                out.append(UInt8(ascii: ":"))
-                switch value {
-                case .string(let r): quoteBytes(s.payload, r, &out)
-                case .integer(let i): out.append(contentsOf: String(i).utf8)
-                case .number(let d): out.append(contentsOf: JSONObject.number(d).utf8)
-                case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
-                case .date(let d): quote(ISO8601.string(Date(timeIntervalSinceReferenceDate: d)), &out)
-                }
+            metadata(s, &out)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// The metadata of a sample read in place as `SampleJSON.metadata` writes it.
+    package static func metadata(_ s: PlainQuantityBytes, _ out: inout [UInt8]) {
+        var first = true
+        out.append(UInt8(ascii: "{"))
+        s.forEachMetadata { name, value in
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            quoteBytes(s.payload, name, &out)
+            out.append(UInt8(ascii: ":"))
+            switch value {
+            case .string(let r): quoteBytes(s.payload, r, &out)
+            case .integer(let i): out.append(contentsOf: String(i).utf8)
+            case .number(let d): out.append(contentsOf: JSONObject.number(d).utf8)
+            case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+            case .date(let d): quote(ISO8601.string(Date(timeIntervalSinceReferenceDate: d)), &out)
             }
-            out.append(UInt8(ascii: "}"))
         }
         out.append(UInt8(ascii: "}"))
     }
@@ -119,6 +124,18 @@ package enum SampleJSONWriter {
 
     private static func head(_ uuid: UUID, _ type: String, _ kind: StaticString, _ out: inout [UInt8]) {
         out.append(contentsOf: #"{"uuid":""#.utf8)
+        self.uuid(uuid, &out)
+        out.append(UInt8(ascii: "\""))
+        key("type", &out)
+        quote(type, &out)
+        key("kind", &out)
+        out.append(UInt8(ascii: "\""))
+        kind.withUTF8Buffer { unsafe out.append(contentsOf: $0) }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// The UUID's 36 characters as `UUID.uuidString` writes them (upper case), unquoted.
+    package static func uuid(_ uuid: UUID, _ out: inout [UInt8]) {
         let u = uuid.uuid
         // unsafe: the UUID's 16 bytes read in place, its 36 characters written into a
         // buffer of exactly that size, both during the call.
@@ -139,13 +156,6 @@ package enum SampleJSONWriter {
                 unsafe out.append(contentsOf: UnsafeBufferPointer(text))
             }
         }
-        out.append(UInt8(ascii: "\""))
-        key("type", &out)
-        quote(type, &out)
-        key("kind", &out)
-        out.append(UInt8(ascii: "\""))
-        kind.withUTF8Buffer { unsafe out.append(contentsOf: $0) }
-        out.append(UInt8(ascii: "\""))
     }
 
     /// The upper-case hexadecimal digit of `v` (0…15), as `UUID.uuidString` writes it.

@@ -31,13 +31,20 @@ extension ReadSession {
             var out = Array(SampleCSV.header(type).utf8)
             var rows = 0
             let query = SampleQuery(type: type, sort: [SampleSortDescriptor(.startDate, ascending: true)])
-            _ = try view.forEach(query) { sample in
-                SampleCSV.appendRow(sample, to: &out)
+            func wrote() throws {
                 rows += 1
                 if out.count >= 1 << 20 {
                     try file.write(out)
                     out.removeAll(keepingCapacity: true)
                 }
+            }
+            // The common shape written straight from its stored bytes: the same row.
+            _ = try view.forEach(query, plain: { s in
+                SampleCSV.appendRow(s, to: &out)
+                try wrote()
+            }) { sample in
+                SampleCSV.appendRow(sample, to: &out)
+                try wrote()
             }
             guard rows > 0 || types != nil else {
                 file.discard()

@@ -10,7 +10,7 @@ import TestSupport
 /// byte, as decoding them and writing the `Sample`; every other shape is left to the
 /// full decoder.
 struct PlainQuantityBytesTests {
-    static let source = Source(bundleIdentifier: "com.example.app", name: "Example", version: "2.0 (41)")
+    static let source = Source(bundleIdentifier: "com.example.app", name: "Example", version: "2.0 (41), beta")
 
     /// The samples of one save as `RecordReads` finds them: each one's range in the
     /// payload, its length prefix included.
@@ -30,13 +30,18 @@ struct PlainQuantityBytesTests {
         return (payload, ranges)
     }
 
-    /// The line the full decoder and the sample writer give.
-    static func decodedLine(_ payload: [UInt8], _ range: Range<Int>, source: Source?) throws -> String {
-        let sample = try payload.withUnsafeBytes { p in
+    /// The sample the full decoder gives.
+    static func decoded(_ payload: [UInt8], _ range: Range<Int>, source: Source?) throws -> Sample {
+        try payload.withUnsafeBytes { p in
             var r = ByteReader(UnsafeRawBufferPointer(rebasing: p[range]))
             var sub = try r.lengthPrefixed()
             return try SampleCodec.decode(&sub, source: source).sample
         }
+    }
+
+    /// The line the full decoder and the sample writer give.
+    static func decodedLine(_ payload: [UInt8], _ range: Range<Int>, source: Source?) throws -> String {
+        let sample = try decoded(payload, range, source: source)
         var bytes: [UInt8] = []
         SampleJSONWriter.append(sample, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
@@ -52,7 +57,7 @@ struct PlainQuantityBytesTests {
         metadata.append("ratio", .number(0.1))
         metadata.append("whole", .number(3))
         metadata.append("when", .date(date("2026-03-01T10:00:00.5Z")))
-        metadata.append("plain", .string("Lunch at 12:30 (home)"))
+        metadata.append("plain", .string("Lunch at 12:30 (home), then a walk"))
         metadata.append(Metadata.WellKnownKey.syncIdentifier, .string("sync-1"))
         metadata.append(Metadata.WellKnownKey.syncVersion, .integer(3))
         let samples: [Sample] = [
@@ -82,6 +87,11 @@ struct PlainQuantityBytesTests {
             SampleJSONWriter.append(plain, to: &bytes)
             let line = String(decoding: bytes, as: UTF8.self)
             #expect(line == (try Self.decodedLine(payload, range, source: sample.common.source)))
+            // The CSV row too (`export csv`), byte for byte.
+            var row: [UInt8] = [], decodedRow: [UInt8] = []
+            SampleCSV.appendRow(plain, to: &row)
+            SampleCSV.appendRow(try Self.decoded(payload, range, source: sample.common.source), to: &decodedRow)
+            #expect(String(decoding: row, as: UTF8.self) == String(decoding: decodedRow, as: UTF8.self))
         }
         // The first line, spelled out: the writer is checked, not only compared.
         var first: [UInt8] = []
