@@ -31,21 +31,30 @@ extension ReadSession {
             var out = Array(SampleCSV.header(type).utf8)
             var rows = 0
             let query = SampleQuery(type: type, sort: [SampleSortDescriptor(.startDate, ascending: true)])
+            // The common shape written straight from its stored bytes, the same row,
+            // over the cores in batches; the order is the engine's.
+            var batch = PlainSampleBatch()
             func wrote() throws {
-                rows += 1
                 if out.count >= 1 << 20 {
                     try file.write(out)
                     out.removeAll(keepingCapacity: true)
                 }
             }
-            // The common shape written straight from its stored bytes: the same row.
-            _ = try view.forEach(query, plain: { s in
-                SampleCSV.appendRow(s, to: &out)
-                try wrote()
-            }) { sample in
-                SampleCSV.appendRow(sample, to: &out)
+            func flushBatch() throws {
+                guard !batch.isEmpty else { return }
+                rows += batch.samples.count
+                batch.flush(into: &out) { s, bytes in SampleCSV.appendRow(s, to: &bytes) }
                 try wrote()
             }
+            _ = try view.forEach(query, plain: { s in
+                if batch.append(s) { try flushBatch() }
+            }) { sample in
+                try flushBatch()
+                SampleCSV.appendRow(sample, to: &out)
+                rows += 1
+                try wrote()
+            }
+            try flushBatch()
             guard rows > 0 || types != nil else {
                 file.discard()
                 continue

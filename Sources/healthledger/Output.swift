@@ -59,6 +59,13 @@ enum Output {
         if buffer.count >= 1 << 16 { flush() }
     }
 
+    /// Appends bytes built in place (whole lines, each with its line end).
+    static func bytes(building body: (inout [UInt8]) -> Void) {
+        guard failure == nil else { return }
+        body(&buffer)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
     /// Writes buffered stdout; a failure is remembered for `commit()`.
     static func flush() {
         defer { buffer.removeAll(keepingCapacity: true) }

@@ -176,10 +176,25 @@ enum QueryCommand {
                     throw CLIError.usage("--unit applies to quantity types")
                 }
                 if global.json && unit == nil {
-                    // The common shape printed straight from its stored bytes, the same line.
+                    // The common shape printed straight from its stored bytes, the same
+                    // line, written over the cores in batches; the order is the engine's.
+                    var batch = PlainSampleBatch()
+                    func flushBatch() {
+                        guard !batch.isEmpty else { return }
+                        Output.bytes { out in
+                            batch.flush(into: &out) { s, bytes in
+                                SampleJSONWriter.append(s, to: &bytes)
+                                bytes.append(0x0A)
+                            }
+                        }
+                    }
                     next = try view.forEach(query, after: after, plain: { s in
-                        Output.line { SampleJSONWriter.append(s, to: &$0) }
-                    }) { print($0, json: true) }
+                        if batch.append(s) { flushBatch() }
+                    }) { sample in
+                        flushBatch()
+                        print(sample, json: true)
+                    }
+                    flushBatch()
                 } else {
                     next = try view.forEach(query, after: after) { print($0, json: global.json, unit: unit) }
                 }

@@ -357,3 +357,40 @@ struct PlainPredicateTests {
         #expect(answers == [false, true, false, false, false, false, false, false, false])
     }
 }
+
+/// `PlainSampleBatch` writes over the cores exactly what one thread writes, in order.
+struct PlainSampleBatchTests {
+    @Test func aBatchWritesWhatOneThreadWrites() throws {
+        let t = date("2026-03-01T10:00:00Z")
+        var samples: [Sample] = []
+        for i in 0..<9000 {
+            let start = t.addingTimeInterval(Double(i))
+            let metadata: Metadata = i % 3 == 0 ? ["HKWasUserEntered": .bool(true)] : Metadata()
+            let q = try QuantitySample(type: .stepCount, quantity: try Quantity(Double(i), unit: "count"), start: start,
+                                       end: start.addingTimeInterval(60), uuid: UUID(), metadata: metadata,
+                                       source: PlainQuantityBytesTests.source)
+            samples.append(.quantity(q))
+        }
+        let (payload, ranges) = PlainQuantityBytesTests.encoded(samples)
+        let code = ObjectType.quantity(.stepCount).code
+        let plain = try ranges.map { try #require(PlainQuantityBytes.read(payload, $0, typeCode: code, source: PlainQuantityBytesTests.source)) }
+        // Below, at and above the parallel threshold; a batch filled to capacity.
+        for count in [0, 1, 1023, 1024, 5000, PlainSampleBatch.capacity] {
+            var batch = PlainSampleBatch()
+            var full = false
+            for s in plain.prefix(count) { full = batch.append(s) }
+            #expect(full == (count == PlainSampleBatch.capacity))
+            var expected: [UInt8] = [], got: [UInt8] = Array("head\n".utf8)
+            for s in plain.prefix(count) {
+                SampleJSONWriter.append(s, to: &expected)
+                expected.append(0x0A)
+            }
+            batch.flush(into: &got) { s, bytes in
+                SampleJSONWriter.append(s, to: &bytes)
+                bytes.append(0x0A)
+            }
+            #expect(got == Array("head\n".utf8) + expected, "\(count)")
+            #expect(batch.isEmpty)
+        }
+    }
+}

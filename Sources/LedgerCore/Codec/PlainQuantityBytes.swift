@@ -20,7 +20,7 @@ import HealthModel
 ///
 /// Invariant: every range lies within `payload`, and the value, dates and creation
 /// are finite and within the ranges above.
-package struct PlainQuantityBytes {
+package struct PlainQuantityBytes: Sendable {
     /// The bytes the ranges index: the record's payload, or a copy of the sample's.
     package let payload: [UInt8]
     package let uuid: UUID
@@ -40,7 +40,7 @@ package struct PlainQuantityBytes {
     package let metadataCount: Int
 
     /// One metadata value, its strings as ranges of `payload`.
-    package enum MetadataValue {
+    package enum MetadataValue: Sendable {
         case string(Range<Int>)
         case integer(Int64)
         case number(Double)
