@@ -77,46 +77,38 @@ package enum FHIRResources {
         let c = sample.common
         if case .unrecognized = sample { return false }
         guard case .known(let type) = sample.type else { return false }
-        let typeIdentifier = type.identifier
-        let entry = FHIRCodeTable.entry(typeIdentifier)
         j.openObject()
         j.member("resourceType", "Observation")
-        j.member("id", c.uuid.uuidString)
+        j.key("id")
+        j.uuid(c.uuid)
         j.key("identifier")
         j.openArray()
         j.openObject()
         j.member("system", "urn:ietf:rfc:3986")
-        j.member("value", "urn:uuid:" + c.uuid.uuidString.lowercased())
+        j.key("value")
+        j.uuid(c.uuid, prefix: "urn:uuid:", lowercase: true)
         j.closeObject()
         j.closeArray()
-        j.member("status", "final")
-        let category: String? = if case .workout = sample { "activity" } else { entry?.category }
-        if let category {
-            j.key("category")
-            j.openArray()
-            j.openObject()
-            j.key("coding")
-            j.openArray()
-            coding(categorySystem, category, categoryDisplay(category), &j)
-            j.closeArray()
-            j.closeObject()
-            j.closeArray()
-        }
-        j.key("code")
-        code(typeIdentifier, shortName: type.shortName, entry: entry, &j)
+        j.members(typeMembers[type.code] ?? typeMembers(type))
         j.key("subject")
         reference("Patient/" + patient, &j)
         let offsets = c.writtenOffsets
         if c.startDate == c.endDate {
-            j.member("effectiveDateTime", dateTime(c.startDate, offset: offsets?.start))
+            j.key("effectiveDateTime")
+            dateTime(c.startDate, offset: offsets?.start, &j)
         } else {
             j.key("effectivePeriod")
             j.openObject()
-            j.member("start", dateTime(c.startDate, offset: offsets?.start))
-            j.member("end", dateTime(c.endDate, offset: offsets?.end))
+            j.key("start")
+            dateTime(c.startDate, offset: offsets?.start, &j)
+            j.key("end")
+            dateTime(c.endDate, offset: offsets?.end, &j)
             j.closeObject()
         }
-        if let creation = c.creationDate { j.member("issued", ISO8601.string(creation)) }
+        if let creation = c.creationDate {
+            j.key("issued")
+            j.date(creation)
+        }
         switch sample {
         case .quantity(let q):
             j.key("valueQuantity")
@@ -176,6 +168,33 @@ package enum FHIRResources {
         }
         j.closeObject()
         return true
+    }
+
+    /// `"status":"final","category":[…],"code":{…}` of each sample type, rendered once
+    /// (they are the same for every sample of the type), by type code.
+    private static let typeMembers: [UInt16: [UInt8]] = Dictionary(uniqueKeysWithValues:
+        ObjectType.allTypes.filter(\.isSampleType).map { ($0.code, typeMembers($0)) })
+
+    private static func typeMembers(_ type: ObjectType) -> [UInt8] {
+        let entry = FHIRCodeTable.entry(type.identifier)
+        var j = JSONBytes()
+        j.openObject()
+        j.member("status", "final")
+        let category: String? = if case .workout = type { "activity" } else { entry?.category }
+        if let category {
+            j.key("category")
+            j.openArray()
+            j.openObject()
+            j.key("coding")
+            j.openArray()
+            coding(categorySystem, category, categoryDisplay(category), &j)
+            j.closeArray()
+            j.closeObject()
+            j.closeArray()
+        }
+        j.key("code")
+        code(type.identifier, shortName: type.shortName, entry: entry, &j)
+        return Array(j.bytes.dropFirst())  // the members, without the brace
     }
 
     private static func workoutComponent(_ field: String, _ value: FHIRQuantity, _ j: inout JSONBytes) {
@@ -239,6 +258,12 @@ package enum FHIRResources {
         j.openObject()
         j.member("reference", target)
         j.closeObject()
+    }
+
+    /// `dateTime(_:offset:)` as a string value.
+    private static func dateTime(_ date: Date, offset: Int?, _ j: inout JSONBytes) {
+        guard let offset, offset != 0 else { return j.date(date) }
+        j.string(dateTime(date, offset: offset))
     }
 
     /// A FHIR dateTime at `offset` seconds east of UTC (as the sample was written; nil

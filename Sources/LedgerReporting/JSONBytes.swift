@@ -77,6 +77,39 @@ package struct JSONBytes {
         bytes.append(contentsOf: (v ? "true" : "false").utf8)
     }
 
+    /// Members rendered beforehand (`"a":1,"b":2`, no braces), placed as the next
+    /// members of the open object.
+    package mutating func members(_ raw: [UInt8]) {
+        separate()
+        bytes.append(contentsOf: raw)
+    }
+
+    /// A date as a string value, in UTC (`ISO8601.string`'s text), whole seconds
+    /// written in place.
+    package mutating func date(_ d: Date) {
+        separate()
+        SampleJSONWriter.date(d, &bytes)
+    }
+
+    /// A UUID as a string value: `prefix` then its 36 characters, upper case as
+    /// `uuidString` writes it, or lower case (`urn:uuid:` form), written in place.
+    package mutating func uuid(_ u: UUID, prefix: StaticString = "", lowercase: Bool = false) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        prefix.withUTF8Buffer { unsafe bytes.append(contentsOf: $0) }
+        let letter = lowercase ? UInt8(ascii: "a") : UInt8(ascii: "A")
+        // unsafe: the UUID's 16 bytes read in place during the call.
+        unsafe withUnsafeBytes(of: u.uuid) { b in
+            for i in 0..<16 {
+                if i == 4 || i == 6 || i == 8 || i == 10 { bytes.append(UInt8(ascii: "-")) }
+                let byte = unsafe b[i], high = byte >> 4, low = byte & 15
+                bytes.append(high < 10 ? UInt8(ascii: "0") + high : letter - 10 + high)
+                bytes.append(low < 10 ? UInt8(ascii: "0") + low : letter - 10 + low)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
     /// `"k":"v"`.
     package mutating func member(_ k: StaticString, _ v: String) {
         key(k)
