@@ -45,12 +45,12 @@ if [ ! -d "$ledger" ]; then
     "$bin" --ledger "$ledger" import-apple-health "$zip" | tail -3
 fi
 
-timed() {  # $1: label, $2: stdout file, rest: command. Prints wall seconds and peak RSS (MB).
+timed() {  # $1: label, $2: stdout file, rest: command. Prints wall and CPU seconds and peak RSS (MB).
     local label="$1" out="$2"
     shift 2
-    /usr/bin/time -f "%e %M" -o "$scratch/time.txt" "$@" >"$out"
-    read -r wall rss <"$scratch/time.txt"
-    printf '%-34s %8.2f s %8.0f MB peak\n' "$label" "$wall" "$((rss / 1024))"
+    /usr/bin/time -f "%e %M %U %S" -o "$scratch/time.txt" "$@" >"$out"
+    read -r wall rss user sys <"$scratch/time.txt"
+    printf '%-34s %8.2f s wall %8.2f s CPU %8.0f MB peak\n' "$label" "$wall" "$(python3 -c "print($user + $sys)")" "$((rss / 1024))"
 }
 
 rm -rf "$scratch/fhir"
@@ -59,15 +59,17 @@ timed "export fhir --owner" "$scratch/export.txt" "$bin" --ledger "$ledger" expo
 types=$("$bin" --ledger "$ledger" --json stats | python3 -c 'import json,sys; print(",".join(sorted(json.load(sys.stdin)["samples"])))')
 timed "changes ALL --owner --json" "$scratch/changes.jsonl" "$bin" --ledger "$ledger" changes "$types" --owner --json
 total=0
+cpu=0
 peak=0
 : >"$scratch/query.jsonl"
 for t in ${types//,/ }; do
-    /usr/bin/time -f "%e %M" -o "$scratch/time.txt" "$bin" --ledger "$ledger" query --owner "$t" --json >>"$scratch/query.jsonl"
-    read -r wall rss <"$scratch/time.txt"
+    /usr/bin/time -f "%e %M %U %S" -o "$scratch/time.txt" "$bin" --ledger "$ledger" query --owner "$t" --json >>"$scratch/query.jsonl"
+    read -r wall rss user sys <"$scratch/time.txt"
     total=$(python3 -c "print($total + $wall)")
+    cpu=$(python3 -c "print($cpu + $user + $sys)")
     peak=$((rss > peak ? rss : peak))
 done
-printf '%-34s %8.2f s %8.0f MB peak (%d processes)\n' "query --owner TYPE --json, all" "$total" "$((peak / 1024))" \
+printf '%-34s %8.2f s wall %8.2f s CPU %8.0f MB peak (%d processes)\n' "query --owner TYPE --json, all" "$total" "$cpu" "$((peak / 1024))" \
     "$(echo "${types//,/ }" | wc -w)"
 
 echo "== sizes"
