@@ -37,7 +37,9 @@ package struct FHIRProvenance: Sendable, Equatable {
 
 /// A ledger's checkpoint: the Merkle tree of its first `size` events and that tree's root.
 package struct FHIRCheckpoint: Sendable, Equatable {
+    /// Events in the tree (the checkpoint's size).
     package let size: UInt64
+    /// The RFC 9162 root hash, 32 bytes.
     package let root: [UInt8]
 
     package init(size: UInt64, root: [UInt8]) {
@@ -57,6 +59,7 @@ package struct FHIRCheckpoint: Sendable, Equatable {
 /// from the export (LedgerTools' `exportFHIR`). DESIGN.md, "FHIR export", says why
 /// each field is what it is.
 package enum FHIRResources {
+    /// The code systems and URLs the resources name.
     package static let healthKitSystem = "http://developer.apple.com/documentation/healthkit"
     package static let workoutActivitySystem = "http://developer.apple.com/documentation/healthkit/hkworkoutactivitytype"
     package static let workoutFieldSystem = "http://developer.apple.com/documentation/healthkit/hkworkout"

@@ -3,8 +3,11 @@ import HealthModel
 /// A value as a FHIR Quantity writes it: the number, the unit people read, and the
 /// UCUM code when the unit has one (then `system` is UCUM's).
 package struct FHIRQuantity: Sendable, Equatable {
+    /// The number, in `unit`.
     package let value: Double
+    /// The unit as people read it (the UCUM code when there is one).
     package let unit: String
+    /// The UCUM code, nil when the unit has none (then no `system` is written).
     package let ucum: String?
 }
 

@@ -18,6 +18,7 @@ package struct JSONBytes {
         first = true
     }
 
+    /// Ends the object opened last.
     package mutating func closeObject() {
         bytes.append(UInt8(ascii: "}"))
         first = false
@@ -30,6 +31,7 @@ package struct JSONBytes {
         first = true
     }
 
+    /// Ends the array opened last.
     package mutating func closeArray() {
         bytes.append(UInt8(ascii: "]"))
         first = false

@@ -10,8 +10,10 @@ package struct FHIRExportRequest: Sendable {
     package var viewer: Viewer
     /// The sample types; nil: every sample type.
     package var types: [ObjectType]?
-    /// Samples whose start date is in `[from, to)` (nil: unbounded).
+    /// Samples whose start date is at or after `from` and before `to`: `[from, to)`
+    /// (nil: unbounded).
     package var from: Date?
+    /// The end of `[from, to)`, excluded.
     package var to: Date?
     /// Only what changed after this anchor (`changes`' anchors): samples added, and the
     /// samples deleted as Bulk Data's `deleted` Bundles.
@@ -34,6 +36,7 @@ package struct FHIRExportRequest: Sendable {
 package struct FHIRExportFile: Sendable, Equatable {
     /// The resource type (`Observation`), or `Bundle` for the deletions.
     package let type: String
+    /// Where it was written (DIR/<type>.ndjson, or DIR/deleted.ndjson).
     package let path: String
     /// Lines: resources (or deletion Bundles).
     package let count: Int
