@@ -123,7 +123,9 @@ package enum SampleJSON {
         return o.string
     }
 
-    static func device(_ d: Device) -> String {
+    /// A device as one JSON object of the fields it has (what `query --json` writes;
+    /// `export fhir` hashes it into the Device's id).
+    package static func device(_ d: Device) -> String {
         var o = JSONObject()
         let names = ["name", "manufacturer", "model", "hardwareVersion", "firmwareVersion", "softwareVersion",
                      "localIdentifier", "udiDeviceIdentifier"]

@@ -4,12 +4,15 @@ import HealthModel
 import LedgerReporting
 import LedgerTools
 
-/// `healthledger export csv`: what a viewer may read, one RFC 4180 file per type.
+/// `healthledger export csv`: what a viewer may read, one RFC 4180 file per type;
+/// `export fhir` (`ExportFHIRCommand`): the same as FHIR R4 NDJSON.
 enum ExportCommand {
     static let help = """
         USAGE: healthledger [--ledger PATH] export csv (--owner | --app ID) [--type TYPE]... [--as-of TIME] --out DIR [--json]
                healthledger [--ledger PATH] export csv (--owner | --app ID) --wide --by day [--type TYPE]... [--as-of TIME]
                             [--tz ZONE] --out DIR [--json]
+               healthledger [--ledger PATH] export fhir (--owner | --app ID) [--type TYPE]... [--from T] [--to T]
+                            [--since ANCHOR] --out DIR [--json]   (see `export fhir --help`)
 
         Write the samples a viewer may read as CSV (RFC 4180: a header row, CRLF line
         ends, a field holding a comma, a double quote or a line break quoted, a double
@@ -43,9 +46,17 @@ enum ExportCommand {
         \(ExitStatus.table)
         """
 
-    static let command = Command(name: "export", abstract: "Write what a viewer may read as CSV, one file per type", help: help) { args, global in
+    static let command = Command(name: "export", abstract: "Write what a viewer may read as CSV, or as FHIR R4 NDJSON", help: help) { args, global in
+        var peek = args
+        if peek.positional() == "fhir" {
+            _ = args.positional()
+            try ExportFHIRCommand.run(&args, global)
+            return
+        }
         if handledHelp(&args, help) { return }
-        guard args.positional() == "csv" else { throw CLIError.usage("export csv (--owner | --app ID) [--type TYPE]... --out DIR") }
+        guard args.positional() == "csv" else {
+            throw CLIError.usage("export csv (--owner | --app ID) [--type TYPE]... --out DIR, or export fhir (--owner | --app ID) --out DIR")
+        }
         guard let identity = try Identity.read(&args) else { return }
         let typeTexts = try args.options("--type")
         let wide = args.flag("--wide")
