@@ -68,14 +68,34 @@ enum ChangesCommand {
         let watcher = follow ? try global.reads.appendWatcher() : nil
         var ledger = try LedgerView.open(global)
         let set = Set(types)
-        func printed(_ answer: ChangeSet) {
-            for change in answer.changes { print(change, json: global.json) }
-            Output.line(global.json ? "{\"anchor\":\(JSONObject.quote(answer.newAnchor.text))}" : "anchor: \(answer.newAnchor.text)")
+        func printedAnchor(_ anchor: ChangeAnchor) {
+            Output.line(global.json ? "{\"anchor\":\(JSONObject.quote(anchor.text))}" : "anchor: \(anchor.text)")
             Output.flush()
         }
+        func printed(_ answer: ChangeSet) {
+            for change in answer.changes { print(change, json: global.json) }
+            printedAnchor(answer.newAnchor)
+        }
         guard follow else {
-            printed(try LedgerView.read(&ledger, as: identity) { try $0.changes(of: set, predicate: predicate, anchor: anchor, limit: limit) })
-            return
+            guard limit == 0 else {
+                printed(try LedgerView.read(&ledger, as: identity) { try $0.changes(of: set, predicate: predicate, anchor: anchor, limit: limit) })
+                return
+            }
+            // Every change, a page at a time from the previous page's anchor: memory is
+            // the page, not the answer; the lines are the one answer's, then its anchor.
+            var at = anchor
+            while true {
+                let page = try LedgerView.read(&ledger, as: identity) {
+                    try $0.changes(of: set, predicate: predicate, anchor: at, limit: Self.pageSize)
+                }
+                for change in page.changes { print(change, json: global.json) }
+                guard page.hasMore, Output.failure == nil else {
+                    printedAnchor(page.newAnchor)
+                    return
+                }
+                Output.flush()
+                at = page.newAnchor
+            }
         }
         var first = true
         try await ChangeFollowing.follow(from: anchor, fetch: { anchor in
@@ -100,6 +120,9 @@ enum ChangesCommand {
             return true
         })
     }
+
+    /// Changes read at a time when every change is asked for (no `--limit`).
+    static let pageSize = 16_384
 
     /// Whether the reader of stdout went away (a pipe whose read end is closed reports
     /// POLLERR), so a follower with nothing to print still stops with its reader.

@@ -17,6 +17,43 @@ struct ChangesCommandTests {
         return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Without `--limit`, every change is read a page at a time (memory is the page, not
+    /// the answer): the lines are exactly those of one answer, deletions interleaved in
+    /// log order, then the anchor, with which nothing more comes.
+    @Test func everyChangeIsReadAPageAtATime() throws {
+        let dir = try StoreCommandTests.prepared()
+        // 40,000 saves: more than two pages of 16,384; then a deletion of the first and last.
+        var lines = ""
+        for n in 0..<40_000 {
+            let minute = String(format: "%02d:%02d", n / 60 % 24, n % 60)
+            lines += #"{"type":"bodyMass","value":\#(60 + n % 30),"unit":"kg","start":"2026-03-01T\#(minute):00Z"}"# + "\n"
+        }
+        #expect(try CLIRunner.run(["--ledger", dir.path, "ingest", "--app", "com.example.scale", "--batch", "5000"],
+                                  stdin: lines).status == 0)
+        let all = try run(dir, ["--json", "changes", "bodyMass", "--owner", "--limit", "100000"])
+        try #require(all.status == 0)
+        let oneAnswer = all.stdout.split(separator: "\n").map(String.init)
+        let firstSaved = try #require(oneAnswer.dropFirst().first.flatMap { line -> String? in
+            guard let r = line.range(of: #""uuid":""#) else { return nil }
+            return String(line[r.upperBound...].prefix(36))
+        })
+        #expect(try run(dir, ["delete", "--owner", firstSaved]).status == 0)
+        let afterDelete = try run(dir, ["--json", "changes", "bodyMass", "--owner", "--limit", "100000"])
+        let paged = try run(dir, ["--json", "changes", "bodyMass", "--owner"])
+        try #require(paged.status == 0)
+        #expect(paged.stdout == afterDelete.stdout)
+        let pagedLines = paged.stdout.split(separator: "\n").map(String.init)
+        // 40,001 saves (the prepared ledger's one and the 40,000) less the deleted one, its deletion, the anchor
+        #expect(pagedLines.count == 40_000 + 1 + 1)
+        #expect(pagedLines.filter { $0.hasPrefix(#"{"change":"deleted""#) }.count == 1)
+        let anchorLine = try #require(pagedLines.last)
+        #expect(anchorLine.hasPrefix(#"{"anchor":""#))
+        let anchor = String(anchorLine.dropFirst(#"{"anchor":""#.count).dropLast(2))
+        let rest = try run(dir, ["--json", "changes", "bodyMass", "--owner", "--anchor", anchor])
+        #expect(rest.status == 0)
+        #expect(rest.stdout == anchorLine + "\n")
+    }
+
     @Test func pagesDeletionsAndRefusedAnchors() throws {
         let dir = try StoreCommandTests.prepared()
         let second = try save(dir, "71")
