@@ -2,6 +2,7 @@ import Foundation
 import HealthLedger
 import HealthModel
 import LedgerCore
+import LedgerReporting
 import Testing
 import TestSupport
 
@@ -43,6 +44,51 @@ struct StoreReadTests {
         var limited: [UUID] = []
         for try await s in owner.stream(ten, pageSize: 3) { limited.append(s.uuid) }
         #expect(limited == Array(all.prefix(10)))
+        try await ledger.close()
+    }
+
+    /// `sampleLines` (what `GET /v1/samples` sends) is `samples` written as JSON Lines:
+    /// the same samples, order and cursor, for an app and the owner, plain samples
+    /// (read in place) and others (a device, a non-ASCII note) alike, with a filter.
+    @Test func sampleLinesArePagesWrittenAsJSONLines() async throws {
+        let ledger = try makeLedger()
+        let owner = OwnerStore(ledger: ledger)
+        let store = try await HealthStore(ledger: ledger, app: tracker)
+        try await store.requestAuthorization(toShare: [.quantity(.bodyMass)], read: [.quantity(.bodyMass)])
+        try await owner.grantRequested(app: tracker.bundleIdentifier)
+        var saved: [Sample] = []
+        for i in 0..<30 {
+            let t = date(String(format: "2026-03-01T08:%02d:00Z", i))
+            let metadata: Metadata = i % 3 == 0 ? ["HKWasUserEntered": .bool(true)] : i % 3 == 1 ? ["note": .string("Zürich")] : Metadata()
+            saved.append(.quantity(try QuantitySample(type: .bodyMass, quantity: try Quantity(70 + Double(i) / 8, unit: "kg"),
+                                                      start: t, end: t, metadata: metadata,
+                                                      device: i % 7 == 0 ? Device(name: "Scale") : nil)))
+        }
+        try await store.save(saved)
+        for filter in [nil, SamplePredicate.metadata("HKWasUserEntered", .equal, .bool(true))] {
+            for limit in [0, 4] {
+                let q = SampleQuery(type: .quantity(.bodyMass), limit: limit, sort: [SampleSortDescriptor(.startDate, ascending: false)],
+                                    filter: filter)
+                for asOwner in [false, true] {
+                    var after: UUID?
+                    var pages = 0
+                    repeat {
+                        let page = asOwner ? try await owner.samples(q, after: after) : try await store.samples(q, after: after)
+                        let lines = asOwner ? try await owner.sampleLines(q, after: after) : try await store.sampleLines(q, after: after)
+                        var expected: [UInt8] = []
+                        for s in page.samples {
+                            SampleJSONWriter.append(s, to: &expected)
+                            expected.append(0x0A)
+                        }
+                        #expect(String(decoding: lines.lines, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+                        #expect(lines.count == page.samples.count && lines.next == page.next)
+                        after = page.next
+                        pages += 1
+                    } while after != nil
+                    #expect(pages == (limit == 0 ? 1 : (filter == nil ? 8 : 3)))
+                }
+            }
+        }
         try await ledger.close()
     }
 

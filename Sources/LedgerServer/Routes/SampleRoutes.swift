@@ -81,39 +81,36 @@ extension LedgerService {
         let pageSize = options.pageSize
         let owner = self.owner
         let store: HealthStore? = if case .app = call.principal { try await appStore(call) } else { nil }
-        let fetch: @Sendable (Int, UUID?) async throws -> SamplePage = { size, cursor in
+        // Each page is written as JSON Lines while the ledger is read (plain samples
+        // straight from their stored bytes): the same lines as writing its samples.
+        let fetch: @Sendable (Int, UUID?) async throws -> SampleLinesPage = { size, cursor in
             var q = query
             q.limit = size
-            if let store { return try await store.samples(q, after: cursor) }
-            return try await owner.samples(q, after: cursor)
+            if let store { return try await store.sampleLines(q, after: cursor) }
+            return try await owner.sampleLines(q, after: cursor)
         }
         let types = [type.identifier]
         @Sendable func size(_ remaining: Int) -> Int { limit == 0 ? pageSize : min(pageSize, remaining) }
-        let first: SamplePage
+        let first: SampleLinesPage
         do { first = try await fetch(size(limit), after) } catch QueryError.invalidCursor(let text) {
             throw Problem.invalid("invalidCursor: after \(text) names no sample this query can see")
         }
-        try await record(call, returned: first.samples.count, status: 200, types: types)
+        try await record(call, returned: first.count, status: 200, types: types)
         return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/x-ndjson")]), body: .stream { writer in
             var page = first
-            var remaining = limit == 0 ? Int.max : limit - first.samples.count
+            var remaining = limit == 0 ? Int.max : limit - first.count
             while true {
-                var bytes: [UInt8] = []
-                bytes.reserveCapacity(page.samples.count * 320)
-                for s in page.samples {
-                    SampleJSONWriter.append(s, to: &bytes)
-                    bytes.append(10)
-                }
                 // `next` is the engine's cursor: more exists after this page.
                 guard let next = page.next, remaining > 0 else {
+                    var bytes = page.lines
                     if let next = page.next { bytes += Array("{\"next\":\"\(next.uuidString)\"}\n".utf8) }
                     try await writer.write(bytes)
                     return
                 }
-                try await writer.write(bytes)
+                try await writer.write(page.lines)
                 page = try await fetch(size(remaining), next)
-                remaining -= page.samples.count
-                try await self.record(call, returned: page.samples.count, status: 200, types: types)
+                remaining -= page.count
+                try await self.record(call, returned: page.count, status: 200, types: types)
             }
         })
     }
