@@ -314,14 +314,17 @@ struct PlainPredicateTests {
             .sources(["com.example.a"]),
             .uuids([fixedUUID(31), fixedUUID(36)]),
             .quantity(.greater, try! Quantity(250, unit: "count")),
+            .quantity(.lessOrEqual, try! Quantity(300, unit: "count")),
+            .quantity(.greater, try! Quantity(250, unit: "count/min")),  // another unit: the decoder's (no match)
             .categoryValue(.equal, 0),
             .device(.name, "Watch"),
         ]
         var all = leaves
         all.append(.and([leaves[0], leaves[13]]))
-        all.append(.or([leaves[2], leaves[15]]))
+        all.append(.or([leaves[2], leaves[17]]))
         all.append(.or([leaves[0], leaves[4]]))
         all.append(.not(leaves[5]))
+        all.append(.and([leaves[17], leaves[18]]))
         all.append(.and([leaves[15], leaves[16]]))
         return all
     }
@@ -342,10 +345,10 @@ struct PlainPredicateTests {
                 }
             }
         }
-        // Undecided: the value comparison and the key that is not ASCII on every
-        // sample, and the OR of a value comparison with `HKWasUserEntered = 1` on every
-        // sample but the one where that is true (the AND with a category value is false
-        // on every quantity sample, whatever the value).
+        // Undecided: the value in another unit and the key that is not ASCII on every
+        // sample, and the OR of that value comparison with `HKWasUserEntered = 1` on
+        // every sample but the one where that is true (the AND with a category value is
+        // false on every quantity sample, whatever the value).
         #expect(undecided == samples.count * 2 + (samples.count - 1))
         #expect(decided + undecided == samples.count * Self.predicates().count)
         // Spelled out: the one --where of the benchmark.

@@ -4,9 +4,10 @@ import HealthModel
 extension SamplePredicate {
     /// `matches` for a sample read in place (`PlainQuantityBytes`): true or false when
     /// its bytes decide it exactly as `matches` decides the decoded sample, nil when
-    /// only the decoded sample can (a value compared across units, a key that is not
-    /// ASCII: canonical equivalence, which `Metadata`'s lookup uses, can equate it with
-    /// another spelling). The read engine decodes the sample when this says nil.
+    /// only the decoded sample can (a value compared in a unit spelled otherwise than
+    /// the sample's, a key that is not ASCII: canonical equivalence, which `Metadata`'s
+    /// lookup uses, can equate it with another spelling). The read engine decodes the
+    /// sample when this says nil.
     package func matches(_ s: PlainQuantityBytes) -> Bool? {
         switch self {
         case .uuids(let set): return set.contains(s.uuid)
@@ -19,7 +20,13 @@ extension SamplePredicate {
             guard let found = s.firstMetadata(key) else { return nil }
             guard let value = found, let order = Self.compare(value, operand) else { return op == .notEqual }
             return op.holds(order, 0)
-        case .quantity: return nil
+        case .quantity(let op, let q):
+            // `compare` converts the operand into the sample's unit, which is the operand's
+            // value itself when the unit is the same: decided when spelled the same.
+            var spelling = q.unit.spelling
+            let same = spelling.withUTF8 { u in s.payload[s.unit].elementsEqual(u) }
+            guard same else { return nil }
+            return op.holds(s.value < q.value ? -1 : s.value > q.value ? 1 : 0, 0)
         case .categoryValue, .workoutActivity, .workoutDuration, .workoutEnergy, .workoutDistance: return false
         case .and(let all):
             var undecided = false
