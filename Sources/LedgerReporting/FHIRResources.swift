@@ -75,12 +75,14 @@ package enum FHIRResources {
     }
 
     /// A FHIR dateTime at `offset` seconds east of UTC (as the sample was written; nil
-    /// or 0: `Z`): `2027-08-02T07:33:00+02:00`.
+    /// or 0: `Z`): `2027-08-02T07:33:00+02:00`. FHIR's dateTime takes whole-minute
+    /// offsets up to ±14:00; an offset beyond (an export may carry `+1430`, which the
+    /// ledger keeps: D2 allows ±23:59) or with seconds is written in UTC instead.
     package static func dateTime(_ date: Date, offset: Int?) -> String {
-        guard let offset, offset != 0 else { return ISO8601.string(date) }
+        guard let offset, offset != 0, offset % 60 == 0, offset.magnitude <= 14 * 3600 else { return ISO8601.string(date) }
         let shifted = date.addingTimeInterval(Double(offset))
         guard ISO8601.isInRange(shifted) else { return ISO8601.string(date) }
-        let minutes = abs(offset) / 60
+        let minutes = Int(offset.magnitude) / 60
         return ISO8601.string(shifted).dropLast() + (offset < 0 ? "-" : "+") + ISO8601.pad(minutes / 60, 2) + ":" + ISO8601.pad(minutes % 60, 2)
     }
 }

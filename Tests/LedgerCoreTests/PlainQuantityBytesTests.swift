@@ -397,3 +397,106 @@ struct PlainSampleBatchTests {
         }
     }
 }
+
+/// What a damaged log whose CRCs were made to fit can hold (a hostile review's finds):
+/// read in place, it is refused exactly where the decoder refuses it, and nothing traps.
+struct PlainQuantityDamageTests {
+    /// The one sample of a save, with `patch` applied to its bytes (length prefix fixed).
+    static func patched(_ sample: Sample, _ patch: ([UInt8]) -> [UInt8]) -> ([UInt8], Range<Int>) {
+        let (payload, ranges) = PlainQuantityBytesTests.encoded([sample])
+        var body = Array(payload[ranges[0]])
+        // a one-byte length prefix (every sample here is shorter than 128 bytes)
+        precondition(body[0] < 0x80)
+        body = patch(Array(body.dropFirst()))
+        precondition(body.count < 0x80)
+        let bytes = Array(payload[..<ranges[0].lowerBound]) + [UInt8(body.count)] + body
+        return (bytes, ranges[0].lowerBound..<bytes.count)
+    }
+
+    static func replacing(_ old: String, with new: String, first: Bool = true) -> ([UInt8]) -> [UInt8] {
+        { bytes in
+            let o = Array(old.utf8), n = Array(new.utf8)
+            precondition(o.count == n.count)
+            var out = bytes
+            var i = 0, done = false
+            while i + o.count <= out.count, !(first && done) {
+                if Array(out[i..<i + o.count]) == o { out.replaceSubrange(i..<i + o.count, with: n); done = true; i += o.count } else { i += 1 }
+            }
+            precondition(done, "no \(old)")
+            return out
+        }
+    }
+
+    @Test func modelFaultsAreTheDecodersToName() throws {
+        let t = date("2026-03-01T10:00:00Z")
+        let mass = Sample.quantity(try QuantitySample(type: .bodyMass, quantity: try Quantity(70, unit: "kg"), start: t, end: t,
+                                                      uuid: fixedUUID(40)))
+        var synced = Metadata()
+        synced.append(Metadata.WellKnownKey.syncIdentifier, .string("sync-1"))
+        synced.append(Metadata.WellKnownKey.syncVersion, .integer(3))
+        let steps = Sample.quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(5, unit: "count"), start: t, end: t,
+                                                       uuid: fixedUUID(41), metadata: synced))
+        let cases: [(Sample, ([UInt8]) -> [UInt8], String)] = [
+            (mass, Self.replacing("kg", with: "mL"), "unitNotAllowed"),                      // a unit of another dimension
+            (steps, Self.replacing("count", with: "coult"), "unit"),                          // a unit that does not parse
+            (steps, Self.replacing("sync-1", with: "sync-2"), "sync identity"),              // the flag's identity (first) no longer the metadata's
+            (steps, Self.replacing("SyncVersion", with: "SyncVersioN"), "SyncVersion"),      // an identifier without its version
+        ]
+        for (sample, patch, reason) in cases {
+            let (bytes, range) = Self.patched(sample, patch)
+            guard case .quantity(let q) = sample else { return }
+            let code = ObjectType.quantity(q.type).code
+            let plain = try #require(PlainQuantityBytes.read(bytes, range, typeCode: code, source: nil), "\(reason)")
+            var memo = SampleCodec.SaveMemo()
+            #expect(!plain.passesModelChecks(memo: &memo), "\(reason)")
+            #expect(throws: (any Error).self, "\(reason)") { try PlainQuantityBytesTests.decoded(bytes, range, source: nil) }
+            do { _ = try PlainQuantityBytesTests.decoded(bytes, range, source: nil) } catch {
+                #expect("\(error)".contains(reason), "\(error)")
+            }
+        }
+        // Unpatched, both pass.
+        for sample in [mass, steps] {
+            guard case .quantity(let q) = sample else { return }
+            let (bytes, range) = Self.patched(sample) { $0 }
+            var memo = SampleCodec.SaveMemo()
+            #expect(try #require(PlainQuantityBytes.read(bytes, range, typeCode: ObjectType.quantity(q.type).code, source: nil))
+                .passesModelChecks(memo: &memo))
+        }
+    }
+
+    /// A written offset of Int64.min (zigzag 2^64 − 1) is malformed (D2) for the decoder
+    /// and not plain for the reader: `abs` would have trapped in both.
+    @Test func anOffsetOfInt64MinIsMalformedNotATrap() throws {
+        let t = date("2026-03-01T10:00:00Z")
+        let sample = Sample.quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(5, unit: "count"),
+                                                        common: try SampleCommon(uuid: fixedUUID(42), startDate: t, endDate: t,
+                                                                                 writtenOffsets: WrittenOffsets(start: 0, end: 0, creation: nil))))
+        // the end offset is the sample's last byte (zigzag 0): ten bytes of 2^64 − 1 instead
+        let (bytes, range) = PlainQuantityDamageTests.patched(sample) { $0.dropLast() + [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01] }
+        #expect(PlainQuantityBytes.read(bytes, range, typeCode: ObjectType.quantity(.stepCount).code, source: nil) == nil)
+        do {
+            _ = try PlainQuantityBytesTests.decoded(bytes, range, source: nil)
+            Issue.record("decoded an offset of Int64.min")
+        } catch let error as EventDecodingError {
+            #expect(error.ruleID == "D2")
+        }
+        #expect(throws: (any Error).self) {
+            try SampleCommon(startDate: t, endDate: t, writtenOffsets: WrittenOffsets(start: Int.min, end: 0, creation: nil))
+        }
+    }
+}
+
+/// FHIR dateTimes take whole-minute offsets up to ±14:00: beyond, the instant in UTC.
+struct FHIRDateTimeTests {
+    @Test func offsetsBeyondFHIRsRangeAreWrittenInUTC() {
+        let t = date("2024-01-01T08:00:00Z")
+        #expect(FHIRResources.dateTime(t, offset: 14 * 3600) == "2024-01-01T22:00:00+14:00")
+        #expect(FHIRResources.dateTime(t, offset: -14 * 3600) == "2023-12-31T18:00:00-14:00")
+        #expect(FHIRResources.dateTime(t, offset: 5 * 3600 + 1800) == "2024-01-01T13:30:00+05:30")
+        #expect(FHIRResources.dateTime(t, offset: 14 * 3600 + 1800) == "2024-01-01T08:00:00Z")
+        #expect(FHIRResources.dateTime(t, offset: -15 * 3600) == "2024-01-01T08:00:00Z")
+        #expect(FHIRResources.dateTime(t, offset: 3601) == "2024-01-01T08:00:00Z")
+        #expect(FHIRResources.dateTime(t, offset: nil) == "2024-01-01T08:00:00Z")
+        #expect(FHIRResources.dateTime(t, offset: Int.min) == "2024-01-01T08:00:00Z")
+    }
+}

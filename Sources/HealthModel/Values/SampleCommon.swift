@@ -51,7 +51,8 @@ public struct SampleCommon: Hashable, Sendable {
         if ISO8601.isInRange(startDate), ISO8601.isInRange(endDate), endDate >= startDate,
            creationDate.map(ISO8601.isInRange) ?? true,
            writtenOffsets.map({ w in
-               abs(w.start) <= limit && abs(w.end) <= limit && abs(w.creation ?? 0) <= limit && (w.creation != nil) == (creationDate != nil)
+               w.start.magnitude <= UInt(limit) && w.end.magnitude <= UInt(limit) && (w.creation ?? 0).magnitude <= UInt(limit)
+                   && (w.creation != nil) == (creationDate != nil)
            }) ?? true {
             if !metadata.isEmpty { try metadata.validate() }
             return
@@ -69,7 +70,7 @@ public struct SampleCommon: Hashable, Sendable {
         if let w = writtenOffsets {
             // Start, end, creation, in that order (no array: this runs for every sample an import writes).
             func checkOffset(_ o: Int) throws {
-                guard abs(o) > ISO8601.maxOffsetSeconds else { return }
+                guard o.magnitude > UInt(ISO8601.maxOffsetSeconds) else { return }  // not abs: abs(Int.min) traps
                 throw HealthModelError.valueOutOfRange(field: "\(field) UTC offset", value: Double(o),
                                                        range: "±\(ISO8601.maxOffsetSeconds) s (±23:59)")
             }

@@ -11,12 +11,12 @@ import HealthModel
 /// for, flags among metadata, creation date, source version, replaces, sync and
 /// written offsets (no device, no beats), every string printable ASCII without `"`
 /// or `\` (so JSON and CSV take its bytes as they are), metadata values among
-/// string, integer, number, bool and date (no quantity). Every field is checked as
-/// the full decoder checks it (dates in years 1…9999 and end ≥ start, finite
+/// string, integer, number, bool and date (no quantity). `read` checks every field's
+/// bytes as the full decoder does (dates in years 1…9999 and end ≥ start, finite
 /// numbers, counts within the bytes, presence and bool bytes, offsets within
-/// ±23:59) — except that the unit is not parsed: it was checked against the type
-/// when the sample was saved, and `verify` checks it again (rule V4); a reader only
-/// copies its bytes.
+/// ±23:59); `passesModelChecks` then runs the model's checks the decoder runs (the
+/// unit parses and fits the type, the metadata validates, the sync identity matches),
+/// so what is read in place is exactly what the decoder accepts.
 ///
 /// Invariant: every range lies within `payload`, and the value, dates and creation
 /// are finite and within the ranges above.
@@ -38,6 +38,11 @@ package struct PlainQuantityBytes: Sendable {
     /// The metadata section after its count (`metadataCount` entries), when present.
     package let metadata: Range<Int>?
     package let metadataCount: Int
+    /// The metadata section from its count (as `SampleCodec.decodeMetadata` reads it).
+    let metadataSection: Range<Int>?
+    /// The sync identity the sample's flags carry (flag 32): its identifier's bytes and
+    /// version, which must equal the metadata's.
+    let sync: (identifier: Range<Int>, version: Int64)?
 
     /// One metadata value, its strings as ranges of `payload`.
     package enum MetadataValue: Sendable {
@@ -96,15 +101,17 @@ package struct PlainQuantityBytes: Sendable {
                 let flags = try r.u8()
                 guard flags & ~Self.readableFlags == 0 else { return nil }
                 if flags & 16 != 0 { _ = try r.uuid() }
+                var sync: (identifier: Range<Int>, version: Int64)?
                 if flags & 32 != 0 {
-                    guard try plainString(&r) != nil else { return nil }
-                    _ = try r.zigzag()
+                    guard let identifier = try plainString(&r) else { return nil }
+                    sync = (identifier, try r.zigzag())
                 }
                 let value = try r.finite()
                 guard let unit = try plainString(&r) else { return nil }
-                var metadata: Range<Int>?
+                var metadata: Range<Int>?, metadataSection: Range<Int>?
                 var metadataCount = 0
                 if flags & 1 != 0 {
+                    let sectionStart = r.absolutePosition
                     metadataCount = try r.count(limit: r.remaining)
                     let from = r.absolutePosition
                     for _ in 0..<metadataCount {
@@ -119,6 +126,7 @@ package struct PlainQuantityBytes: Sendable {
                         }
                     }
                     metadata = from..<r.absolutePosition
+                    metadataSection = sectionStart..<r.absolutePosition
                 }
                 let creation = flags & 4 != 0 ? try r.date().timeIntervalSinceReferenceDate : nil
                 var sourceVersion: Range<Int>?
@@ -129,15 +137,51 @@ package struct PlainQuantityBytes: Sendable {
                 if flags & 64 != 0 {
                     let limit = Int64(ISO8601.maxOffsetSeconds)
                     for _ in 0..<(creation != nil ? 3 : 2) {
-                        guard abs(try r.zigzag()) <= limit else { return nil }
+                        guard try r.zigzag().magnitude <= UInt64(limit) else { return nil }  // not abs: abs(Int64.min) traps
                     }
                 }
                 guard r.isAtEnd else { return nil }
                 return PlainQuantityBytes(payload: payload, uuid: uuid, typeCode: expected, start: start, end: end, value: value,
                                           unit: unit, source: source, sourceVersion: sourceVersion, creation: creation,
-                                          metadata: metadata, metadataCount: metadataCount)
+                                          metadata: metadata, metadataCount: metadataCount, metadataSection: metadataSection,
+                                          sync: sync)
             } catch {
                 return nil  // the full decoder reads it again and names the fault
+            }
+        }
+    }
+
+    /// Whether the sample passes the model's checks the full decoder makes beyond the
+    /// bytes `read` checked — the unit parses and fits the type (`QuantityType.validate`,
+    /// ranges unchecked as on every read), the metadata validates, the sync identity
+    /// equals the metadata's — by the same functions, so that a sample read in place is
+    /// one the decoder accepts (a damaged log whose CRCs were made to fit is refused
+    /// the same way: the caller decodes what fails here, and the decoder names why).
+    /// `memo` remembers units by their bytes.
+    func passesModelChecks(memo: inout SampleCodec.SaveMemo) -> Bool {
+        guard case .quantity(let type)? = ObjectType(code: typeCode) else { return false }
+        return payload.withUnsafeBytes { p -> Bool in
+            do {
+                let unit = try memo.unit(bytes: UnsafeRawBufferPointer(rebasing: p[self.unit]))
+                try type.validate(value: value, unit: unit, checkingRange: false)
+                guard metadataSection != nil || sync != nil else { return true }
+                var metadata = Metadata()
+                if let metadataSection {
+                    var r = ByteReader(UnsafeRawBufferPointer(rebasing: p[metadataSection]))
+                    metadata = try SampleCodec.decodeMetadata(&r)
+                    guard r.isAtEnd else { return false }
+                }
+                if let sync {
+                    guard let identity = try metadata.syncIdentity(),
+                          identity.identifier.utf8.elementsEqual(payload[sync.identifier]), identity.version == sync.version
+                    else { return false }
+                }
+                try SampleCommon.check(startDate: Date(timeIntervalSinceReferenceDate: start),
+                                       endDate: Date(timeIntervalSinceReferenceDate: end), metadata: metadata,
+                                       creationDate: creation.map { Date(timeIntervalSinceReferenceDate: $0) }, writtenOffsets: nil)
+                return true
+            } catch {
+                return false
             }
         }
     }

@@ -78,6 +78,14 @@ extension SampleCodec {
             return .text(text)
         }
 
+        /// The unit spelled by `raw` (a unit field's bytes): `HealthUnit(text)` as
+        /// `read` then `unit` give it, remembered; throws what they throw.
+        mutating func unit(bytes raw: UnsafeRawBufferPointer) throws -> HealthUnit {
+            if let i = Self.find(raw, in: unitKeys) { return units[i] }
+            guard let text = ByteReader.utf8String(raw) else { throw EventDecodingError.malformed(offset: 0, reason: "string is not UTF-8") }
+            return try unit(.text(text))
+        }
+
         /// The unit: `HealthUnit(text)`, remembered; throws its parse error.
         mutating func unit(_ read: Read) throws -> HealthUnit {
             switch read {

@@ -249,7 +249,8 @@ enum SampleCodec {
             let start = try r.zigzag(), end = try r.zigzag()
             let creation = creationDate != nil ? try r.zigzag() : nil
             let limit = Int64(ISO8601.maxOffsetSeconds)
-            guard abs(start) <= limit, abs(end) <= limit, abs(creation ?? 0) <= limit else { throw r.malformed("UTC offset beyond ±23:59", rule: "D2") }
+            // magnitude, not abs: abs(Int64.min) traps, and these integers are untrusted.
+            guard start.magnitude <= UInt64(limit), end.magnitude <= UInt64(limit), (creation ?? 0).magnitude <= UInt64(limit) else { throw r.malformed("UTC offset beyond ±23:59", rule: "D2") }
             offsets = WrittenOffsets(start: Int(start), end: Int(end), creation: creation.map { Int($0) })
         }
         var beats: [InstantaneousBeat] = []
