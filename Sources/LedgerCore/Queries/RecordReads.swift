@@ -195,7 +195,10 @@ final class RecordReads {
                     bufferStart = Int(held.starts[at.top])
                     let count = Int(held.starts[at.top + 1]) - bufferStart
                     try readExactly(count: count, at: want.recordOffset + UInt64(LogFormat.recordHeaderLength) + UInt64(bufferStart))
-                    buffer = scratch
+                    // A copy of just these bytes, never `scratch` itself: a plain sample
+                    // handed on (a front end batches them) would hold `scratch`, and the
+                    // next read into it would copy all of it (copy on write).
+                    buffer = Array(scratch[0..<count])
                 }
             } else {
                 (table, buffer) = try load(at: want.recordOffset)
