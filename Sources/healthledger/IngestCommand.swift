@@ -105,6 +105,16 @@ enum IngestCommand {
         try await withStore(global, .app(bundle)) { ledger, store, _ in
             // A date alone is the start of that day in the owner's time zone (`--tz` overrides).
             let zone = global.timeZone(ledgerZone: await ledger.ownerTimeZone)
+            // A first ingest from a file: room for as many samples as its size suggests
+            // (one per 128 bytes; a file of shorter lines grows the tables once more),
+            // so that the UUID table is sized once instead of rebuilt at every doubling
+            // (5 % of a 1M-line ingest's CPU). Slot and column capacity stays virtual
+            // until used; a ledger with samples keeps its tables (they may be mapped).
+            var input = stat()
+            if fstat(0, &input) == 0, input.st_mode & S_IFMT == S_IFREG, input.st_size >= 128,
+               await ledger.read({ $0.samples.count }) == 0 {
+                await ledger.reserveSamples(Int(min(input.st_size / 128, 1 << 30)))
+            }
             var batch: [(line: Int, sample: Sample)] = []
             var firstLine = 1
             var lineNumber = 0
