@@ -213,29 +213,31 @@ public actor HealthStore {
     /// back), a workout event that ends after its workout.
     static func checkSavable(_ objects: [Sample]) throws {
         guard !objects.isEmpty else { throw HealthStoreError.invalidArgument("save needs at least one object") }
+        // Per object, its own checks, then its metadata's (with a correlation's members'
+        // or a workout's events'). A quantity's or category's one metadata is checked in
+        // place: no array, no copy of the common part per sample (ingest saves millions).
         for object in objects {
-            var metadata = [object.common.metadata]
             switch object {
             case .unrecognized:
                 throw HealthStoreError.invalidArgument("apps save only types this version knows")
             case .quantity(let q):
                 try q.type.validate(q.quantity)
+                try checkMetadata(CollectionOfOne(q.common.metadata))
             case .correlation(let c):
-                metadata += c.objects.map(\.common.metadata)
                 for member in c.objects { try member.type.validate(member.quantity) }
+                try checkMetadata([c.common.metadata] + c.objects.map(\.common.metadata))
             case .workout(let w):
-                metadata += w.events.map(\.metadata)
                 try checkEvents(w.events, endingBy: w.endDate, of: "workout \(w.uuid.uuidString)")
-            case .category:
-                break
+                try checkMetadata([w.common.metadata] + w.events.map(\.metadata))
+            case .category(let c):
+                try checkMetadata(CollectionOfOne(c.common.metadata))
             }
-            try checkMetadata(metadata)
         }
     }
 
     /// HealthKit's metadata keys as an app may give them: only keys HealthKit defines
     /// start with `HK`, each with its type of value.
-    static func checkMetadata(_ metadata: [Metadata]) throws {
+    static func checkMetadata<All: Collection<Metadata>>(_ metadata: All) throws {
         for entry in metadata.joined() where entry.key.hasPrefix("HK") && !Metadata.isDefinedByHealthKit(entry.key) {
             throw HealthStoreError.invalidArgument("metadata key '\(entry.key)' starts with HK but HealthKit defines no such key")
         }

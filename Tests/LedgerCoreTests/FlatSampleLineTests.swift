@@ -60,7 +60,23 @@ import TestSupport
         [#""end":"2027-08-02T05:38:00Z""#, #""end":"2027-08-01T05:38:00Z""#, #""end":"2027-08-03""#, ""],
         [#""uuid":"00000007-0000-4000-8000-000000000000""#, #""uuid":"not-a-uuid""#, #""uuid":"00000007-0000-4000-8000-00000000000G""#, ""],
         ["", "", "", #""metadata":{}"#, #""metadata":{"HKWasUserEntered":true}"#, #""device":{"name":"Watch"}"#, #""foo":1"#,
-         #""type":"stepCount""#, #""unit":"count""#],
+         #""type":"stepCount""#, #""unit":"count""#] + Self.metadataPieces,
+    ]
+
+    /// Metadata objects the fast path reads (plain names; strings, numbers, true,
+    /// false; at most four members) and ones it leaves to the tree reader (a sync key,
+    /// a duplicate name, an escape, null, an array, an object, five members, a number
+    /// beyond a Double) or that the tree reader refuses.
+    static let metadataPieces = [
+        #""metadata":{"HKWasUserEntered":false}"#, #""metadata":{"HKWasUserEntered":1}"#, #""metadata":{"HKWasUserEntered":2}"#,
+        #""metadata":{"HKWasUserEntered":"yes"}"#, #""metadata":{ "note" : "a b" , "n" : 3 , "x" : 1.5 , "e" : -0 }"#,
+        #""metadata":{"big":12345678901234567890,"neg":-9223372036854775808,"exp":1e2}"#, #""metadata":{"k":1e400}"#,
+        #""metadata":{"a":1,"a":2}"#, #""metadata":{"HKMetadataKeySyncIdentifier":"s","HKMetadataKeySyncVersion":1}"#,
+        #""metadata":{"HKMetadataKeySyncIdentifier":"s"}"#, #""metadata":{"k":null}"#, #""metadata":{"k":[1]}"#,
+        #""metadata":{"k":{"a":1}}"#, #""metadata":{"k":"é"}"#, #""metadata":{"a":1,"b":2,"c":3,"d":4,"e":5}"#,
+        #""metadata":{"a":true,"b":false,"c":"x","d":0}"#, #""metadata":{"HKFoo":1}"#, #""metadata":{"":1}"#,
+        #""metadata":{"k":tru}"#, #""metadata":{"k":falsey}"#, #""metadata":{"k":01}"#, #""metadata":{"k":"v",}"#,
+        #""metadata":{"HKTimeZone":"Europe/Paris"}"#, #""metadata":[]"#, #""metadata":"x""#, #""metadata":{"#,
     ]
 
     @Test func everyCombinationOfPiecesReadsAsTheTreeReaderReadsIt() {
@@ -131,6 +147,56 @@ import TestSupport
             for zone in Self.zones where Self.check(line, zone: zone) { answered += 1 }
         }
         #expect(answered >= 900, "the fast path answered \(answered) of 40000")
+    }
+
+    @Test func everyMetadataObjectReadsAsTheTreeReaderReadsIt() {
+        // The benchmark's line with each metadata piece, then mutated byte by byte:
+        // the well-formed plain ones are read fast, and every answer is the tree's.
+        let head = #"{"type":"stepCount","value":1759,"unit":"count","start":"2025-06-18T22:25:00Z","end":"2025-06-18T22:42:00Z","#
+        let readFast: Set = [
+            #""metadata":{}"#, #""metadata":{"HKWasUserEntered":true}"#, #""metadata":{"HKWasUserEntered":false}"#,
+            #""metadata":{"HKWasUserEntered":1}"#, #""metadata":{ "note" : "a b" , "n" : 3 , "x" : 1.5 , "e" : -0 }"#,
+            #""metadata":{"big":12345678901234567890,"neg":-9223372036854775808,"exp":1e2}"#,
+            #""metadata":{"a":true,"b":false,"c":"x","d":0}"#, #""metadata":{"HKTimeZone":"Europe/Paris"}"#,
+        ]
+        let leftToTheTree: Set = [
+            #""metadata":{"k":1e400}"#, #""metadata":{"a":1,"a":2}"#,
+            #""metadata":{"HKMetadataKeySyncIdentifier":"s","HKMetadataKeySyncVersion":1}"#,
+            #""metadata":{"HKMetadataKeySyncIdentifier":"s"}"#, #""metadata":{"k":null}"#, #""metadata":{"k":[1]}"#,
+            #""metadata":{"k":{"a":1}}"#, #""metadata":{"k":"\u00e9"}"#, #""metadata":{"a":1,"b":2,"c":3,"d":4,"e":5}"#,
+            #""metadata":{"k":tru}"#, #""metadata":{"k":falsey}"#, #""metadata":{"k":01}"#, #""metadata":{"k":"v",}"#,
+            #""metadata":[]"#, #""metadata":"x""#, #""metadata":{"#,
+        ]
+        for piece in Set(Self.metadataPieces).union(readFast) {
+            let line = Array((head + piece + "}").utf8)
+            for zone in Self.zones {
+                let answered = Self.check(line, zone: zone)
+                if readFast.contains(piece) { #expect(answered, "\(piece) is read fast") }
+                if leftToTheTree.contains(piece) { #expect(!answered, "\(piece) is left to the tree reader") }
+            }
+        }
+        var random = SeededRandom(seed: 37)
+        let alphabet = Array(#"{}[]:,"\ 0123456789.eE+-atrufnlsHK"#.utf8) + [0x00, 0x1F, 0x7F, 0xC3, 0xA9, 0xFF]
+        let lines = [#""metadata":{"HKWasUserEntered":true,"note":"a b","n":-12,"x":1.5e-3}"#, #""metadata":{"k":false}"#]
+            .map { Array((head + $0 + "}").utf8) }
+        var mutatedAnswered = 0
+        for _ in 0..<20_000 {
+            var line = lines[Int(random.next() % UInt64(lines.count))]
+            for _ in 0..<(1 + Int(random.next() % 3)) {
+                // Mostly inside the metadata object, where the new reading is.
+                let at = random.next() % 4 == 0 ? Int(random.next() % UInt64(line.count))
+                                                : head.utf8.count + Int(random.next() % UInt64(line.count - head.utf8.count))
+                let byte = alphabet[Int(random.next() % UInt64(alphabet.count))]
+                switch random.next() % 3 {
+                case 0: line[at] = byte
+                case 1: line.insert(byte, at: at)
+                default: line.remove(at: at)
+                }
+                if line.isEmpty { line = [0x7B] }
+            }
+            if Self.check(line, zone: nil) { mutatedAnswered += 1 }
+        }
+        #expect(mutatedAnswered >= 900, "the fast path answered \(mutatedAnswered) of 20000")
     }
 
     @Test func theBenchmarksLineIsReadFastAndExactly() throws {

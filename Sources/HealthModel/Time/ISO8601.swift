@@ -58,14 +58,37 @@ public enum ISO8601 {
     /// `invalidDate` with the reason (not a form, no UTC offset, offset beyond ±23:59,
     /// or outside `validRange`).
     public static func parse(_ text: String) throws(HealthModelError) -> Date {
+        guard text.utf8.count <= 128 else { throw invalidDate(text, form) }
+        return try parse(utf8: Array(text.utf8)[...], text: text)
+    }
+
+    /// `parse(_:dayStartIn:)` (with a zone) or `parse(_:)` (without) of a text given as
+    /// its UTF-8 bytes, nil where those throw: the same reading, without a `String` or
+    /// a copy of the bytes (ingest's flat lines give their dates in place).
+    package static func date(utf8 bytes: ArraySlice<UInt8>, dayStartIn zone: TimeZone?) -> Date? {
+        guard bytes.count <= 128, let date = try? parse(utf8: bytes, text: nil) else { return nil }
+        guard let zone, bytes.count == 10 else { return date }
+        let start = CivilDate.startOfDay(utcMidnight: date, in: zone)
+        return isInRange(start) ? start : nil
+    }
+
+    private static let form = "is not an ISO 8601 date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM[:SS[.f]]Z or ±HH:MM)"
+
+    /// A refusal of `text` (its first 64 characters) for `reason`.
+    private static func invalidDate(_ text: String, _ reason: String) -> HealthModelError {
+        .invalidDate(text: text.count > 64 ? String(text.prefix(64)) + "…" : text, reason: reason)
+    }
+
+    /// The one reading of a date's bytes (at most 128); `text` is the same bytes as a
+    /// string, for a refusal to name (nil: the caller only asks whether it reads).
+    private static func parse(utf8 bytes: ArraySlice<UInt8>, text: String?) throws(HealthModelError) -> Date {
         func invalid(_ reason: String) -> HealthModelError {
-            .invalidDate(text: text.count > 64 ? String(text.prefix(64)) + "…" : text, reason: reason)
+            invalidDate(text ?? String(decoding: bytes, as: UTF8.self), reason)
         }
-        let form = "is not an ISO 8601 date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM[:SS[.f]]Z or ±HH:MM)"
-        guard text.utf8.count <= 128 else { throw invalid(form) }
+        assert(bytes.count <= 128, "callers refuse a longer text before reading it")
         // A cursor value, not closures over a captured variable: no box, no dynamic
         // exclusivity check per byte (this parses every date `ingest` reads).
-        var c = DateCursor(bytes: Array(text.utf8)[...])
+        var c = DateCursor(bytes: bytes)
         guard let year = c.number(4), c.expect(0x2D), let month = c.number(2), c.expect(0x2D), let day = c.number(2) else {
             throw invalid(form)
         }

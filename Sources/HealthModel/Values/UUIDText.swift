@@ -11,8 +11,19 @@ package enum UUIDText {
     /// hexadecimal digits with hyphens at 8, 13, 18 and 23.
     package static func parse(_ text: String) -> UUID? {
         var text = text
-        // unsafe: the string's UTF-8 bytes, read in place during the call, at offsets below 36.
-        let halves = text.withUTF8 { utf8 -> (UInt64, UInt64)? in
+        return text.withUTF8 { unsafe parse(utf8: $0) }
+    }
+
+    /// `parse(_:)` of a text given as its UTF-8 bytes (ingest's flat lines give their
+    /// UUIDs in place, no `String` made).
+    package static func parse(utf8 bytes: ArraySlice<UInt8>) -> UUID? {
+        unsafe bytes.withUnsafeBufferPointer { unsafe parse(utf8: $0) }
+    }
+
+    /// The one reading of a UUID's bytes.
+    private static func parse(utf8: UnsafeBufferPointer<UInt8>) -> UUID? {
+        // unsafe: the caller's bytes, read in place during the call, at offsets below 36.
+        let halves = { () -> (UInt64, UInt64)? in
             guard utf8.count == 36 else { return nil }
             var high: UInt64 = 0, low: UInt64 = 0
             var at = 0
@@ -27,7 +38,7 @@ package enum UUIDText {
                 at += 2
             }
             return (high, low)
-        }
+        }()
         guard let (h, l) = halves else { return nil }
         func byte(_ v: UInt64, _ i: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: v >> (56 - 8 * i)) }
         return UUID(uuid: (byte(h, 0), byte(h, 1), byte(h, 2), byte(h, 3), byte(h, 4), byte(h, 5), byte(h, 6), byte(h, 7),
