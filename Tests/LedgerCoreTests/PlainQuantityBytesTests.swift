@@ -448,7 +448,9 @@ struct PlainQuantityDamageTests {
             let code = ObjectType.quantity(q.type).code
             let plain = try #require(PlainQuantityBytes.read(bytes, range, typeCode: code, source: nil), "\(reason)")
             var memo = SampleCodec.SaveMemo()
-            #expect(!plain.passesModelChecks(memo: &memo), "\(reason)")
+            var valid = PlainQuantityBytes.ValidMetadata()
+            #expect(!plain.passesModelChecks(memo: &memo, valid: &valid), "\(reason)")
+            #expect(!plain.passesModelChecks(memo: &memo, valid: &valid), "\(reason): a refusal is not remembered")
             #expect(throws: (any Error).self, "\(reason)") { try PlainQuantityBytesTests.decoded(bytes, range, source: nil) }
             do { _ = try PlainQuantityBytesTests.decoded(bytes, range, source: nil) } catch {
                 #expect("\(error)".contains(reason), "\(error)")
@@ -459,8 +461,10 @@ struct PlainQuantityDamageTests {
             guard case .quantity(let q) = sample else { return }
             let (bytes, range) = Self.patched(sample) { $0 }
             var memo = SampleCodec.SaveMemo()
-            #expect(try #require(PlainQuantityBytes.read(bytes, range, typeCode: ObjectType.quantity(q.type).code, source: nil))
-                .passesModelChecks(memo: &memo))
+            var valid = PlainQuantityBytes.ValidMetadata()
+            let plain = try #require(PlainQuantityBytes.read(bytes, range, typeCode: ObjectType.quantity(q.type).code, source: nil))
+            #expect(plain.passesModelChecks(memo: &memo, valid: &valid))
+            #expect(plain.passesModelChecks(memo: &memo, valid: &valid))  // remembered
         }
     }
 

@@ -157,14 +157,28 @@ package struct PlainQuantityBytes: Sendable {
     /// equals the metadata's — by the same functions, so that a sample read in place is
     /// one the decoder accepts (a damaged log whose CRCs were made to fit is refused
     /// the same way: the caller decodes what fails here, and the decoder names why).
-    /// `memo` remembers units by their bytes.
-    func passesModelChecks(memo: inout SampleCodec.SaveMemo) -> Bool {
+    /// `memo` remembers units by their bytes; `valid`, metadata that passed (the check
+    /// is a pure function of the metadata's bytes and the sync identity's).
+    func passesModelChecks(memo: inout SampleCodec.SaveMemo, valid: inout ValidMetadata) -> Bool {
         guard case .quantity(let type)? = ObjectType(code: typeCode) else { return false }
         return payload.withUnsafeBytes { p -> Bool in
             do {
                 let unit = try memo.unit(bytes: UnsafeRawBufferPointer(rebasing: p[self.unit]))
                 try type.validate(value: value, unit: unit, checkingRange: false)
                 guard metadataSection != nil || sync != nil else { return true }
+                // The key: the metadata section's bytes, then the sync identity's (its
+                // identifier's bytes and version), each framed by its length.
+                var key: [UInt8] = []
+                if let metadataSection {
+                    key += withUnsafeBytes(of: UInt64(metadataSection.count).littleEndian, Array.init)
+                    key += payload[metadataSection]
+                }
+                if let sync {
+                    key += withUnsafeBytes(of: UInt64(sync.identifier.count).littleEndian, Array.init)
+                    key += payload[sync.identifier]
+                    key += withUnsafeBytes(of: sync.version.littleEndian, Array.init)
+                }
+                if valid.contains(key) { return true }
                 var metadata = Metadata()
                 if let metadataSection {
                     var r = ByteReader(UnsafeRawBufferPointer(rebasing: p[metadataSection]))
@@ -179,10 +193,28 @@ package struct PlainQuantityBytes: Sendable {
                 try SampleCommon.check(startDate: Date(timeIntervalSinceReferenceDate: start),
                                        endDate: Date(timeIntervalSinceReferenceDate: end), metadata: metadata,
                                        creationDate: creation.map { Date(timeIntervalSinceReferenceDate: $0) }, writtenOffsets: nil)
+                valid.insert(key)  // only what passed: a refusal is decoded every time, to be named
                 return true
             } catch {
                 return false
             }
+        }
+    }
+
+    /// Metadata known to pass the model's checks (`passesModelChecks`), by its bytes:
+    /// a few distinct sections cover most samples (`HKWasUserEntered: true`, a motion
+    /// context). Bounded: at most `capacity` keys of at most `maxKeyBytes` each.
+    struct ValidMetadata {
+        static let capacity = 256
+        static let maxKeyBytes = 512
+        private var keys: Set<[UInt8]> = []
+
+        func contains(_ key: [UInt8]) -> Bool { keys.contains(key) }
+
+        mutating func insert(_ key: [UInt8]) {
+            guard key.count <= Self.maxKeyBytes else { return }
+            if keys.count >= Self.capacity { keys.removeAll(keepingCapacity: true) }
+            keys.insert(key)
         }
     }
 

@@ -37,6 +37,8 @@ final class RecordReads {
     /// Units and devices as spelled before (a pure function of their bytes, so valid
     /// across records).
     private var memo = SampleCodec.SaveMemo()
+    /// Metadata of plain samples known to pass the model's checks, by its bytes.
+    private var validMetadata = PlainQuantityBytes.ValidMetadata()
     private var strings: [String] = []
 
     /// Where each sample of a record starts.
@@ -209,7 +211,7 @@ final class RecordReads {
             if at.member < 0 {
                 let from = Int(table.starts[at.top]) - bufferStart, to = Int(table.starts[at.top + 1]) - bufferStart
                 if let bytes = PlainQuantityBytes.read(buffer, from..<to, typeCode: typeCode, source: source(want.app)),
-                   bytes.passesModelChecks(memo: &memo) {
+                   bytes.passesModelChecks(memo: &memo, valid: &validMetadata) {
                     guard bytes.uuid == want.uuid else {
                         throw QueryError.indexDisagrees(slot: want.slot, reason: "the log holds \(bytes.uuid) there, the index \(want.uuid)")
                     }
