@@ -166,19 +166,9 @@ package struct PlainQuantityBytes: Sendable {
                 let unit = try memo.unit(bytes: UnsafeRawBufferPointer(rebasing: p[self.unit]))
                 try type.validate(value: value, unit: unit, checkingRange: false)
                 guard metadataSection != nil || sync != nil else { return true }
-                // The key: the metadata section's bytes, then the sync identity's (its
-                // identifier's bytes and version), each framed by its length.
-                var key: [UInt8] = []
-                if let metadataSection {
-                    key += withUnsafeBytes(of: UInt64(metadataSection.count).littleEndian, Array.init)
-                    key += payload[metadataSection]
-                }
-                if let sync {
-                    key += withUnsafeBytes(of: UInt64(sync.identifier.count).littleEndian, Array.init)
-                    key += payload[sync.identifier]
-                    key += withUnsafeBytes(of: sync.version.littleEndian, Array.init)
-                }
-                if valid.contains(key) { return true }
+                let metadataBytes = metadataSection.map { payload[$0] } ?? []
+                let syncBytes = sync.map { payload[$0.identifier] }
+                if valid.contains(metadataBytes, syncBytes, sync?.version) { return true }
                 var metadata = Metadata()
                 if let metadataSection {
                     var r = ByteReader(UnsafeRawBufferPointer(rebasing: p[metadataSection]))
@@ -193,7 +183,7 @@ package struct PlainQuantityBytes: Sendable {
                 try SampleCommon.check(startDate: Date(timeIntervalSinceReferenceDate: start),
                                        endDate: Date(timeIntervalSinceReferenceDate: end), metadata: metadata,
                                        creationDate: creation.map { Date(timeIntervalSinceReferenceDate: $0) }, writtenOffsets: nil)
-                valid.insert(key)  // only what passed: a refusal is decoded every time, to be named
+                valid.insert(metadataBytes, syncBytes, sync?.version)  // only what passed: a refusal is decoded every time, to be named
                 return true
             } catch {
                 return false
@@ -201,20 +191,26 @@ package struct PlainQuantityBytes: Sendable {
         }
     }
 
-    /// Metadata known to pass the model's checks (`passesModelChecks`), by its bytes:
-    /// a few distinct sections cover most samples (`HKWasUserEntered: true`, a motion
-    /// context). Bounded: at most `capacity` keys of at most `maxKeyBytes` each.
+    /// Metadata known to pass the model's checks (`passesModelChecks`), by its bytes
+    /// and the sync identity's: a few distinct sections cover most samples
+    /// (`HKWasUserEntered: true`, a motion context). The most recently passed first, at
+    /// most `capacity`, each at most `maxBytes`; a hit compares bytes, allocates nothing.
     struct ValidMetadata {
-        static let capacity = 256
-        static let maxKeyBytes = 512
-        private var keys: Set<[UInt8]> = []
+        static let capacity = 16
+        static let maxBytes = 512
+        private var entries: [(metadata: [UInt8], sync: [UInt8]?, version: Int64?)] = []
 
-        func contains(_ key: [UInt8]) -> Bool { keys.contains(key) }
+        func contains(_ metadata: ArraySlice<UInt8>, _ sync: ArraySlice<UInt8>?, _ version: Int64?) -> Bool {
+            entries.contains { e in
+                e.version == version && e.metadata.count == metadata.count && e.metadata.elementsEqual(metadata)
+                    && (e.sync.map { s in sync.map { s.elementsEqual($0) } ?? false } ?? (sync == nil))
+            }
+        }
 
-        mutating func insert(_ key: [UInt8]) {
-            guard key.count <= Self.maxKeyBytes else { return }
-            if keys.count >= Self.capacity { keys.removeAll(keepingCapacity: true) }
-            keys.insert(key)
+        mutating func insert(_ metadata: ArraySlice<UInt8>, _ sync: ArraySlice<UInt8>?, _ version: Int64?) {
+            guard metadata.count + (sync?.count ?? 0) <= Self.maxBytes else { return }
+            if entries.count == Self.capacity { entries.removeLast() }
+            entries.insert((Array(metadata), sync.map(Array.init), version), at: 0)
         }
     }
 
