@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "LedgerKeys", dependencies: ["LedgerCrypto", "LedgerChecksums"], swiftSettings: strictMemorySafety),
         // Layer 2: the event log. Bytes, framing, checksums, the hash chain, fsync,
         // recovery. Knows nothing of health.
-        .target(name: "LedgerLog", dependencies: ["LedgerChecksums", "CLedgerAccel"]),
+        .target(name: "LedgerLog", dependencies: ["LedgerChecksums", "LedgerCrypto", "CLedgerAccel"]),
 
         // Layer 3: events and projections. Event codecs, the rules, projections,
         // replay, snapshots, verify, queries.
@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(name: "LedgerKeysTests", dependencies: ["LedgerKeys", "LedgerCrypto"], swiftSettings: strictMemorySafety),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"], swiftSettings: strictMemorySafety),
         // Also ModuleGraphTests: this file, the imports and DESIGN.md's module graph agree.
-        .testTarget(name: "LedgerLogTests", dependencies: ["LedgerChecksums", "LedgerLog", "TestSupport", "ledger-torture"]),
+        .testTarget(name: "LedgerLogTests", dependencies: ["LedgerChecksums", "LedgerCrypto", "LedgerLog", "TestSupport", "ledger-torture"]),
         .testTarget(name: "LedgerCoreTests", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting",
                                                             "TestSupport", "LedgerFuzz"]),
         .testTarget(name: "HealthLedgerTests", dependencies: ["HealthLedger", "HealthModel", "LedgerCore", "LedgerLog", "LedgerReporting",

@@ -48,6 +48,15 @@ public indirect enum LogError: Error, Equatable, Sendable {
     /// A ledger path component (`snapshots/`, `quarantine/`, `index/`) that is a
     /// symbolic link or not a folder: the ledger never follows it out of its folder.
     case unsafePath(path: String, reason: String)
+    /// A sealed record appended to a plain log (format version 1), which has no room
+    /// for record flags: `encrypt SRC DST` makes a sealed ledger of a plain one.
+    case sealedRecordInPlainLog
+    /// A sealed record naming a key the writer does not hold live (no key store given,
+    /// or the id unknown or destroyed): refused before anything is written.
+    case sealKeyUnavailable(keyId: UInt64)
+    /// The sealed record `sequence` could not be opened (`reason` says why: no key
+    /// given, the key destroyed, unknown, or the tag broken).
+    case sealedRecordUnopened(sequence: UInt64, reason: String)
 }
 
 /// Where and how the log's bytes fail a validity rule.
@@ -72,7 +81,8 @@ public struct LogDamage: Equatable, Sendable, CustomStringConvertible {
         case recordSequence
         /// R4: a record recorded earlier than the one before it.
         case recordTimeOrder
-        /// R5/R6: kind 0, kind version 0, or reserved bytes not zero.
+        /// R5/R6/R7: kind 0, kind version 0, reserved bytes or flags not as allowed, a
+        /// sealed payload shorter than its keyId, salt and tag.
         case recordFields
         /// B8: a batch's link is not SHA-256(previous link ‖ batch bytes).
         case chainMismatch
@@ -94,7 +104,7 @@ public struct LogDamage: Equatable, Sendable, CustomStringConvertible {
             case .recordChecksum: "R1"
             case .recordSequence: "R3"
             case .recordTimeOrder: "R4"
-            case .recordFields: "R5/R6"
+            case .recordFields: "R5/R6/R7"
             case .chainMismatch: "B8"
             case .trailingBytes: "B3"
             case .truncatedBelowDurable: "I3"
@@ -153,6 +163,9 @@ extension LogError: CustomStringConvertible {
         case .invalidKind: "R5"
         case .exclusiveAccessLost: "W7"
         case .unsafePath: "W8"
+        case .sealedRecordInPlainLog: "R6"
+        case .sealKeyUnavailable: "W9"
+        case .sealedRecordUnopened: "R8"
         case .ledgerNotFound, .ledgerExists, .writerClosed, .io, .sequenceNotFound, .noBatchEndsAt, .noSpace: nil
         }
     }
@@ -185,6 +198,10 @@ extension LogError: CustomStringConvertible {
             "exclusiveAccessLost: \(reason) at \(path); this writer stops and overwrites nothing"
         case .noSpace(let operation, let path): "noSpace: no space left on device (\(operation) \(path))"
         case .unsafePath(let path, let reason): "unsafePath: \(path) \(reason); refusing to follow it"
+        case .sealedRecordInPlainLog:
+            "sealedRecordInPlainLog: a log of format version 1 holds no sealed records (encrypt it into a new ledger)"
+        case .sealKeyUnavailable(let keyId): "sealKeyUnavailable: no live key \(keyId) to seal a record under"
+        case .sealedRecordUnopened(let sequence, let reason): "sealedRecordUnopened: record \(sequence) is \(reason)"
         }
     }
 }

@@ -7,6 +7,8 @@ import LedgerChecksums
 /// callback, and neither can its records (`forEachRecord`).
 package struct LogBatch: ~Copyable {
     let view: BatchView
+    /// How the reader opens sealed records.
+    let opening: RecordOpening
     /// Byte offset of the batch.
     package var offset: UInt64 { view.offset }
     /// Byte offset after the batch: a position to resume from.
@@ -23,8 +25,9 @@ package struct LogBatch: ~Copyable {
     }
 
     /// Lends each record of the batch to `body`, in order.
+    /// A sealed record comes opened (its plaintext payload), or with `sealFailure`.
     package func forEachRecord<E: Error>(_ body: (borrowing RecordView) throws(E) -> Void) throws(E) {
-        try view.forEachRecord(body)
+        try view.forEachRecord(opening: opening, body)
     }
 }
 
@@ -50,14 +53,20 @@ package final class LogReader: Sendable {
     /// scan read to the file's end): tools warn when a read stopped short.
     package var stoppedShort: LogDamage? { shortEnd.withLock { $0 } }
 
-    /// Opens the log of the ledger folder for reading.
-    package init(_ fs: any LogFileSystem) throws {
+    /// How sealed records are opened (the keys given, or none).
+    package let opening: RecordOpening
+
+    /// Opens the log of the ledger folder for reading; `keys` open its sealed records
+    /// (without them every sealed record is lent unopened, `sealFailure` `noKeys`:
+    /// framing, checksums and the chain are still checked).
+    package init(_ fs: any LogFileSystem, keys: (any RecordKeys)? = nil) throws {
         guard fs.exists(LogWriter.logFileName) else { throw LogError.ledgerNotFound(path: fs.path) }
         self.fs = fs
         file = try fs.open(LogWriter.logFileName, .readOnly)
-        let opening = try LogOpening(fs: fs, file: file)
-        header = opening.header
-        genesis = opening.genesis
+        let opened = try LogOpening(fs: fs, file: file)
+        header = opened.header
+        genesis = opened.genesis
+        opening = RecordOpening(keys: keys, ledgerId: opened.header.ledgerId)
     }
 
     /// How a scan ended.
@@ -142,7 +151,8 @@ package final class LogReader: Sendable {
         }
         guard start.offset <= size else { throw LogError.sequenceNotFound(start.nextSequence) }
         let scanner = LogScanner(file: file, end: size, offset: start.offset, nextSequence: start.nextSequence,
-                                 link: start.link, lastRecordedAt: .min, checkChain: verifyChain, checkRecords: true)
+                                 link: start.link, lastRecordedAt: .min, checkChain: verifyChain, checkRecords: true,
+                                 sealedRecords: header.allowsSealedRecords)
         while true {
             switch try scanner.nextClassified() {
             case .end:
@@ -158,7 +168,7 @@ package final class LogReader: Sendable {
             case .batch(let view):
                 let last = view.header.firstSequence + UInt64(view.header.recordCount)
                 if last <= sequence && !view.header.isSeal { continue }
-                let batch = LogBatch(view: view, endOffset: scanner.offset, link: scanner.link)
+                let batch = LogBatch(view: view, opening: opening, endOffset: scanner.offset, link: scanner.link)
                 if try !body(batch) {
                     return ScanEnd(endOffset: scanner.offset, nextSequence: scanner.nextSequence, chainHead: scanner.link,
                                    incompleteTail: nil, stoppedEarly: true)
@@ -182,7 +192,7 @@ package final class LogReader: Sendable {
         var out: [StoredRecord] = []
         try forEachRecord(from: range.lowerBound) { record in
             guard record.sequence <= range.upperBound else { return false }
-            out.append(record.stored())
+            out.append(try record.stored())
             return true
         }
         return out
@@ -195,8 +205,10 @@ package final class LogReader: Sendable {
     }
 
     /// The record starting at byte `offset` (as the scanner reported it), checked
-    /// against its own checksum. This is how projections that hold log offsets
-    /// fetch a record without scanning.
+    /// against its own checksum (and a sealed record opened). This is how projections
+    /// that hold log offsets fetch a record without scanning.
+    /// - Throws: `LogError.damaged`; `LogError.sealedRecordUnopened` for a sealed
+    ///   record this reader cannot open.
     package func record(atOffset offset: UInt64) throws -> StoredRecord {
         var head = [UInt8](repeating: 0, count: LogFormat.recordHeaderLength)
         let got = try head.withUnsafeMutableBytes { try file.read(into: $0, at: offset) }
@@ -211,12 +223,23 @@ package final class LogReader: Sendable {
         return try bytes.withUnsafeBytes { b in
             let crc = UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
             guard crc == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: b[4...])) else { throw damage }
+            let sequence = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            var payload = Array(b[LogFormat.recordHeaderLength...])
+            let flags = UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 28, as: UInt32.self))
+            if header.allowsSealedRecords, flags & LogFormat.recordFlagSealed != 0 {
+                guard length >= SealedRecord.overhead else { throw damage }
+                switch SealedRecord.open(framed: b, opening: opening) {
+                case .success(let plaintext): payload = plaintext
+                case .failure(let failure):
+                    throw LogError.sealedRecordUnopened(sequence: sequence, reason: failure.description)
+                }
+            }
             return StoredRecord(
-                sequence: UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
+                sequence: sequence,
                 recordedAt: Int64(littleEndian: b.loadUnaligned(fromByteOffset: 16, as: Int64.self)),
                 kind: UInt16(littleEndian: b.loadUnaligned(fromByteOffset: 24, as: UInt16.self)),
                 kindVersion: UInt16(littleEndian: b.loadUnaligned(fromByteOffset: 26, as: UInt16.self)),
-                payload: Array(b[LogFormat.recordHeaderLength...]), offset: offset)
+                payload: payload, offset: offset)
         }
     }
 

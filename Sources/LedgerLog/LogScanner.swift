@@ -30,8 +30,11 @@ final class LogScanner {
     private(set) var lastRecordedAt: Int64
     /// Recompute links (B8) rather than trusting the stored ones.
     let checkChain: Bool
-    /// Check every record (R1–R6, B7), not only batch headers.
+    /// Check every record (R1–R7, B7), not only batch headers.
     let checkRecords: Bool
+    /// The log's format allows sealed records (version 2): a record's word at offset
+    /// 28 is then its flags (R6, R7).
+    let sealedRecords: Bool
 
     private var window: UnsafeMutableRawBufferPointer
     private var windowStart: UInt64 = 0
@@ -39,8 +42,9 @@ final class LogScanner {
     static let windowSize = 4 << 20
 
     init(file: any LogFile, end: UInt64, offset: UInt64, nextSequence: UInt64, link: SHA256Digest,
-         lastRecordedAt: Int64, checkChain: Bool, checkRecords: Bool) {
+         lastRecordedAt: Int64, checkChain: Bool, checkRecords: Bool, sealedRecords: Bool) {
         precondition(offset >= UInt64(LogFormat.fileHeaderLength) && offset <= end && nextSequence >= 1)
+        self.sealedRecords = sealedRecords
         self.file = file
         self.end = end
         self.offset = offset
@@ -126,7 +130,8 @@ final class LogScanner {
         let bodyEnd = header.batchLength - LogFormat.linkLength
         var recordedAt = lastRecordedAt
         if checkRecords {
-            // B7, R1–R6.
+            // B7, R1–R7.
+            let flagsAllowed = sealedRecords ? LogFormat.recordFlagSealed : 0
             var o = LogFormat.batchHeaderLength
             var index = 0
             while o < bodyEnd {
@@ -152,8 +157,13 @@ final class LogScanner {
                 recordedAt = time
                 let kind = UInt16(littleEndian: batch.loadUnaligned(fromByteOffset: o + 24, as: UInt16.self))
                 let version = UInt16(littleEndian: batch.loadUnaligned(fromByteOffset: o + 26, as: UInt16.self))
-                let reserved = UInt32(littleEndian: batch.loadUnaligned(fromByteOffset: o + 28, as: UInt32.self))
-                guard kind != 0, version != 0, reserved == 0 else { return damage(.recordFields, at, UInt64(total), sequence) }
+                let flags = UInt32(littleEndian: batch.loadUnaligned(fromByteOffset: o + 28, as: UInt32.self))
+                // R5, R6 (flags: none in version 1, only `sealed` in 2), R7 (a sealed
+                // payload holds at least its keyId, salt and tag).
+                guard kind != 0, version != 0, flags & ~flagsAllowed == 0,
+                      flags & LogFormat.recordFlagSealed == 0 || length >= SealedRecord.overhead else {
+                    return damage(.recordFields, at, UInt64(total), sequence)
+                }
                 o += total
                 index += 1
             }
@@ -274,18 +284,47 @@ struct BatchView {
     let bytes: UnsafeRawBufferPointer
 
     /// Lends `body` each record (already validated when the scanner checked records).
-    func forEachRecord<E: Error>(_ body: (borrowing RecordView) throws(E) -> Void) throws(E) {
+    /// A sealed record (R6, version 2 only) is opened with `opening`'s keys into a
+    /// buffer of this call's, and lent with its plaintext payload; one that cannot be
+    /// opened (no keys, the key destroyed or unknown, the tag broken) is lent with
+    /// `sealFailure` set and an empty payload.
+    func forEachRecord<E: Error>(opening: RecordOpening? = nil,
+                                 _ body: (borrowing RecordView) throws(E) -> Void) throws(E) {
         var o = LogFormat.batchHeaderLength
         let bodyEnd = header.batchLength - LogFormat.linkLength
+        var plaintext: UnsafeMutableRawBufferPointer?
+        defer { plaintext?.deallocate() }
         while o < bodyEnd {
             let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: o + 4, as: UInt32.self)))
+            let flags = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: o + 28, as: UInt32.self))
+            let framed = UnsafeRawBufferPointer(rebasing: bytes[o..<o + LogFormat.recordHeaderLength + length])
+            var payload = UnsafeRawBufferPointer(rebasing: framed[LogFormat.recordHeaderLength...])
+            var failure: RecordSealFailure?
+            var keyId: UInt64?
+            if flags & LogFormat.recordFlagSealed != 0 {
+                let id = SealedRecord.keyId(framed: framed)
+                keyId = id
+                let count = length - SealedRecord.overhead
+                if plaintext == nil || plaintext!.count < count {
+                    plaintext?.deallocate()
+                    plaintext = .allocate(byteCount: max(count, 64), alignment: 16)
+                }
+                let out = UnsafeMutableRawBufferPointer(rebasing: plaintext![0..<count])
+                let refused: RecordSealFailure.Reason? = opening.map { $0.open(framed: framed, into: out) } ?? .noKeys
+                if let refused {
+                    failure = RecordSealFailure(keyId: id, reason: refused)
+                    payload = UnsafeRawBufferPointer(rebasing: framed[0..<0])
+                } else {
+                    payload = UnsafeRawBufferPointer(out)
+                }
+            }
             let record = RecordView(
                 offset: offset + UInt64(o),
                 sequence: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: o + 8, as: UInt64.self)),
                 recordedAt: Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: o + 16, as: Int64.self)),
                 kind: UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: o + 24, as: UInt16.self)),
                 kindVersion: UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: o + 26, as: UInt16.self)),
-                framed: UnsafeRawBufferPointer(rebasing: bytes[o..<o + LogFormat.recordHeaderLength + length]))
+                framed: framed, payload: payload, sealedKeyId: keyId, sealFailure: failure)
             try body(record)
             o += LogFormat.recordHeaderLength + length
         }
@@ -305,26 +344,38 @@ package struct RecordView: ~Copyable {
     package let recordedAt: Int64
     package let kind: UInt16
     package let kindVersion: UInt16
-    /// The record as framed in the log: its 32-byte header, then the payload.
+    /// The record as framed in the log: its 32-byte header, then the payload as
+    /// stored (a sealed record's ciphertext).
     private let framed: UnsafeRawBufferPointer
+    /// The payload: as stored, or a sealed record's plaintext (empty when it could not
+    /// be opened).
+    private let payload: UnsafeRawBufferPointer
+    /// The data key a sealed record names (nil for a plain record).
+    package let sealedKeyId: UInt64?
+    /// Why a sealed record's payload could not be opened (nil: plain, or opened).
+    package let sealFailure: RecordSealFailure?
 
     init(offset: UInt64, sequence: UInt64, recordedAt: Int64, kind: UInt16, kindVersion: UInt16,
-         framed: UnsafeRawBufferPointer) {
+         framed: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, sealedKeyId: UInt64? = nil,
+         sealFailure: RecordSealFailure? = nil) {
         self.offset = offset
         self.sequence = sequence
         self.recordedAt = recordedAt
         self.kind = kind
         self.kindVersion = kindVersion
         self.framed = framed
+        self.payload = payload
+        self.sealedKeyId = sealedKeyId
+        self.sealFailure = sealFailure
     }
 
-    /// The payload's length in bytes.
-    package var payloadCount: Int { framed.count - LogFormat.recordHeaderLength }
+    /// The payload's length in bytes (a sealed record's plaintext length).
+    package var payloadCount: Int { payload.count }
 
-    /// Lends the payload to `body`.
+    /// Lends the payload to `body` (a sealed record's plaintext; empty when
+    /// `sealFailure` says why it could not be opened).
     package func withPayload<Result, E: Error>(_ body: (RawSpan) throws(E) -> Result) throws(E) -> Result {
-        let payload = UnsafeRawBufferPointer(rebasing: framed[LogFormat.recordHeaderLength...])
-        return try body(unsafe payload.bytes)
+        try body(unsafe payload.bytes)
     }
 
     /// Lends the record as framed in the log (header and payload: a Merkle leaf's input).
@@ -334,17 +385,20 @@ package struct RecordView: ~Copyable {
 
     /// A copy of the payload.
     package func payloadCopy() -> [UInt8] {
-        Array(UnsafeRawBufferPointer(rebasing: framed[LogFormat.recordHeaderLength...]))
+        Array(payload)
     }
 
     /// Appends the payload to `bytes`.
     package func appendPayload(to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: framed[LogFormat.recordHeaderLength...]))
+        bytes.append(contentsOf: payload)
     }
 
-    /// A copy that outlives the callback.
-    package func stored() -> StoredRecord {
-        StoredRecord(sequence: sequence, recordedAt: recordedAt, kind: kind, kindVersion: kindVersion,
-                     payload: payloadCopy(), offset: offset)
+    /// A copy that outlives the callback: the payload a plain record stores, or a
+    /// sealed record's plaintext.
+    /// - Throws: `LogError.sealedRecordUnopened` for a sealed record that could not be opened.
+    package func stored() throws(LogError) -> StoredRecord {
+        if let sealFailure { throw .sealedRecordUnopened(sequence: sequence, reason: sealFailure.description) }
+        return StoredRecord(sequence: sequence, recordedAt: recordedAt, kind: kind, kindVersion: kindVersion,
+                            payload: payloadCopy(), offset: offset)
     }
 }

@@ -57,7 +57,7 @@ public enum LogVerifier {
         }
         let scanner = LogScanner(file: file, end: opening.size, offset: UInt64(LogFormat.fileHeaderLength), nextSequence: 1,
                                  link: opening.genesis, lastRecordedAt: opening.header.createdAt, checkChain: true,
-                                 checkRecords: true)
+                                 checkRecords: true, sealedRecords: opening.header.allowsSealedRecords)
         var batches = 0, seals = 0
         var records: UInt64 = 0
         var damage: LogDamage?

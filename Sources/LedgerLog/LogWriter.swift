@@ -27,6 +27,8 @@ package final class LogWriter: Sendable {
 
     /// The decoded file header.
     package let header: LogFileHeader
+    /// The keys and salt sealed records are sealed with (nil: no key store given).
+    let recordSealing: RecordSealing?
     /// What opening found at the tail (nil for a new ledger).
     package let recovery: RecoveryReport?
 
@@ -130,7 +132,10 @@ package final class LogWriter: Sendable {
 
     init(fs: any LogFileSystem, file: any LogFile, lock: any LogLock, header: LogFileHeader,
                  options: LogWriterOptions, length: UInt64, allocated: UInt64, checkpoint: LogCheckpoint,
-                 recovery: RecoveryReport?) {
+                 recovery: RecoveryReport?) throws {
+        recordSealing = try options.recordKeys.map {
+            RecordSealing(keys: $0, salt: try options.sealSalt ?? RecordSealing.randomSalt(), ledgerId: header.ledgerId)
+        }
         self.fs = fs
         self.file = file
         self.lock = lock
@@ -163,7 +168,8 @@ package final class LogWriter: Sendable {
             throw LogError.ledgerExists(path: fs.path)
         }
         do {
-            let header = LogFileHeader(formatVersion: LogFormat.formatVersion, minReaderVersion: LogFormat.readableVersion,
+            let version = options.sealedFormat ? LogFormat.sealedFormatVersion : LogFormat.formatVersion
+            let header = LogFileHeader(formatVersion: version, minReaderVersion: version,
                                        ledgerId: ledgerId, createdAt: options.clock())
             let bytes = header.encoded()
             let file = try fs.open(logFileName, .createNew)
@@ -174,7 +180,7 @@ package final class LogWriter: Sendable {
             let genesis = BatchChain.genesis(fileHeader: bytes)
             let checkpoint = LogCheckpoint(coveredLength: UInt64(LogFormat.fileHeaderLength), nextSequence: 1,
                                            lastRecordedAt: header.createdAt, link: genesis, entries: [])
-            return LogWriter(fs: fs, file: file, lock: lock, header: header, options: options,
+            return try LogWriter(fs: fs, file: file, lock: lock, header: header, options: options,
                              length: UInt64(LogFormat.fileHeaderLength), allocated: UInt64(LogFormat.fileHeaderLength),
                              checkpoint: checkpoint, recovery: nil)
         } catch {
@@ -212,10 +218,10 @@ package final class LogWriter: Sendable {
                                    options: LogWriterOptions) throws -> LogWriter {
         let opened = try LogOpening(fs: fs, file: file)
         // H3: append only to a format this code writes.
-        guard opened.header.formatVersion == LogFormat.formatVersion else {
+        guard LogFormat.writableVersions.contains(opened.header.formatVersion) else {
             throw LogError.unsupportedFormatVersion(found: opened.header.formatVersion,
                                                     minReader: opened.header.minReaderVersion,
-                                                    supported: LogFormat.formatVersion)
+                                                    supported: LogFormat.writableVersions.upperBound)
         }
         // I3: a log shorter than a length known durable lost acknowledged bytes:
         // damage, never a torn tail to cut.
@@ -230,7 +236,8 @@ package final class LogWriter: Sendable {
                              lastRecordedAt: opened.header.createdAt, link: opened.genesis, entries: [])
         let scanner = LogScanner(file: file, end: opened.size, offset: checkpoint.coveredLength,
                                  nextSequence: checkpoint.nextSequence, link: checkpoint.link,
-                                 lastRecordedAt: checkpoint.lastRecordedAt, checkChain: true, checkRecords: true)
+                                 lastRecordedAt: checkpoint.lastRecordedAt, checkChain: true, checkRecords: true,
+                                 sealedRecords: opened.header.allowsSealedRecords)
         let scannedFrom = checkpoint.coveredLength
         var cut: TailCut?
         scan: while true {
@@ -254,7 +261,7 @@ package final class LogWriter: Sendable {
         checkpoint.lastRecordedAt = scanner.lastRecordedAt
         // Everything now in the file becomes durable before any batch vouches for it.
         try file.sync()
-        let writer = LogWriter(fs: fs, file: file, lock: lock, header: opened.header, options: options,
+        let writer = try LogWriter(fs: fs, file: file, lock: lock, header: opened.header, options: options,
                                length: scanner.offset, allocated: try file.size(), checkpoint: checkpoint,
                                recovery: RecoveryReport(scannedFrom: scannedFrom, cut: cut))
         if scanner.offset - scannedFrom > 16 << 20 { try? checkpoint.save(fs, ledgerId: opened.header.ledgerId) }
@@ -349,7 +356,7 @@ package final class LogWriter: Sendable {
     /// time, if later: `recordedAt` never decreases). Nil: the clock's time now.
     package func enqueue(_ batch: consuming RecordBatch, recordedAt predicted: Int64? = nil) throws -> Ticket {
         var batch = batch
-        try batch.validate()
+        try batch.validate(allowsSealed: header.allowsSealedRecords, sealing: recordSealing)
         let now = predicted ?? clock()
         return try whileSealing { () throws -> Ticket in
             let (first, recordedAt, offset, syncedLength, previousLink) = try state.withLock { s in
@@ -362,7 +369,7 @@ package final class LogWriter: Sendable {
             // `syncedLength` may be behind by the time the batch is published: a
             // lower claim is still true (W4, B6).
             let link = batch.seal(firstSequence: first, recordedAt: recordedAt, syncedLength: syncedLength,
-                                  previousLink: previousLink, recordOffsets: &offsets)
+                                  previousLink: previousLink, sealing: recordSealing, recordOffsets: &offsets)
             for i in offsets.indices { offsets[i] += offset }
             let bytes = batch.bytes
             return try state.withLock { s -> Ticket in

@@ -20,12 +20,25 @@ public struct LogWriterOptions: Sendable {
     /// (`LogFile.allocate`): appends inside reserved space change no file size, so
     /// their syncs flush data only (about 2× the durable appends/s here). 0 disables.
     public var allocationChunk: UInt64
+    /// `create` only: make a log of format version 2, which may hold sealed records
+    /// (issue 32). Plain logs stay version 1, readable by every earlier release.
+    public var sealedFormat: Bool
+    /// The data keys the writer seals records under (by id); nil: the writer refuses
+    /// any sealed record (`sealKeyUnavailable`).
+    public var recordKeys: (any RecordKeys)?
+    /// The writer's salt (`SealedRecord`); nil, as everywhere but in golden files and
+    /// tests: drawn at random when the writer opens.
+    public var sealSalt: UInt32?
 
     public init(lockTimeout: Double = 0, clock: @escaping @Sendable () -> Int64 = LogClock.now,
-                allocationChunk: UInt64 = 4 << 20) {
+                allocationChunk: UInt64 = 4 << 20, sealedFormat: Bool = false, recordKeys: (any RecordKeys)? = nil,
+                sealSalt: UInt32? = nil) {
         self.lockTimeout = lockTimeout
         self.clock = clock
         self.allocationChunk = allocationChunk
+        self.sealedFormat = sealedFormat
+        self.recordKeys = recordKeys
+        self.sealSalt = sealSalt
     }
 }
 

@@ -15,6 +15,8 @@ public struct RecordBatch: Sendable {
     /// Where each record starts, relative to the start of the batch (its offset in
     /// the log is the batch's offset plus this).
     public private(set) var recordStarts: [Int] = []
+    /// The key ids the batch's sealed records name (one entry per sealed record).
+    private(set) var sealedKeyIds: [UInt64] = []
 
     /// An empty batch; `capacity` is a hint in bytes.
     public init(capacity: Int = 4096) {
@@ -61,6 +63,28 @@ public struct RecordBatch: Sendable {
         count += 1
     }
 
+    /// Appends a record to be sealed under the data key `keyId` (issue 32): `encode`
+    /// writes the plaintext payload in place, as for `append(kind:version:encode:)`;
+    /// the writer, when it gives the batch its sequence numbers, encrypts it in place
+    /// (`SealedRecord`: keyId · salt · ciphertext · tag). Only a log of format
+    /// version 2 takes sealed records, and only from a writer that has the key
+    /// (`LogWriter.enqueue` refuses the batch otherwise, before anything is written).
+    public mutating func append(kind: UInt16, version: UInt16, sealedUnder keyId: UInt64,
+                                encode: (inout PayloadWriter) -> Void) {
+        append(kind: kind, version: version) { w in
+            var prefix = [UInt8](repeating: 0, count: SealedRecord.prefixLength)
+            withUnsafeBytes(of: keyId.littleEndian) { for i in 0..<8 { prefix[i] = $0[i] } }
+            w.append(contentsOf: prefix)
+            encode(&w)
+            w.append(contentsOf: repeatElement(0, count: SealedRecord.tagLength))
+        }
+        let start = recordStarts[recordStarts.count - 1]
+        bytes.withUnsafeMutableBytes { b in
+            b.storeBytes(of: LogFormat.recordFlagSealed.littleEndian, toByteOffset: start + 28, as: UInt32.self)
+        }
+        sealedKeyIds.append(keyId)
+    }
+
     /// The limit the batch breaks, if any (`LogError.tooLarge` naming it): checked
     /// before anything is written, so callers can refuse before acting on it.
     public var limitViolation: LogError? {
@@ -77,19 +101,29 @@ public struct RecordBatch: Sendable {
         recordStarts.removeSubrange(first...)
         count = first
         oversize = nil
+        sealedKeyIds = []
         var start = LogFormat.batchHeaderLength
         bytes.withUnsafeBytes { b in
             while start < b.count {
                 let length = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: start + 4, as: UInt32.self)))
                 if length > LogFormat.payloadLengthMax { oversize = max(oversize ?? 0, length) }
+                if UInt32(littleEndian: b.loadUnaligned(fromByteOffset: start + 28, as: UInt32.self)) & LogFormat.recordFlagSealed != 0 {
+                    sealedKeyIds.append(UInt64(littleEndian: b.loadUnaligned(fromByteOffset: start + 32, as: UInt64.self)))
+                }
                 start += LogFormat.recordHeaderLength + length
             }
         }
     }
 
-    /// Checks the limits; the writer calls it before assigning sequence numbers.
-    func validate() throws {
+    /// Checks the limits, and that every sealed record may be sealed here (a log of
+    /// format version 2, `allowsSealed`) under a key `sealing` holds live; the writer
+    /// calls it before assigning sequence numbers.
+    func validate(allowsSealed: Bool = false, sealing: RecordSealing? = nil) throws {
         guard count > 0 else { throw LogError.emptyBatch }
+        if !sealedKeyIds.isEmpty {
+            guard allowsSealed else { throw LogError.sealedRecordInPlainLog }
+            for id in sealedKeyIds where sealing?.key(id) == nil { throw LogError.sealKeyUnavailable(keyId: id) }
+        }
         if let oversize { throw LogError.tooLarge(bytes: oversize, limit: LogFormat.payloadLengthMax) }
         guard encodedLength <= LogFormat.batchLengthMax else {
             throw LogError.tooLarge(bytes: encodedLength, limit: LogFormat.batchLengthMax)
@@ -107,10 +141,12 @@ public struct RecordBatch: Sendable {
     }
 
     /// Turns the buffer into the on-disk batch: sequence numbers from `firstSequence`,
-    /// every record stamped `recordedAt`, checksums, the header, and the link to
-    /// `previousLink`. Returns the new link.
+    /// every record stamped `recordedAt`, sealed records encrypted (`sealing`, which
+    /// holds every key they name: `LogWriter.enqueue` checked), checksums, the header,
+    /// and the link to `previousLink`. Returns the new link.
     mutating func seal(firstSequence: UInt64, recordedAt: Int64, syncedLength: UInt64,
-                       previousLink: SHA256Digest, recordOffsets: inout [UInt64]) -> SHA256Digest {
+                       previousLink: SHA256Digest, sealing: RecordSealing? = nil,
+                       recordOffsets: inout [UInt64]) -> SHA256Digest {
         let length = encodedLength
         bytes.withUnsafeMutableBytes { b in
             var offset = LogFormat.batchHeaderLength
@@ -120,10 +156,21 @@ public struct RecordBatch: Sendable {
                 let payloadLength = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)))
                 let kind = UInt16(littleEndian: b.loadUnaligned(fromByteOffset: offset + 24, as: UInt16.self))
                 let version = UInt16(littleEndian: b.loadUnaligned(fromByteOffset: offset + 26, as: UInt16.self))
+                let flags = UInt32(littleEndian: b.loadUnaligned(fromByteOffset: offset + 28, as: UInt32.self))
                 let record = UnsafeMutableRawBufferPointer(
                     rebasing: b[offset..<offset + LogFormat.recordHeaderLength + payloadLength])
+                if flags & LogFormat.recordFlagSealed != 0 {
+                    guard let sealing, let key = sealing.key(SealedRecord.keyId(framed: UnsafeRawBufferPointer(record))) else {
+                        preconditionFailure("the writer checks that it holds every key a batch names before sealing it")
+                    }
+                    // The header's fields first: the associated data covers them.
+                    record.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt64.self)
+                    record.storeBytes(of: recordedAt.littleEndian, toByteOffset: 16, as: Int64.self)
+                    SealedRecord.seal(framed: record, key: key, salt: sealing.salt, sequence: sequence,
+                                      ledgerId: sealing.ledgerId)
+                }
                 RecordHeader.store(into: record, payloadLength: payloadLength, sequence: sequence,
-                                   recordedAt: recordedAt, kind: kind, kindVersion: version)
+                                   recordedAt: recordedAt, kind: kind, kindVersion: version, flags: flags)
                 offset += LogFormat.recordHeaderLength + payloadLength
                 sequence += 1
             }

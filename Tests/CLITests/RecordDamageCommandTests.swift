@@ -29,8 +29,8 @@ struct RecordDamageCommandTests {
         var found: [(StoredRecord, UInt64, UInt64)] = []
         try LogReader(fs).forEachBatch { batch in
             let (offset, end) = (batch.offset, batch.endOffset)
-            batch.forEachRecord { r in
-                let stored = r.stored()
+            try batch.forEachRecord { r in
+                let stored = try r.stored()
                 let p = stored.payload
                 if p.count >= bytes.count, (0...(p.count - bytes.count)).contains(where: { Array(p[$0..<$0 + bytes.count]) == bytes }) {
                     found.append((stored, offset, end))

@@ -49,10 +49,10 @@ struct FormatRuleTests {
 
     @Test func h3ANewerMinimumReaderVersionIsRefusedByName() async throws {
         var (_, bytes) = try await Self.threeBatches(closed: true)
-        Self.forgeFileHeader(&bytes) { $0.storeBytes(of: UInt16(2).littleEndian, toByteOffset: 10, as: UInt16.self) }
-        let refusal = LogError.unsupportedFormatVersion(found: 1, minReader: 2, supported: 1)
+        Self.forgeFileHeader(&bytes) { $0.storeBytes(of: UInt16(3).littleEndian, toByteOffset: 10, as: UInt16.self) }
+        let refusal = LogError.unsupportedFormatVersion(found: 1, minReader: 3, supported: 2)
         #expect(throws: refusal) { _ = try LogReader(Self.log(bytes)) }
-        #expect(refusal.description == "unsupportedFormatVersion: log format 1 needs a reader of version 2; this one reads 1 [H3]")
+        #expect(refusal.description == "unsupportedFormatVersion: log format 1 needs a reader of version 3; this one reads 2 [H3]")
     }
 
     @Test func h4AHeaderLengthOtherThan64IsNotALog() async throws {

@@ -220,7 +220,7 @@ struct MerkleTreeFileTests {
         try LogReader(fs).forEachRecord { r in
             var framed = [UInt8](repeating: 0, count: 0)
             // header fields re-encoded independently of the tree code
-            let stored = r.stored()
+            let stored = try r.stored()
             var head = [UInt8]()
             func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { head.append(contentsOf: $0) } }
             put(UInt32(stored.payload.count)); put(stored.sequence); put(stored.recordedAt); put(stored.kind); put(stored.kindVersion); put(UInt32(0))

@@ -28,7 +28,7 @@ struct LogStoreSuiteTests {
         #expect(ranges.first == 1...1)
         let reader = try LogReader(store.fs)
         var seen: [StoredRecord] = []
-        let end = try reader.forEachRecord(verifyChain: true) { seen.append($0.stored()); return true }
+        let end = try reader.forEachRecord(verifyChain: true) { seen.append(try $0.stored()); return true }
         let expected = (0..<60).flatMap { testRecords(batch: $0) }
         #expect(seen.count == expected.count)
         for (i, (got, want)) in zip(seen, expected).enumerated() {

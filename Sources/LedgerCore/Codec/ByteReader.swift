@@ -16,6 +16,10 @@ public enum EventDecodingError: Error, Equatable, Sendable, CustomStringConverti
     case malformed(offset: Int, reason: String, rule: String = "K3")
     /// Bytes left over after the event.
     case trailingBytes(offset: Int)
+    /// A sealed record (issue 32) whose payload this reader could not open: `reason`
+    /// says why (no key-encryption key given, the key destroyed, unknown, or the tag
+    /// broken).
+    case sealedRecordUnopened(keyId: UInt64, reason: String)
 
     /// The FORMAT.md rule the bytes break (K1 an unknown kind or version, K2 a
     /// payload that is not exactly one event, K3 and the narrower rules `malformed` names).
@@ -24,6 +28,7 @@ public enum EventDecodingError: Error, Equatable, Sendable, CustomStringConverti
         case .unknownKind, .unknownVersion: "K1"
         case .truncated, .trailingBytes: "K2"
         case .malformed(_, _, let rule): rule
+        case .sealedRecordUnopened: "R8"
         }
     }
 
@@ -35,6 +40,7 @@ public enum EventDecodingError: Error, Equatable, Sendable, CustomStringConverti
         case .truncated(let o): "truncated: payload ends at byte \(o)"
         case .malformed(let o, let r, _): "malformed: byte \(o): \(r)"
         case .trailingBytes(let o): "trailingBytes: unexpected bytes from byte \(o)"
+        case .sealedRecordUnopened(_, let reason): "sealedRecordUnopened: \(reason)"
         }
         return "\(text) [\(ruleID)]"
     }

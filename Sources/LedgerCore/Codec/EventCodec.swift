@@ -432,6 +432,9 @@ package enum EventCodec {
     /// Decodes a record lent by a scan into an event.
     package static func decode(_ record: borrowing RecordView,
                               source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event {
+        if let failure = record.sealFailure {
+            throw .sealedRecordUnopened(keyId: failure.keyId, reason: failure.description)
+        }
         let (kind, version) = (record.kind, record.kindVersion)
         return try record.withPayload { (payload) throws(EventDecodingError) -> Event in
             try decode(kind: kind, version: version, payload: payload, source: source)

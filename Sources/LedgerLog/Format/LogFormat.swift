@@ -1,15 +1,15 @@
 import Foundation
 import LedgerChecksums
 
-// The log file format, version 1. events/FORMAT.md is the normative text; this file
+// The log file format, versions 1 and 2. events/FORMAT.md is the normative text; this file
 // mirrors it, and each validity rule carries the rule ID the spec gives it.
 //
 // All integers little-endian.
 //
 // File header (64 bytes, offset 0):
 //   0   8  magic            89 48 4C 4F 47 0D 0A 1A  ("\x89HLOG\r\n\x1A")
-//   8   2  formatVersion    version that wrote the file (1)
-//  10   2  minReaderVersion oldest reader version that may read it (1)
+//   8   2  formatVersion    version that wrote the file: 1 plain, 2 may hold sealed records
+//  10   2  minReaderVersion oldest reader version that may read it (= formatVersion)
 //  12   4  headerLength     64
 //  16  16  ledgerId         UUID bytes (RFC 4122 order)
 //  32   8  createdAt        Int64 nanoseconds since 1970-01-01T00:00:00Z
@@ -37,15 +37,23 @@ import LedgerChecksums
 //  16   8  recordedAt       Int64 nanoseconds since the epoch; never decreases along the log
 //  24   2  kind             ≥ 1; meaning belongs to the layer above
 //  26   2  kindVersion      ≥ 1
-//  28   4  reserved         zero
-//  32   …  payload
+//  28   4  flags            version 1: zero; version 2: bit 0 sealed, other bits zero
+//  32   …  payload          sealed (SealedRecord): u64 keyId · u32 salt · ciphertext · tag(16)
 
-/// Layout constants and limits of format version 1.
+/// Layout constants and limits of format versions 1 and 2.
 package enum LogFormat {
-    /// The format version this code writes.
+    /// The format version of a plain log (no sealed records), the one `create` writes
+    /// unless asked for sealed records.
     package static let formatVersion: UInt16 = 1
+    /// The format version of a log that may hold sealed records (issue 32): a record
+    /// header's word at offset 28 is then its flags (bit 0: sealed).
+    package static let sealedFormatVersion: UInt16 = 2
     /// The newest format version this code can read.
-    package static let readableVersion: UInt16 = 1
+    package static let readableVersion: UInt16 = 2
+    /// The format versions this code appends to.
+    package static let writableVersions: ClosedRange<UInt16> = 1...2
+    /// Record flag (format version 2): the payload is sealed (`SealedRecord`).
+    package static let recordFlagSealed: UInt32 = 1
 
     static let fileMagic: [UInt8] = [0x89, 0x48, 0x4C, 0x4F, 0x47, 0x0D, 0x0A, 0x1A]
     static let batchMagic: UInt32 = 0x3142_4C48  // "HLB1" read little-endian
@@ -75,6 +83,9 @@ package struct LogFileHeader: Sendable, Equatable {
     package let ledgerId: UUID
     /// Nanoseconds since the Unix epoch.
     package let createdAt: Int64
+
+    /// Whether records of this log may be sealed (format version 2 and later).
+    package var allowsSealedRecords: Bool { formatVersion >= LogFormat.sealedFormatVersion }
 
     func encoded() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: LogFormat.fileHeaderLength)
@@ -194,15 +205,16 @@ struct RecordHeader {
     var kindVersion: UInt16
 
     /// Stores the header (CRC last, over the bytes after it and the payload, which
-    /// must already be in place) at the start of `b`.
+    /// must already be in place) at the start of `b`. `flags`: zero, or
+    /// `recordFlagSealed` in a version 2 log.
     static func store(into b: UnsafeMutableRawBufferPointer, payloadLength: Int, sequence: UInt64, recordedAt: Int64,
-                      kind: UInt16, kindVersion: UInt16) {
+                      kind: UInt16, kindVersion: UInt16, flags: UInt32 = 0) {
         b.storeBytes(of: UInt32(payloadLength).littleEndian, toByteOffset: 4, as: UInt32.self)
         b.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt64.self)
         b.storeBytes(of: recordedAt.littleEndian, toByteOffset: 16, as: Int64.self)
         b.storeBytes(of: kind.littleEndian, toByteOffset: 24, as: UInt16.self)
         b.storeBytes(of: kindVersion.littleEndian, toByteOffset: 26, as: UInt16.self)
-        b.storeBytes(of: UInt32(0), toByteOffset: 28, as: UInt32.self)
+        b.storeBytes(of: flags.littleEndian, toByteOffset: 28, as: UInt32.self)
         let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: b[4..<LogFormat.recordHeaderLength + payloadLength]))
         b.storeBytes(of: crc.littleEndian, toByteOffset: 0, as: UInt32.self)
     }
