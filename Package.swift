@@ -56,7 +56,7 @@ let package = Package(
 
         // Layer 3: events and projections. Event codecs, the rules, projections,
         // replay, snapshots, verify, queries.
-        .target(name: "LedgerCore", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "CLedgerAccel"]),
+        .target(name: "LedgerCore", dependencies: ["HealthModel", "LedgerChecksums", "LedgerKeys", "LedgerLog", "CLedgerAccel"]),
 
         // Beside layer 3: JSON and text for people and scripts (samples, events, replay
         // reports, audits); the CLI and the importer's summary print through it.
@@ -95,7 +95,7 @@ let package = Package(
         // where a location is, reading without the lock and what a read must tell after
         // (rules S8, E11), the transparency log's checkpoints, proofs and keys, the event
         // listing. The CLI parses, calls these and the store API, and prints.
-        .target(name: "LedgerTools", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting", "HealthLedger", "AppleHealthImport"] + (withPostgres ? ["LedgerPostgres"] : []),
+        .target(name: "LedgerTools", dependencies: ["HealthModel", "LedgerChecksums", "LedgerKeys", "LedgerLog", "LedgerCore", "LedgerReporting", "HealthLedger", "AppleHealthImport"] + (withPostgres ? ["LedgerPostgres"] : []),
                 swiftSettings: postgresSwitch),
 
         // The command-line tool.

@@ -81,6 +81,7 @@ public struct Failure: Sendable {
             case .ledgerLocked: self.init(kind: .locked, message: e.description)
             case .damaged, .notALedgerLog, .unsupportedFormatVersion: self.init(kind: .damaged, message: e.description)
             case .tooLarge: self.init(kind: .invalidInput, message: e.description)
+            case .sealedRecordUnopened(_, let failure): self.init(kind: Failure.kind(of: failure), message: e.description)
             default: self.init(kind: .failure, message: e.description)
             }
         case let e as HealthStoreError:
@@ -94,9 +95,19 @@ public struct Failure: Sendable {
         case let e as RuleViolation:
             self.init(Failure.of(e))
         case let e as LedgerError:
-            if case .replayFailed = e { self.init(kind: .damaged, message: e.description) } else { self.init(kind: .failure, message: e.description) }
+            switch e {
+            case .replayFailed(.undecodable(_, _, let decoding)) where Failure.sealFailure(decoding) != nil:
+                self.init(kind: Failure.kind(of: Failure.sealFailure(decoding)!), message: e.description)
+            case .replayFailed: self.init(kind: .damaged, message: e.description)
+            case .keysRequired: self.init(kind: .usage, message: e.description)
+            default: self.init(kind: .failure, message: e.description)
+            }
         case let e as ReplayError:
-            self.init(kind: .damaged, message: "damaged: \(e)")
+            if case .undecodable(_, _, let decoding) = e, let failure = Failure.sealFailure(decoding) {
+                self.init(kind: Failure.kind(of: failure), message: e.description)
+            } else {
+                self.init(kind: .damaged, message: "damaged: \(e)")
+            }
         case let e as StatisticsError:
             self.init(kind: .invalidInput, message: e.description)
         case let e as StatisticsNotFinite:
@@ -105,7 +116,11 @@ public struct Failure: Sendable {
         case let e as ChangeFeedError:
             if case .malformedAnchor = e { self.init(kind: .invalidInput, message: e.description) } else { self.init(kind: .conflict, message: e.description) }
         case let e as EventDecodingError:
-            self.init(kind: .damaged, message: "damaged: \(e)", rule: e.ruleID)
+            if case .sealedRecordUnopened(let failure) = e {
+                self.init(kind: Failure.kind(of: failure), message: e.description)
+            } else {
+                self.init(kind: .damaged, message: "damaged: \(e)", rule: e.ruleID)
+            }
         case let e as SnapshotProblem:
             self.init(kind: .damaged, message: "damaged: \(e); it is derived data, now set aside: the next read rebuilds it from the log")
         case let e as QueryError:
@@ -118,6 +133,21 @@ public struct Failure: Sendable {
     }
 
     private init(_ other: Failure) { self = other }
+
+    /// A sealed record that could not be opened: no key given is the caller's to mend
+    /// (usage), a destroyed key means erased (not found), anything else is damage.
+    static func kind(of failure: RecordSealFailure) -> FailureKind {
+        switch failure.reason {
+        case .noKeys: .usage
+        case .keyDestroyed: .notFound
+        case .keyUnknown, .authenticationFailed: .damaged
+        }
+    }
+
+    static func sealFailure(_ e: EventDecodingError) -> RecordSealFailure? {
+        if case .sealedRecordUnopened(let f) = e { return f }
+        return nil
+    }
 
     /// A rule's refusal: permission, existence or conflict.
     static func of(_ v: RuleViolation) -> Failure {

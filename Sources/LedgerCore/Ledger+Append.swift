@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerKeys
 import LedgerLog
 
 /// The ledger's write verbs: one per meaning, over one commit path.
@@ -113,10 +114,12 @@ extension Ledger {
         if let failure { throw LedgerError.failed(cause: failure) }
         let slotsBefore = state.samples.count
         let at = Position(sequence: writer.nextSequence, offset: writer.encodedLength, recordedAt: writer.nextRecordedAt())
+        let sealing = keyRing.map { _ in SealingContext(importId: transaction?.importId) }
         if commands.count == 1 {
             var folded = try Self.fold(commands, into: &state, at: at, allOrNothing: allOrNothing, keepEvents: keepEvents,
-                                       deferringFolds: true)
+                                       deferringFolds: true, sealing: sealing)
             guard !folded.pending.isEmpty else { return Enqueued(ticket: nil, results: folded.results) }
+            try nameSealKeys(&folded)
             let ticket = try enqueue(folded.takeBatch(), predicting: at)
             for d in folded.deferred {
                 state.apply(d.facts, kind: d.kind, sequence: d.sequence, recordedAt: at.recordedAt, offset: d.offset)
@@ -125,16 +128,20 @@ extension Ledger {
         }
         if allOrNothing {
             var scratch = state
-            var folded = try Self.fold(commands, into: &scratch, at: at, allOrNothing: true, keepEvents: keepEvents)
+            var folded = try Self.fold(commands, into: &scratch, at: at, allOrNothing: true, keepEvents: keepEvents,
+                                       sealing: sealing)
             guard !folded.pending.isEmpty else { return Enqueued(ticket: nil, results: folded.results) }
+            try nameSealKeys(&folded)
             let ticket = try enqueue(folded.takeBatch(), predicting: at)
             state = scratch
             return finish(folded, ticket: ticket, slotsBefore: slotsBefore)
         }
-        var folded = try Self.fold(commands, into: &state, at: at, allOrNothing: false, keepEvents: keepEvents)
+        var folded = try Self.fold(commands, into: &state, at: at, allOrNothing: false, keepEvents: keepEvents,
+                                   sealing: sealing)
         guard !folded.pending.isEmpty else { return Enqueued(ticket: nil, results: folded.results) }
         let ticket: LogWriter.Ticket
         do {
+            try nameSealKeys(&folded)
             ticket = try enqueue(folded.takeBatch(), predicting: at)
         } catch {
             // The group's events are folded and the writer refused them (it failed, or
@@ -145,6 +152,20 @@ extension Ledger {
             throw error
         }
         return finish(folded, ticket: ticket, slotsBefore: slotsBefore)
+    }
+
+    /// A sealed ledger's batch gets its keys: the current key of each scope its sealed
+    /// records need, the missing ones created durably first (Y5), then named in the
+    /// records. Nothing is folded or appended here: a key store that fails leaves the
+    /// batch unwritten (`LedgerError.keyStore`).
+    private func nameSealKeys(_ folded: inout FoldedBatch) throws {
+        guard let keyRing, !folded.sealScopes.isEmpty else { return }
+        let ids: [KeyScope: UInt64]
+        do { ids = try keyRing.keyIds(for: folded.sealScopes.map(\.scope)) } catch { throw LedgerError.keyStore(error.description) }
+        for (record, scope) in folded.sealScopes {
+            guard let id = ids[scope] else { preconditionFailure("a key for every scope asked") }
+            folded.encoded.setSealKey(ofRecord: record, to: id)
+        }
     }
 
     /// Where the next batch goes: its first sequence number, its byte offset in the
@@ -183,6 +204,8 @@ extension Ledger {
         var pending: [(result: Int, event: Event?)] = []
         /// With `deferringFolds`: the facts to fold once the writer has the batch.
         var deferred: [(facts: EventFacts, kind: UInt16, sequence: UInt64, offset: UInt64)] = []
+        /// A sealed ledger's sealed records (index in `encoded`) and their key scopes.
+        var sealScopes: [(record: Int, scope: KeyScope)] = []
         let keepEvents: Bool
 
         /// The batch, leaving an empty one here: the writer gets the only reference.
@@ -196,8 +219,14 @@ extension Ledger {
     /// Decides each command against `state` (as the ones before it left it), encodes
     /// its events and, once they fit the log's limits, folds them with the facts the
     /// decider built, at `position` (where the writer will put the batch).
+    ///
+    /// `sealing` (a sealed ledger): events are laid out as `SealScopes` says — a save
+    /// split by key scope into several records, the health-bearing kinds sealed — each
+    /// sealed record naming key 0 until `sealKeys` names the real one (its size does not
+    /// depend on it, so the offsets folded here stay true).
     private static func fold(_ commands: [LedgerCommand], into state: inout LedgerState, at position: Position,
-                             allOrNothing: Bool, keepEvents: Bool, deferringFolds: Bool = false) throws -> FoldedBatch {
+                             allOrNothing: Bool, keepEvents: Bool, deferringFolds: Bool = false,
+                             sealing: SealingContext? = nil) throws -> FoldedBatch {
         // Folds now, or (one command, decided against the state as it is) keeps the
         // facts for after the writer has the batch.
         func apply(_ facts: EventFacts, kind: UInt16, sequence: UInt64, offset: UInt64, to out: inout FoldedBatch) {
@@ -220,29 +249,65 @@ extension Ledger {
                     // The bulk path: the samples' bytes go into the batch as they are and
                     // their headers are what the rules check and the projections fold.
                     let (app, samples) = try LedgerDecider.decideEncoded(bundle, encoded, state)
-                    let mark = out.encoded.count
-                    out.encoded.append(kind: EventKind.samplesSaved.rawValue, version: EventKind.samplesSaved.currentVersion) {
-                        samples.writePayload(app: app, into: &$0)
+                    let mark = out.encoded.count, scopeMark = out.sealScopes.count
+                    let parts: [(key: KeyScope?, samples: EncodedSamples)]
+                    if let sealing {
+                        let source = SealScopes.source(app: app, importId: sealing.importId)
+                        let split = samples.split { i in
+                            SealScopes.scope(typeCode: samples.typeCode(ofSample: i), start: samples.start(ofSample: i), source: source)
+                        }
+                        parts = split.count == 1 ? [(split[0].key, samples)] : split.map { ($0.key, $0.samples) }
+                    } else {
+                        parts = [(nil, samples)]
+                    }
+                    for part in parts {
+                        let kind = EventKind.samplesSaved.rawValue, version = EventKind.samplesSaved.currentVersion
+                        if let scope = part.key {
+                            out.encoded.append(kind: kind, version: version, sealedUnder: 0) { part.samples.writePayload(app: app, into: &$0) }
+                            out.sealScopes.append((out.encoded.count - 1, scope))
+                        } else {
+                            out.encoded.append(kind: kind, version: version) { part.samples.writePayload(app: app, into: &$0) }
+                        }
                     }
                     if case .tooLarge(let bytes, let limit)? = out.encoded.limitViolation {
                         out.encoded.removeRecords(from: mark)
+                        out.sealScopes.removeSubrange(scopeMark...)
                         throw RuleViolation.tooLarge(bytes: bytes, limit: limit)
                     }
-                    let event = keepEvents ? LedgerDecider.event(of: samples, app: app, state) : nil
-                    apply(samples.facts(app: app), kind: EventKind.samplesSaved.rawValue,
-                          sequence: position.sequence + UInt64(out.pending.count),
-                          offset: position.offset + UInt64(out.encoded.recordStarts[mark]), to: &out)
-                    out.pending.append((out.results.count, event))
+                    for (k, part) in parts.enumerated() {
+                        let event = keepEvents ? LedgerDecider.event(of: part.samples, app: app, state) : nil
+                        apply(part.samples.facts(app: app), kind: EventKind.samplesSaved.rawValue,
+                              sequence: position.sequence + UInt64(out.pending.count),
+                              offset: position.offset + UInt64(out.encoded.recordStarts[mark + k]), to: &out)
+                        out.pending.append((out.results.count, event))
+                    }
                     out.results.append(.success([]))
                     continue
                 }
-                let decided = try LedgerDecider.decideWithFacts(command, state)
+                var decided = try LedgerDecider.decideWithFacts(command, state)
                 // Encode first and check the log's limits before folding anything: a
                 // command too large for the log is refused like one the rules refuse.
-                let mark = out.encoded.count
-                for (event, _) in decided { EventCodec.append(event, to: &out.encoded) }
+                let mark = out.encoded.count, scopeMark = out.sealScopes.count
+                if let sealing {
+                    let records = decided.flatMap {
+                        SealScopes.records(of: $0.event, facts: $0.facts, recordedAt: position.recordedAt,
+                                           importId: sealing.importId)
+                    }
+                    decided = records.map { ($0.event, $0.facts) }
+                    for record in records {
+                        if let scope = record.scope {
+                            EventCodec.append(record.event, to: &out.encoded, sealedUnder: 0)
+                            out.sealScopes.append((out.encoded.count - 1, scope))
+                        } else {
+                            EventCodec.append(record.event, to: &out.encoded)
+                        }
+                    }
+                } else {
+                    for (event, _) in decided { EventCodec.append(event, to: &out.encoded) }
+                }
                 if case .tooLarge(let bytes, let limit)? = out.encoded.limitViolation {
                     out.encoded.removeRecords(from: mark)
+                    out.sealScopes.removeSubrange(scopeMark...)
                     throw RuleViolation.tooLarge(bytes: bytes, limit: limit)
                 }
                 for (k, (event, facts)) in decided.enumerated() {

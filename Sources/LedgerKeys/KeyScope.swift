@@ -38,8 +38,13 @@ package struct KeySource: Hashable, Sendable, CustomStringConvertible {
     package enum Kind: UInt8, Sendable {
         /// An app writing through the store API (or the owner's own writes).
         case app = 1
-        /// One Apple Health import (or another bulk import) as a whole.
+        /// One Apple Health import (or another bulk import) as a whole: its own events
+        /// (the export's `<Me>`, the elements it kept).
         case importRun = 2
+        /// One app's records brought by one import: the id is the import id's first 8
+        /// bytes, then the app's ordinal (u64 LE). So erasing an imported source, or
+        /// one import, is whole keys either way.
+        case importedApp = 3
     }
 
     package let kind: Kind
@@ -71,6 +76,33 @@ package struct KeySource: Hashable, Sendable, CustomStringConvertible {
         KeySource(kind: .app, low: ordinal, high: 0)
     }
 
+    /// One app's records brought by the import `importId` (its 16 bytes; the first 8
+    /// are kept) .
+    package static func importedApp(importId: some Collection<UInt8>, ordinal: UInt64) -> KeySource {
+        KeySource(kind: .importedApp, low: ByteCursor.word64(Array(importId), at: 0), high: ordinal)
+    }
+
+    /// The app ordinal of an `app` or `importedApp` source (nil for an import's own).
+    package var appOrdinal: UInt64? {
+        switch kind {
+        case .app: low
+        case .importedApp: high
+        case .importRun: nil
+        }
+    }
+
+    /// Whether this source's records came with the import `importId`: its own events,
+    /// or an app's records it brought.
+    package func belongs(toImport importId: some Collection<UInt8>) -> Bool {
+        let bytes = Array(importId)
+        guard bytes.count == Self.idByteCount else { return false }
+        switch kind {
+        case .app: return false
+        case .importRun: return low == ByteCursor.word64(bytes, at: 0) && high == ByteCursor.word64(bytes, at: 8)
+        case .importedApp: return low == ByteCursor.word64(bytes, at: 0)
+        }
+    }
+
     /// The 16 bytes of the id.
     package var id: [UInt8] {
         var out: [UInt8] = []
@@ -83,7 +115,7 @@ package struct KeySource: Hashable, Sendable, CustomStringConvertible {
     package var description: String {
         let digits = Array("0123456789abcdef".utf8)
         let hex = String(decoding: id.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
-        return (kind == .app ? "app:" : "import:") + hex
+        return (kind == .app ? "app:" : kind == .importRun ? "import:" : "imported:") + hex
     }
 }
 

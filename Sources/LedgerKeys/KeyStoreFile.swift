@@ -189,7 +189,7 @@ enum KeyStoreFile {
         guard let kindByte = cursor.u8(), let low = cursor.u64(), let high = cursor.u64(), let type = cursor.u16(),
               let month = cursor.u32() else { return nil }
         guard let kind = KeySource.Kind(rawValue: kindByte) else {
-            throw .malformed(path: path, reason: "source kind \(kindByte) is neither 1 (app) nor 2 (import)")
+            throw .malformed(path: path, reason: "source kind \(kindByte) is none of 1 (app), 2 (import), 3 (imported app)")
         }
         return KeyScope(source: KeySource(kind: kind, low: low, high: high), type: type, month: UTCMonth(index: month))
     }

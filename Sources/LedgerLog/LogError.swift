@@ -54,9 +54,9 @@ public indirect enum LogError: Error, Equatable, Sendable {
     /// A sealed record naming a key the writer does not hold live (no key store given,
     /// or the id unknown or destroyed): refused before anything is written.
     case sealKeyUnavailable(keyId: UInt64)
-    /// The sealed record `sequence` could not be opened (`reason` says why: no key
+    /// The sealed record `sequence` could not be opened (`failure` says why: no key
     /// given, the key destroyed, unknown, or the tag broken).
-    case sealedRecordUnopened(sequence: UInt64, reason: String)
+    case sealedRecordUnopened(sequence: UInt64, failure: RecordSealFailure)
 }
 
 /// Where and how the log's bytes fail a validity rule.
@@ -201,7 +201,7 @@ extension LogError: CustomStringConvertible {
         case .sealedRecordInPlainLog:
             "sealedRecordInPlainLog: a log of format version 1 holds no sealed records (encrypt it into a new ledger)"
         case .sealKeyUnavailable(let keyId): "sealKeyUnavailable: no live key \(keyId) to seal a record under"
-        case .sealedRecordUnopened(let sequence, let reason): "sealedRecordUnopened: record \(sequence) is \(reason)"
+        case .sealedRecordUnopened(let sequence, let failure): "sealedRecordUnopened: record \(sequence) is \(failure)"
         }
     }
 }

@@ -56,17 +56,18 @@ package final class LogReader: Sendable {
     /// How sealed records are opened (the keys given, or none).
     package let opening: RecordOpening
 
-    /// Opens the log of the ledger folder for reading; `keys` open its sealed records
-    /// (without them every sealed record is lent unopened, `sealFailure` `noKeys`:
-    /// framing, checksums and the chain are still checked).
-    package init(_ fs: any LogFileSystem, keys: (any RecordKeys)? = nil) throws {
+    /// Opens the log of the ledger folder for reading; `keys` (by default the location's,
+    /// `fs.recordKeys`) open its sealed records (without them every sealed record is
+    /// lent unopened, `sealFailure` `noKeys`: framing, checksums and the chain are
+    /// still checked).
+    package init(_ fs: any LogFileSystem, keys: (any RecordKeys)?? = nil) throws {
         guard fs.exists(LogWriter.logFileName) else { throw LogError.ledgerNotFound(path: fs.path) }
         self.fs = fs
         file = try fs.open(LogWriter.logFileName, .readOnly)
         let opened = try LogOpening(fs: fs, file: file)
         header = opened.header
         genesis = opened.genesis
-        opening = RecordOpening(keys: keys, ledgerId: opened.header.ledgerId)
+        opening = RecordOpening(keys: keys ?? fs.recordKeys, ledgerId: opened.header.ledgerId)
     }
 
     /// How a scan ended.
@@ -231,7 +232,7 @@ package final class LogReader: Sendable {
                 switch SealedRecord.open(framed: b, opening: opening) {
                 case .success(let plaintext): payload = plaintext
                 case .failure(let failure):
-                    throw LogError.sealedRecordUnopened(sequence: sequence, reason: failure.description)
+                    throw LogError.sealedRecordUnopened(sequence: sequence, failure: failure)
                 }
             }
             return StoredRecord(

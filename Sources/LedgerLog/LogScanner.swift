@@ -397,7 +397,7 @@ package struct RecordView: ~Copyable {
     /// sealed record's plaintext.
     /// - Throws: `LogError.sealedRecordUnopened` for a sealed record that could not be opened.
     package func stored() throws(LogError) -> StoredRecord {
-        if let sealFailure { throw .sealedRecordUnopened(sequence: sequence, reason: sealFailure.description) }
+        if let sealFailure { throw .sealedRecordUnopened(sequence: sequence, failure: sealFailure) }
         return StoredRecord(sequence: sequence, recordedAt: recordedAt, kind: kind, kindVersion: kindVersion,
                             payload: payloadCopy(), offset: offset)
     }

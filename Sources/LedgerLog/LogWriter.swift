@@ -133,7 +133,7 @@ package final class LogWriter: Sendable {
     init(fs: any LogFileSystem, file: any LogFile, lock: any LogLock, header: LogFileHeader,
                  options: LogWriterOptions, length: UInt64, allocated: UInt64, checkpoint: LogCheckpoint,
                  recovery: RecoveryReport?) throws {
-        recordSealing = try options.recordKeys.map {
+        recordSealing = try (options.recordKeys ?? fs.recordKeys).map {
             RecordSealing(keys: $0, salt: try options.sealSalt ?? RecordSealing.randomSalt(), ledgerId: header.ledgerId)
         }
         self.fs = fs

@@ -15,8 +15,6 @@ public struct RecordBatch: Sendable {
     /// Where each record starts, relative to the start of the batch (its offset in
     /// the log is the batch's offset plus this).
     public private(set) var recordStarts: [Int] = []
-    /// The key ids the batch's sealed records name (one entry per sealed record).
-    private(set) var sealedKeyIds: [UInt64] = []
 
     /// An empty batch; `capacity` is a hint in bytes.
     public init(capacity: Int = 4096) {
@@ -82,7 +80,19 @@ public struct RecordBatch: Sendable {
         bytes.withUnsafeMutableBytes { b in
             b.storeBytes(of: LogFormat.recordFlagSealed.littleEndian, toByteOffset: start + 28, as: UInt32.self)
         }
-        sealedKeyIds.append(keyId)
+    }
+
+    /// Names another key for the sealed record `index` (0-based in the batch): for a
+    /// caller that lays records out first (their offsets are final: a key id's size is
+    /// fixed) and learns their keys after (the ledger prepares the keys a batch needs
+    /// once its records are folded).
+    public mutating func setSealKey(ofRecord index: Int, to keyId: UInt64) {
+        let start = recordStarts[index]
+        bytes.withUnsafeMutableBytes { b in
+            precondition(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: start + 28, as: UInt32.self))
+                         & LogFormat.recordFlagSealed != 0, "only a sealed record names a key")
+            b.storeBytes(of: keyId.littleEndian, toByteOffset: start + LogFormat.recordHeaderLength, as: UInt64.self)
+        }
     }
 
     /// The limit the batch breaks, if any (`LogError.tooLarge` naming it): checked
@@ -101,15 +111,11 @@ public struct RecordBatch: Sendable {
         recordStarts.removeSubrange(first...)
         count = first
         oversize = nil
-        sealedKeyIds = []
         var start = LogFormat.batchHeaderLength
         bytes.withUnsafeBytes { b in
             while start < b.count {
                 let length = Int(UInt32(littleEndian: b.loadUnaligned(fromByteOffset: start + 4, as: UInt32.self)))
                 if length > LogFormat.payloadLengthMax { oversize = max(oversize ?? 0, length) }
-                if UInt32(littleEndian: b.loadUnaligned(fromByteOffset: start + 28, as: UInt32.self)) & LogFormat.recordFlagSealed != 0 {
-                    sealedKeyIds.append(UInt64(littleEndian: b.loadUnaligned(fromByteOffset: start + 32, as: UInt64.self)))
-                }
                 start += LogFormat.recordHeaderLength + length
             }
         }
@@ -120,10 +126,6 @@ public struct RecordBatch: Sendable {
     /// calls it before assigning sequence numbers.
     func validate(allowsSealed: Bool = false, sealing: RecordSealing? = nil) throws {
         guard count > 0 else { throw LogError.emptyBatch }
-        if !sealedKeyIds.isEmpty {
-            guard allowsSealed else { throw LogError.sealedRecordInPlainLog }
-            for id in sealedKeyIds where sealing?.key(id) == nil { throw LogError.sealKeyUnavailable(keyId: id) }
-        }
         if let oversize { throw LogError.tooLarge(bytes: oversize, limit: LogFormat.payloadLengthMax) }
         guard encodedLength <= LogFormat.batchLengthMax else {
             throw LogError.tooLarge(bytes: encodedLength, limit: LogFormat.batchLengthMax)
@@ -135,6 +137,11 @@ public struct RecordBatch: Sendable {
                 let kind = UInt16(littleEndian: b.loadUnaligned(fromByteOffset: offset + 24, as: UInt16.self))
                 let version = UInt16(littleEndian: b.loadUnaligned(fromByteOffset: offset + 26, as: UInt16.self))
                 guard kind != 0, version != 0 else { throw LogError.invalidKind(kind: kind, version: version) }
+                if UInt32(littleEndian: b.loadUnaligned(fromByteOffset: offset + 28, as: UInt32.self)) & LogFormat.recordFlagSealed != 0 {
+                    guard allowsSealed else { throw LogError.sealedRecordInPlainLog }
+                    let id = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: offset + 32, as: UInt64.self))
+                    guard sealing?.key(id) != nil else { throw LogError.sealKeyUnavailable(keyId: id) }
+                }
                 offset += LogFormat.recordHeaderLength + length
             }
         }

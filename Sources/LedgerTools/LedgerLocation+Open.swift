@@ -1,4 +1,5 @@
 import LedgerCore
+import LedgerKeys
 import LedgerLog
 
 extension LedgerLocation {
@@ -13,4 +14,23 @@ extension LedgerLocation {
 
     /// Creates a new ledger here (`LogError.ledgerExists` when one is).
     package func create() throws -> Ledger { try Ledger.create(fileSystem()) }
+
+    /// Creates a new encrypted ledger here (issue 32): a new key-encryption key written
+    /// to `keyFile` (never overwriting anything there), the key store under it, and a
+    /// log of format version 2 whose health-bearing events are sealed.
+    /// - Throws: `LedgerLocationError.keyFile` (the file exists, or cannot be made),
+    ///   `.encryptionUnsupported` for a PostgreSQL location; `LogError.ledgerExists`.
+    package func createEncrypted() throws -> Ledger {
+        guard !isDatabase else {
+            throw LedgerLocationError.encryptionUnsupported(
+                "usage: init --encrypt makes a ledger folder; encrypted PostgreSQL ledgers are not supported yet")
+        }
+        guard let keyFile else { throw LedgerLocationError.keyFile("usage: init --encrypt needs --key-file PATH (or HEALTHLEDGER_KEY_FILE): where to write the new key-encryption key") }
+        // The key file is made below: the folder is looked at without it.
+        guard !PosixFileSystem(path: text).exists(LogWriter.logFileName) else { throw LogError.ledgerExists(path: text) }
+        do { _ = try KeyEncryptionKey.create(at: keyFile) } catch { throw LedgerLocationError.keyFile(error.description) }
+        var options = LedgerOptions()
+        options.log.sealedFormat = true
+        return try Ledger.create(fileSystem(), options: options)
+    }
 }

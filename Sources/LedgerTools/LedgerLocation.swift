@@ -1,4 +1,6 @@
 import Foundation
+import LedgerCore
+import LedgerKeys
 import LedgerLog
 #if HEALTHLEDGER_POSTGRES
 import LedgerPostgres
@@ -10,8 +12,14 @@ import LedgerPostgres
 package struct LedgerLocation: Sendable, CustomStringConvertible {
     /// The text it was given (a path or a URL).
     package let text: String
+    /// The owner's key-encryption-key file (`--key-file`, else `HEALTHLEDGER_KEY_FILE`),
+    /// nil when neither names one: an encrypted ledger's sealed records then stay shut.
+    package let keyFile: String?
 
-    package init(_ text: String) { self.text = text }
+    package init(_ text: String, keyFile: String? = nil) {
+        self.text = text
+        self.keyFile = keyFile
+    }
 
     package var description: String { text }
 
@@ -35,7 +43,20 @@ package struct LedgerLocation: Sendable, CustomStringConvertible {
             throw LedgerLocationError.needsPostgres(scheme: String(text.prefix(while: { $0 != ":" })))
             #endif
         }
-        return PosixFileSystem(path: text)
+        return PosixFileSystem(path: text, recordKeys: try keyRing())
+    }
+
+    /// The ledger's keys under the key file, when one was given (read lazily: a
+    /// plain ledger never opens a store).
+    /// - Throws: `LedgerLocationError.keyFile` when the file is missing or malformed.
+    package func keyRing() throws(LedgerLocationError) -> LedgerKeyRing? {
+        guard let keyFile else { return nil }
+        do {
+            let kek = try KeyEncryptionKey.load(from: keyFile)
+            return LedgerKeyRing(folder: LedgerKeyRing.folder(ofLedger: text), kek: kek)
+        } catch {
+            throw .keyFile(error.description)
+        }
     }
 
     #if HEALTHLEDGER_POSTGRES
@@ -67,12 +88,19 @@ package enum LedgerLocationError: Error, Equatable, Sendable, CustomStringConver
     case needsPostgres(scheme: String)
     /// A `postgres://` URL that does not parse (the parser's message).
     case malformedURL(String)
+    /// The key-encryption-key file could not be used (the key store's message:
+    /// missing, malformed, unprotected, or already there for `init --encrypt`).
+    case keyFile(String)
+    /// An encrypted ledger asked of a location that cannot hold one yet.
+    case encryptionUnsupported(String)
 
     package var description: String {
         switch self {
         case .needsPostgres(let scheme):
             "usage: \(scheme):// needs a build with PostgreSQL (HEALTHLEDGER_POSTGRES=1 swift build)"
         case .malformedURL(let message): message
+        case .keyFile(let message): message
+        case .encryptionUnsupported(let message): message
         }
     }
 }

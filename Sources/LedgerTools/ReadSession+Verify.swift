@@ -1,3 +1,4 @@
+import LedgerLog
 import LedgerCore
 
 extension ReadSession {
@@ -16,5 +17,19 @@ extension ReadSession {
         }
         return try IntegrityReport.check(fs, checkpoint: claim, accessLogFolder: { try self.location.localFolder() },
                                          progress: progress)
+    }
+
+    /// `verify --structure`: the log's bytes, the tree and a checkpoint, without
+    /// decoding any event (no key needed for an encrypted ledger).
+    package func structure(checkpointPath: String?, verifierKey: String?) throws
+        -> (log: LogVerifier.Report, problems: [IntegrityReport.Problem], notes: [String]) {
+        let fs = try fileSystem()
+        let claim = try checkpointPath.map { path -> IntegrityReport.CheckpointClaim in
+            let (note, checkpoint) = try TransparencyLog.readCheckpoint(path)
+            return IntegrityReport.CheckpointClaim(note: note, checkpoint: checkpoint,
+                                                   verifier: try CheckpointKeys.verifier(localFolder: location.localFolder(),
+                                                                                         option: verifierKey))
+        }
+        return try IntegrityReport.checkStructure(fs, checkpoint: claim)
     }
 }

@@ -28,13 +28,17 @@ struct GlobalOptions: Sendable {
     }
 
     /// The global options that take a value, in either form, before or after the command.
-    static let valueOptions: Set<String> = ["--ledger", "--app", "--tz", "--store"]
+    static let valueOptions: Set<String> = ["--ledger", "--app", "--tz", "--store", "--key-file"]
 
     static func read(_ args: inout ArgumentList) throws -> GlobalOptions {
         args.joinValues(of: valueOptions)
         let environment = ProcessInfo.processInfo.environment["HEALTHLEDGER_PATH"]
         let path = try args.option("--ledger") ?? environment ?? "./health.ledger"
-        let reads = ReadSession(LedgerLocation(path), note: { note in
+        // An encrypted ledger's key-encryption key: `--key-file`, else the environment
+        // (an empty value counts as absent, rule F4).
+        let keyFile = [try args.option("--key-file"), ProcessInfo.processInfo.environment["HEALTHLEDGER_KEY_FILE"]]
+            .compactMap { $0 }.first { !$0.isEmpty }
+        let reads = ReadSession(LedgerLocation(path, keyFile: keyFile), note: { note in
             Progress.finish()  // a note never runs into the progress line
             Output.error("healthledger: " + note)
         })

@@ -6,7 +6,7 @@ import LedgerReporting
 /// `healthledger verify`: is the ledger intact, from its bytes to its snapshots?
 enum VerifyCommand {
     static let help = """
-        USAGE: healthledger [--ledger PATH] verify [--checkpoint OLD.txt [--verifier-key KEY]] [--json]
+        USAGE: healthledger [--ledger PATH] verify [--structure] [--checkpoint OLD.txt [--verifier-key KEY]] [--json]
 
         Check everything:
           1. the log: framing, checksums and the SHA-256 hash chain over every byte
@@ -19,6 +19,9 @@ enum VerifyCommand {
              ledger still extends that checkpoint (same root over its first N events: a
              history rewritten and re-chained is caught here) and, given the verifier key
              (--verifier-key, else keys/checkpoint.pub), its signature verifies.
+        --structure: only 1 and 4, decoding no event: what can be checked of an
+        encrypted ledger without its key-encryption key (every byte, sealed or not, is
+        covered by the checksums, the chain and the tree).
         Exit 0 when all holds; otherwise exit 6, naming the first bad sequence number,
         byte offset and what is wrong (for a snapshot: the projection and key that differ).
 
@@ -29,7 +32,12 @@ enum VerifyCommand {
         if handledHelp(&args, help) { return }
         let checkpointPath = try args.option("--checkpoint")
         let verifierKey = try args.option("--verifier-key")
+        let structureOnly = args.flag("--structure")
         try args.finish()
+        if structureOnly {
+            try verifyStructure(global, checkpointPath: checkpointPath, verifierKey: verifierKey)
+            return
+        }
         let integrity = try global.reads.integrity(checkpointPath: checkpointPath, verifierKey: verifierKey, progress: Progress.replay())
         Progress.finish()
         let report = integrity.ledger, access = integrity.access, problems = integrity.problems
@@ -83,6 +91,44 @@ enum VerifyCommand {
         if !problems.isEmpty {
             Output.flush()
             throw CLIError(status: ExitStatus.damaged, message: "verify: the ledger is not intact (first problem: \(problems[0].check)\(problems[0].sequence.map { " at sequence \($0)" } ?? ""))")
+        }
+    }
+}
+
+extension VerifyCommand {
+    /// `verify --structure`: the log, the tree and a checkpoint, no event decoded.
+    static func verifyStructure(_ global: GlobalOptions, checkpointPath: String?, verifierKey: String?) throws {
+        let (log, problems, notes) = try global.reads.structure(checkpointPath: checkpointPath, verifierKey: verifierKey)
+        if global.json {
+            var o = JSONObject()
+            o.set("intact", problems.isEmpty)
+            o.set("structureOnly", true)
+            o.set("bytes", log.bytes)
+            o.set("batches", log.batches)
+            o.set("events", Int(log.records))
+            o.set("chainHead", log.chainHead.hex)
+            o.setRaw("problems", JSONObject.array(problems.map { p in
+                var j = JSONObject()
+                j.set("check", p.check)
+                j.set("sequence", p.sequence.map { Int($0) })
+                j.set("offset", p.offset.map { Int($0) })
+                j.set("what", p.what)
+                return j.string
+            }))
+            Output.line(o.string)
+        } else {
+            Output.line("log: \(log.bytes) bytes, \(log.batches) batches, \(log.records) events; chain head \(log.chainHead.hex)")
+            Output.line("structure only: framing, checksums and the hash chain over every byte; no event decoded")
+            for note in notes { Output.line(note) }
+            for p in problems {
+                let at = [p.sequence.map { "sequence \($0)" }, p.offset.map { "byte \($0)" }].compactMap { $0 }
+                Output.line("FAILED \(p.check)\(at.isEmpty ? "" : " at " + at.joined(separator: ", ")): \(p.what)")
+            }
+            Output.line(problems.isEmpty ? "OK: the log's structure is intact" : "NOT INTACT: \(problems.count) problem\(problems.count == 1 ? "" : "s")")
+        }
+        if !problems.isEmpty {
+            Output.flush()
+            throw CLIError(status: ExitStatus.damaged, message: "verify: the log is not intact (first problem: \(problems[0].check)\(problems[0].sequence.map { " at sequence \($0)" } ?? ""))")
         }
     }
 }

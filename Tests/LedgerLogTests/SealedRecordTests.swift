@@ -114,8 +114,7 @@ struct SealedRecordTests {
         let reader = try LogReader(FormatRuleTests.log(bytes), keys: FixedKeys())
         #expect(try reader.record(atOffset: UInt64(offsets[1])).payload == Self.secret)
         let keyless = try LogReader(FormatRuleTests.log(bytes))
-        #expect(throws: LogError.sealedRecordUnopened(
-            sequence: 2, reason: RecordSealFailure(keyId: 1, reason: .noKeys).description)) {
+        #expect(throws: LogError.sealedRecordUnopened(sequence: 2, failure: RecordSealFailure(keyId: 1, reason: .noKeys))) {
             _ = try keyless.record(atOffset: UInt64(offsets[1]))
         }
         #expect(try keyless.record(atOffset: UInt64(offsets[0])).payload == Array("plain".utf8))

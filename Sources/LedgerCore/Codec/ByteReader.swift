@@ -1,4 +1,5 @@
 import Foundation
+import LedgerLog
 import HealthModel
 
 /// Why an event's bytes could not be decoded.
@@ -19,7 +20,7 @@ public enum EventDecodingError: Error, Equatable, Sendable, CustomStringConverti
     /// A sealed record (issue 32) whose payload this reader could not open: `reason`
     /// says why (no key-encryption key given, the key destroyed, unknown, or the tag
     /// broken).
-    case sealedRecordUnopened(keyId: UInt64, reason: String)
+    case sealedRecordUnopened(RecordSealFailure)
 
     /// The FORMAT.md rule the bytes break (K1 an unknown kind or version, K2 a
     /// payload that is not exactly one event, K3 and the narrower rules `malformed` names).
@@ -40,7 +41,7 @@ public enum EventDecodingError: Error, Equatable, Sendable, CustomStringConverti
         case .truncated(let o): "truncated: payload ends at byte \(o)"
         case .malformed(let o, let r, _): "malformed: byte \(o): \(r)"
         case .trailingBytes(let o): "trailingBytes: unexpected bytes from byte \(o)"
-        case .sealedRecordUnopened(_, let reason): "sealedRecordUnopened: \(reason)"
+        case .sealedRecordUnopened(let failure): "sealedRecordUnopened: \(failure)"
         }
         return "\(text) [\(ruleID)]"
     }

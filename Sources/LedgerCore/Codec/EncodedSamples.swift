@@ -140,6 +140,9 @@ package struct EncodedSamples: Sendable {
     /// The type code of top-level sample `i` (0 for a record kept raw).
     package func typeCode(ofSample i: Int) -> UInt16 { headers[headerIndex(ofSample: i)].typeCode }
 
+    /// The start date of top-level sample `i` (seconds since 2001-01-01T00:00:00Z).
+    package func start(ofSample i: Int) -> Double { headers[headerIndex(ofSample: i)].start }
+
     /// The sync identity of top-level sample `i`, if its metadata has one.
     package func syncIdentity(ofSample i: Int) -> (identifier: String, version: Int64)? {
         let h = headers[headerIndex(ofSample: i)]
@@ -195,6 +198,27 @@ package struct EncodedSamples: Sendable {
             }
         }
         return out
+    }
+
+    /// The samples grouped by `group(i)` (of each top-level index), groups in the order
+    /// of their first sample, samples in order within each: one pass over the bytes.
+    package func split<Key: Hashable>(by group: (Int) -> Key) -> [(key: Key, samples: EncodedSamples)] {
+        var order: [Key] = []
+        var groups: [Key: EncodedSamples] = [:]
+        body.withWrittenBytes { all in
+            for i in 0..<count {
+                let key = group(i)
+                if groups[key] == nil {
+                    order.append(key)
+                    groups[key] = EncodedSamples()
+                }
+                groups[key]!.body.append(contentsOf: UnsafeRawBufferPointer(rebasing: all[frameStart(ofSample: i)..<frameEnds[i]]))
+                groups[key]!.copyHeaders(of: i, from: self, replaces: headers[headerIndex(ofSample: i)].replaces)
+                groups[key]!.frameEnds.append(groups[key]!.body.count)
+                groups[key]!.headerEnds.append(groups[key]!.headers.count)
+            }
+        }
+        return order.map { ($0, groups[$0]!) }
     }
 
     /// These samples with top-level sample `i` replacing `replacements[i]` where one is

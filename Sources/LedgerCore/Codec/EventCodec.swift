@@ -16,6 +16,14 @@ package enum EventCodec {
         }
     }
 
+    /// Appends `event` as a record sealed under the data key `keyId` (a sealed
+    /// ledger's; the writer encrypts it when it sequences the batch).
+    package static func append(_ event: Event, to batch: inout LedgerLogBatch, sealedUnder keyId: UInt64) {
+        batch.append(kind: event.kind.rawValue, version: event.kindVersion, sealedUnder: keyId) { payload in
+            encodePayload(event, into: &payload)
+        }
+    }
+
     /// The payload bytes of `event` (in its `kindVersion`).
     package static func payload(_ event: Event) -> [UInt8] {
         var w = ByteWriter(capacity: 128)
@@ -433,7 +441,7 @@ package enum EventCodec {
     package static func decode(_ record: borrowing RecordView,
                               source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event {
         if let failure = record.sealFailure {
-            throw .sealedRecordUnopened(keyId: failure.keyId, reason: failure.description)
+            throw .sealedRecordUnopened(failure)
         }
         let (kind, version) = (record.kind, record.kindVersion)
         return try record.withPayload { (payload) throws(EventDecodingError) -> Event in

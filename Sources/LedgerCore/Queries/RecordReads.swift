@@ -52,6 +52,9 @@ final class RecordReads {
         let flat: [(top: UInt32, member: Int32)]?
         /// The record's whole payload, checked (its CRC32C) when it was read, if held.
         var payload: [UInt8]?
+        /// A sealed record (issue 32): its bytes in the file are ciphertext, so a sample
+        /// of it is never read alone; not held, the record is read and opened again.
+        var sealed = false
 
         func locate(_ position: UInt32) -> (top: Int, member: Int)? {
             if let flat {
@@ -63,10 +66,20 @@ final class RecordReads {
         }
     }
 
+    /// How sealed records are opened: nil for a plain log (version 1).
+    private let opening: RecordOpening?
+
     init(fs: any LogFileSystem, tableBudget: Int = 16 << 20, payloadBudget: Int = 64 << 20) throws {
         file = try fs.open(LogWriter.logFileName, .readOnly)
         self.tableBudget = tableBudget
         self.payloadBudget = payloadBudget
+        do {
+            let header = try LogFileHeader.read(from: file, path: fs.path)
+            opening = header.allowsSealedRecords ? RecordOpening(keys: fs.recordKeys, ledgerId: header.ledgerId) : nil
+        } catch {
+            file.close()
+            throw error
+        }
     }
 
     deinit { file.close() }
@@ -123,7 +136,7 @@ final class RecordReads {
             try decode(group, wants, table: table, buffer: payload, bufferStart: 0, source: source, into: &out)
             return
         }
-        if let table = tables[offset] {
+        if let table = tables[offset], !table.sealed {
             // Bytes already checked by this query: read only what the chunk needs.
             var tops: [Int] = []
             for w in group {
@@ -157,8 +170,10 @@ final class RecordReads {
     /// table, and holds its payload while the budget allows.
     private func load(at offset: UInt64) throws -> (Table, [UInt8]) {
         let (version, payloadLength) = try readRecord(at: offset)
+        let sealed = opened
         let payload = Array(scratch[LogFormat.recordHeaderLength..<LogFormat.recordHeaderLength + payloadLength])
         var table = try makeTable(payload, version: version, offset: offset)
+        table.sealed = sealed
         if tableEntries + table.starts.count > tableBudget {
             tables.removeAll(keepingCapacity: true)
             tableEntries = 0
@@ -186,7 +201,7 @@ final class RecordReads {
             var table: Table
             var buffer: [UInt8]
             var bufferStart = 0
-            if let held = tables[want.recordOffset] {
+            if let held = tables[want.recordOffset], held.payload != nil || !held.sealed {
                 table = held
                 if let payload = held.payload {
                     buffer = payload
@@ -301,8 +316,27 @@ final class RecordReads {
         guard kind == EventKind.samplesSaved.rawValue else {
             throw QueryError.indexDisagrees(slot: nil, reason: "the record at \(offset) is not a save")
         }
-        return (version, length)
+        opened = false
+        let flags = scratch.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 28, as: UInt32.self)) }
+        guard let opening, flags & LogFormat.recordFlagSealed != 0 else { return (version, length) }
+        guard length >= SealedRecord.overhead else { throw damage }
+        // A sealed record: opened, its plaintext put where its payload was.
+        let result = scratch.withUnsafeBytes { b in
+            SealedRecord.open(framed: UnsafeRawBufferPointer(rebasing: b[0..<LogFormat.recordHeaderLength + length]), opening: opening)
+        }
+        switch result {
+        case .success(let plaintext):
+            scratch.replaceSubrange(LogFormat.recordHeaderLength..<LogFormat.recordHeaderLength + plaintext.count, with: plaintext)
+            opened = true
+            return (version, plaintext.count)
+        case .failure(let failure):
+            let sequence = scratch.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+            throw LogError.sealedRecordUnopened(sequence: sequence, failure: failure)
+        }
     }
+
+    /// Whether the record `readRecord` read last was sealed (its plaintext is in `scratch`).
+    private var opened = false
 
     private func readExactly(count: Int, at offset: UInt64, or error: Error? = nil) throws {
         if scratch.count < count { scratch = [UInt8](repeating: 0, count: max(count, scratch.count * 2)) }

@@ -30,7 +30,9 @@ package enum StateLoader {
         var state = LedgerState()
         var position = reader.start
         var used: String?
-        if useSnapshots {
+        // A sealed ledger's projections come from its log alone: it writes no snapshot,
+        // and one found beside it (put there by hand) is not trusted with its values.
+        if useSnapshots && !reader.header.allowsSealedRecords {
             for name in SnapshotFile.list(fs) {
                 do {
                     let header = try SnapshotFile.header(fs, name)

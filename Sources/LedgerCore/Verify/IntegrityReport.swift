@@ -64,9 +64,14 @@ package struct IntegrityReport: Sendable {
             problems.append(Problem(check: "log", sequence: nil, offset: nil,
                                     what: "index/log.idx disagrees with the log: \(why) (the log was cut or replaced?)"))
         }
+        var notes = tree.notes
         switch report.eventProblem {
         case .undecodable(let s, let o, let why)?:
             problems.append(Problem(check: "events", sequence: s, offset: o, what: "does not decode: \(why)"))
+            if case .sealedRecordUnopened(let failure) = why, failure.reason == .noKeys {
+                notes.append("the ledger is encrypted: give its key-encryption key (--key-file PATH or HEALTHLEDGER_KEY_FILE) "
+                             + "to check its events, or `verify --structure` to check framing, checksums, the chain and the tree without it")
+            }
         case .ruleViolation(let s, let o, let why)?:
             problems.append(Problem(check: "events", sequence: s, offset: o, what: "breaks a rule: \(why)"))
         case nil: break
@@ -85,7 +90,29 @@ package struct IntegrityReport: Sendable {
                 problems.append(Problem(check: "access log", sequence: nil, offset: nil, what: "a record is not an access entry: \(e)"))
             }
         }
-        return IntegrityReport(ledger: report, access: access, problems: problems, notes: tree.notes)
+        return IntegrityReport(ledger: report, access: access, problems: problems, notes: notes)
+    }
+
+    /// What `verify --structure` checks, with no key (an encrypted ledger's sealed
+    /// records stay shut): the log's framing, checksums and hash chain over every byte
+    /// (`LogVerifier`), the Merkle tree file against a tree built from the log, and a
+    /// checkpoint's consistency. Events are not decoded.
+    package static func checkStructure(_ fs: any LogFileSystem, checkpoint: CheckpointClaim?) throws
+        -> (log: LogVerifier.Report, problems: [Problem], notes: [String]) {
+        let log = try LogVerifier.verify(fs)
+        var problems: [Problem] = []
+        if let d = log.damage {
+            let durability = d.inDurablePrefix ? "in bytes known durable: damage, not a torn write"
+                                               : "in the unsynced tail: a torn write or damage"
+            problems.append(Problem(check: "log", sequence: d.sequence, offset: d.offset,
+                                    what: "\(d.kind.rawValue) (\(d.kind.ruleIDs)), \(durability)"))
+        }
+        if let why = log.indexDisagreement, log.damage == nil {
+            problems.append(Problem(check: "log", sequence: nil, offset: nil,
+                                    what: "index/log.idx disagrees with the log: \(why) (the log was cut or replaced?)"))
+        }
+        let tree = try treeFindings(fs, checkpoint: checkpoint)
+        return (log, problems + tree.problems, tree.notes)
     }
 
     /// The tree file (when present) against a tree built from the log, and with a

@@ -136,8 +136,8 @@ public protocol RecordKeys: Sendable {
 /// Why a sealed record's payload could not be opened.
 ///
 /// Invariant: never made for a plain record; `keyId` is the id the record names.
-package struct RecordSealFailure: Error, Sendable, Hashable, CustomStringConvertible {
-    package enum Reason: Sendable, Hashable {
+public struct RecordSealFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Reason: Sendable, Hashable {
         /// The log was read without a key store (no key-encryption key given).
         case noKeys
         /// The key was destroyed: the record is erased.
@@ -149,10 +149,15 @@ package struct RecordSealFailure: Error, Sendable, Hashable, CustomStringConvert
         case authenticationFailed
     }
 
-    package let keyId: UInt64
-    package let reason: Reason
+    public let keyId: UInt64
+    public let reason: Reason
 
-    package var description: String {
+    package init(keyId: UInt64, reason: Reason) {
+        self.keyId = keyId
+        self.reason = reason
+    }
+
+    public var description: String {
         switch reason {
         case .noKeys: "sealed under key \(keyId), and no key-encryption key was given (--key-file or HEALTHLEDGER_KEY_FILE)"
         case .keyDestroyed: "sealed under key \(keyId), which was destroyed (erased)"

@@ -91,6 +91,10 @@ public protocol LogFileSystem: Sendable {
     /// Takes the exclusive writer lock, waiting up to `timeout` seconds;
     /// throws `LogError.ledgerLocked` when another holder keeps it.
     func lockExclusive(timeout: Double) throws -> any LogLock
+    /// The data keys that open this ledger's sealed records (issue 32), when the owner
+    /// gave the key-encryption key; nil otherwise (sealed records then read as
+    /// unopened). Readers and the writer made on this location use them.
+    var recordKeys: (any RecordKeys)? { get }
 }
 
 /// A store's own signal that the log changed (PostgreSQL's LISTEN/NOTIFY): a wake-up
@@ -102,6 +106,9 @@ public protocol LogChangeSignal: AnyObject, Sendable {
 }
 
 extension LogFileSystem {
+    /// No keys, unless the store holds some.
+    public var recordKeys: (any RecordKeys)? { nil }
+
     /// True for a store that shows a byte only once it is committed (a database): every
     /// byte a reader sees there is known durable (I3), so invalid bytes anywhere, the
     /// last batch included, are damage, never a torn tail. False for files, where only

@@ -10,9 +10,13 @@ import Glibc
 /// conflicts exactly like another process.
 public struct PosixFileSystem: LogFileSystem {
     public let path: String
+    /// The keys of the ledger's sealed records (nil: none given).
+    public let recordKeys: (any RecordKeys)?
 
-    public init(path: String) {
+    /// The folder at `path`; `recordKeys` open its sealed records.
+    public init(path: String, recordKeys: (any RecordKeys)? = nil) {
         self.path = path
+        self.recordKeys = recordKeys
     }
 
     private func full(_ name: String) -> String { path + "/" + name }

@@ -1,0 +1,95 @@
+import Foundation
+import LedgerKeys
+import LedgerLog
+
+/// A ledger's data keys, as the log reaches them (`RecordKeys`, by id) and as the
+/// ledger's writer asks for them (by scope): the key store `keys/keys.bin` under the
+/// owner's key-encryption key (issue 32).
+///
+/// Readers open the store read-only, once, and read it again when a record names an id
+/// above every id it held (a writer — this process's or another's — issued it since:
+/// ids only grow, Y3). The ledger's writer, holding the ledger's lock, opens it for
+/// writing (`openForWriting`): only it creates keys, and it does so before the records
+/// they seal are appended (Y5).
+///
+/// Invariant: `store` is nil until first used; once the writer opened it for writing, it
+/// stays that handle.
+package final class LedgerKeyRing: RecordKeys, Sendable {
+    /// The ledger's `keys/` folder.
+    package let folder: String
+    private let kek: KeyEncryptionKey
+    private let store = Locked<KeyStore?>(nil)
+
+    /// The key folder of a ledger folder.
+    package static func folder(ofLedger path: String) -> String { path + "/keys" }
+
+    /// The keys of the ledger whose `keys/` folder is `folder`, under `kek`; nothing is
+    /// read until a key is needed.
+    package init(folder: String, kek: KeyEncryptionKey) {
+        self.folder = folder
+        self.kek = kek
+    }
+
+    /// Creates the key store of a new ledger (its folder 0700, the store 0600, durable).
+    /// - Throws: `KeyStoreError` (`storeExists` when one is there).
+    package func create() throws(KeyStoreError) {
+        let created = try KeyStore.create(folder: folder, kek: kek)
+        store.withLock { $0 = created }
+    }
+
+    /// Opens the store for writing: for the ledger's writer alone, which holds the
+    /// ledger's lock (a `keys.bin.new` left by a write that was never acknowledged is
+    /// removed then, Y6).
+    package func openForWriting() throws(KeyStoreError) {
+        let opened = try KeyStore.open(folder: folder, kek: kek, access: .write)
+        store.withLock { $0 = opened }
+    }
+
+    /// The store, opened read-only on first use.
+    private func current() throws(KeyStoreError) -> KeyStore {
+        if let s = store.withLock({ $0 }) { return s }
+        let opened = try KeyStore.open(folder: folder, kek: kek, access: .read)
+        return store.withLock { s in
+            if s == nil { s = opened }
+            return s!
+        }
+    }
+
+    // MARK: RecordKeys
+
+    /// The key with `keyId`: live, destroyed (erased) or unknown. An id above every id
+    /// the store held when read makes it read again (a writer issued it since). A store
+    /// that cannot be read gives `unknown` (the record is named unopened, never guessed).
+    package func lookup(keyId: UInt64) -> RecordKeyLookup {
+        guard let s = try? current() else { return .unknown }
+        var found = s.lookup(id: keyId)
+        if case .unknown = found, keyId >= s.nextID, s.access == .read,
+           let fresh = try? KeyStore.open(folder: folder, kek: kek, access: .read) {
+            store.withLock { if $0?.access == .read { $0 = fresh } }
+            found = fresh.lookup(id: keyId)
+        }
+        switch found {
+        case .live(let key): return .live(key.key)
+        case .destroyed: return .destroyed
+        case .unknown: return .unknown
+        }
+    }
+
+    // MARK: The writer's side
+
+    /// The id of the current key of each scope, creating the missing ones in one durable
+    /// write before returning (so a key is on disk before anything it seals).
+    /// - Throws: `KeyStoreError` (`readOnly` unless opened for writing).
+    package func keyIds(for scopes: some Collection<KeyScope>) throws(KeyStoreError) -> [KeyScope: UInt64] {
+        let s = try current()
+        var out: [KeyScope: UInt64] = [:]
+        var missing: [KeyScope] = []
+        for scope in scopes where out[scope] == nil {
+            if let key = s.currentKey(for: scope) { out[scope] = key.id } else { missing.append(scope) }
+        }
+        if !missing.isEmpty {
+            for (scope, key) in try s.prepare(missing) { out[scope] = key.id }
+        }
+        return out
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import HealthModel
+import LedgerKeys
+
+/// Which events a sealed ledger seals, and under which key scope (issue 32; DESIGN.md,
+/// "Keys and erasure"): one key per (source, type, UTC month), so that every erasure
+/// the owner may ask for is whole keys (a source, an import, a type, the person), or
+/// whole keys plus at most two months re-keyed (a range of days).
+///
+/// - `samplesSaved`: one record per (source, type, month of the sample's start): a
+///   save whose samples fall into several scopes is appended as several records, in the
+///   same batch (so still all or nothing), each folded on its own. A correlation or a
+///   workout goes whole with its own type. The source is the saving app, or — inside an
+///   import transaction — that app *as brought by that import* (`importedApp`).
+/// - `characteristicSet`: the owner, the characteristic's type code, the month the
+///   event was recorded in.
+/// - `activitySummariesRecorded`: the owner, 0x0700, the month recorded.
+/// - `workoutActivitiesAdded`: its actor, 0x0600, the month of the first activity's start.
+/// - `importStarted` (the export's `<Me>`) and `exportElementsKept` (clinical records,
+///   audiograms and the like): the import itself, type 0, the month recorded.
+///
+/// Every other kind stays plain: registrations, authorization, deletions (UUIDs and
+/// sync identities), an import's counts, priorities, preferred units, the time zone,
+/// associations and credentials carry no health values.
+enum SealScopes {
+    /// The type code of an import's own sealed events.
+    static let importContent: UInt16 = 0
+
+    /// The source of records saved by `app`, inside the import `importId` if any.
+    static func source(app: AppOrdinal, importId: UUID?) -> KeySource {
+        if let importId { return .importedApp(importId: uuidBytes(importId), ordinal: UInt64(app)) }
+        return .app(ordinal: UInt64(app))
+    }
+
+    /// The scope of a non-save event, or nil when it stays plain.
+    static func scope(of event: Event, recordedAt: Int64, importId: UUID?) -> KeyScope? {
+        let recorded = UTCMonth(containingNanoseconds: recordedAt)
+        let owner = KeySource.app(ordinal: 0)
+        switch event {
+        case .characteristicSet(let value):
+            return KeyScope(source: owner, type: ObjectType.characteristic(value.type).code, month: recorded)
+        case .activitySummariesRecorded:
+            return KeyScope(source: owner, type: ObjectType.activitySummary.code, month: recorded)
+        case .workoutActivitiesAdded(let actor, _, let activities):
+            let start = activities.first.map { month(ofReferenceSeconds: $0.startDate.timeIntervalSinceReferenceDate) }
+            return KeyScope(source: .app(ordinal: UInt64(actor.encoded)), type: ObjectType.workout.code, month: start ?? recorded)
+        case .importStarted(let start):
+            return KeyScope(source: importSource(start.importId), type: importContent, month: recorded)
+        case .exportElementsKept:
+            guard let importId else { return KeyScope(source: owner, type: importContent, month: recorded) }
+            return KeyScope(source: importSource(importId), type: importContent, month: recorded)
+        default:
+            return nil
+        }
+    }
+
+    /// The scope of one top-level sample.
+    static func scope(typeCode: UInt16, start: Double, source: KeySource) -> KeyScope {
+        KeyScope(source: source, type: typeCode, month: month(ofReferenceSeconds: start))
+    }
+
+    /// An import's own source.
+    static func importSource(_ importId: UUID) -> KeySource {
+        // 16 bytes by construction: cannot fail.
+        guard let source = try? KeySource(kind: .importRun, id: uuidBytes(importId)) else {
+            preconditionFailure("a UUID is 16 bytes")
+        }
+        return source
+    }
+
+    static func uuidBytes(_ id: UUID) -> [UInt8] { withUnsafeBytes(of: id.uuid) { Array($0) } }
+
+    /// The UTC month of a date given as seconds since 2001-01-01T00:00:00Z (a sample's
+    /// dates lie in years 1…9999, D1; anything else is clamped into them).
+    static func month(ofReferenceSeconds seconds: Double) -> UTCMonth {
+        let unix = seconds.isFinite ? seconds + 978_307_200 : 0
+        // Years 1…9999 are days -719,162 … 2,932,896 from 1970.
+        let day = Int64(max(-719_162, min(2_932_896, (unix / 86_400).rounded(.down))))
+        // Days to civil date (H. Hinnant, "chrono-compatible low-level date algorithms").
+        let z = day + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let monthNumber = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (monthNumber <= 2 ? 1 : 0)
+        return UTCMonth(index: UInt32(year * 12 + monthNumber - 1))
+    }
+}
+
+extension SealScopes {
+    /// The type code a sample's record carries (0 for one kept raw).
+    static func typeCode(of sample: Sample) -> UInt16 {
+        if case .unrecognized = sample { return 0 }
+        if case .known(let type) = sample.type { return type.code }
+        return 0
+    }
+
+    /// A decided event as the records a sealed ledger appends: a save split by scope
+    /// (its samples in order within each part), anything else whole with its scope or
+    /// none. Each part's facts are its own (`EventFacts`), for folding part by part.
+    static func records(of event: Event, facts: EventFacts, recordedAt: Int64,
+                        importId: UUID?) -> [(event: Event, facts: EventFacts, scope: KeyScope?)] {
+        guard case .samplesSaved(let app, let samples) = event else {
+            return [(event, facts, scope(of: event, recordedAt: recordedAt, importId: importId))]
+        }
+        let source = source(app: app, importId: importId)
+        var order: [KeyScope] = []
+        var groups: [KeyScope: [SavedSample]] = [:]
+        for saved in samples {
+            let s = scope(typeCode: typeCode(of: saved.sample),
+                          start: saved.sample.startDate.timeIntervalSinceReferenceDate, source: source)
+            if groups[s] == nil { order.append(s) }
+            groups[s, default: []].append(saved)
+        }
+        if order.count == 1 { return [(event, facts, order[0])] }
+        return order.map { s in
+            let part = Event.samplesSaved(app: app, samples: groups[s]!)
+            return (part, EventFacts(part), s)
+        }
+    }
+}
+
+/// What the ledger's fold needs to lay out a sealed ledger's records: the import
+/// transaction open, if any (its saves are keyed by the import as well as the app).
+struct SealingContext {
+    let importId: UUID?
+}
