@@ -99,7 +99,7 @@ public struct Failure: Sendable {
             case .replayFailed(.undecodable(_, _, let decoding)) where Failure.sealFailure(decoding) != nil:
                 self.init(kind: Failure.kind(of: Failure.sealFailure(decoding)!), message: e.description)
             case .replayFailed: self.init(kind: .damaged, message: e.description)
-            case .keysRequired: self.init(kind: .usage, message: e.description)
+            case .keysRequired, .keyStore(_, usage: true): self.init(kind: .usage, message: e.description)
             default: self.init(kind: .failure, message: e.description)
             }
         case let e as ReplayError:
@@ -138,9 +138,9 @@ public struct Failure: Sendable {
     /// (usage), a destroyed key means erased (not found), anything else is damage.
     static func kind(of failure: RecordSealFailure) -> FailureKind {
         switch failure.reason {
-        case .noKeys: .usage
+        case .noKeys, .keyStoreUnreadable(_, wrongKey: true): .usage
         case .keyDestroyed: .notFound
-        case .keyUnknown, .authenticationFailed: .damaged
+        case .keyUnknown, .authenticationFailed, .keyStoreUnreadable(_, wrongKey: false): .damaged
         }
     }
 

@@ -161,7 +161,7 @@ extension Ledger {
     private func nameSealKeys(_ folded: inout FoldedBatch) throws {
         guard let keyRing, !folded.sealScopes.isEmpty else { return }
         let ids: [KeyScope: UInt64]
-        do { ids = try keyRing.keyIds(for: folded.sealScopes.map(\.scope)) } catch { throw LedgerError.keyStore(error.description) }
+        do { ids = try keyRing.keyIds(for: folded.sealScopes.map(\.scope)) } catch { throw LedgerError.keyStore(error) }
         for (record, scope) in folded.sealScopes {
             guard let id = ids[scope] else { preconditionFailure("a key for every scope asked") }
             folded.encoded.setSealKey(ofRecord: record, to: id)

@@ -39,8 +39,9 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     case replayFailed(ReplayError)
     /// A sealed ledger (issue 32) opened or created without its key-encryption key.
     case keysRequired(path: String)
-    /// The key store failed (`KeyStoreError`'s text): nothing was appended.
-    case keyStore(String)
+    /// The key store failed (`KeyStoreError`'s text): nothing was appended. `usage`:
+    /// the owner's to mend (the wrong key file, one readable by others).
+    case keyStore(String, usage: Bool)
 
     public var description: String {
         switch self {
@@ -50,7 +51,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
         case .replayFailed(let e): "damaged: \(e)"
         case .keysRequired(let path):
             "keyFileNotGiven: the ledger at \(path) is encrypted; give its key-encryption key with --key-file PATH or HEALTHLEDGER_KEY_FILE"
-        case .keyStore(let text): text
+        case .keyStore(let text, _): text
         }
     }
 }
@@ -122,7 +123,7 @@ public actor Ledger {
             guard let ring = fs.recordKeys as? LedgerKeyRing else { throw LedgerError.keysRequired(path: fs.path) }
             guard !fs.exists(LogWriter.logFileName) else { throw LogError.ledgerExists(path: fs.path) }
             try fs.createFolder()
-            do { try ring.create() } catch { throw LedgerError.keyStore(error.description) }
+            do { try ring.create() } catch { throw LedgerError.keyStore(error) }
         }
         let writer = try LogWriter.create(fs, ledgerId: ledgerId, options: options.log)
         let reader = try LogReader(fs)
@@ -151,7 +152,7 @@ public actor Ledger {
             if writer.header.allowsSealedRecords {
                 // The writer alone creates keys, holding the ledger's lock (Y5, Y6).
                 guard let ring = fs.recordKeys as? LedgerKeyRing else { throw LedgerError.keysRequired(path: fs.path) }
-                do { try ring.openForWriting() } catch { throw LedgerError.keyStore(error.description) }
+                do { try ring.openForWriting() } catch { throw LedgerError.keyStore(error) }
             }
             let reader = try LogReader(fs)
             let loaded: StateLoader.Loaded

@@ -158,7 +158,7 @@ import Testing
             (body(3, [(2, 1), (1, 1)]), "key id 1 after 2: not ascending"),
             (body(3, [(0, 1)]), "key id 0 after 0: not ascending"),
             (body(3, [(1, 4)]), "source kind 4 is none of 1 (app), 2 (import), 3 (imported app)"),
-            (body(3, [(1, 3)]), ""),
+            (body(3, [(1, 3), (2, 1)]), ""),
             (body(3, [(1, 1)], tombstones: [1]), "key id 1 both live and destroyed"),
             (body(3, [(1, 1)], tombstones: [5]), "destroyed key id 5 outside 1..<3"),
             (body(3, [(1, 1)], extra: [0]), "1 keys and 0 tombstones need 63 bytes; 64 follow"),

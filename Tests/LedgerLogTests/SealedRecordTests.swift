@@ -153,6 +153,7 @@ struct SealedRecordTests {
                                           associatedData: aad) == sealed)
     }
 
+    /// R8: a tag that does not verify is named, never read as plaintext.
     @Test func everyBitOfTheTagAndCiphertextFlippedIsRefusedThoughItsCRCWasMadeToFit() async throws {
         let (_, bytes) = try await Self.sealedLog()
         let at = Self.recordOffsets(bytes)[1]
@@ -221,6 +222,8 @@ struct SealedRecordTests {
                 == "sealed under key 1, which was destroyed (erased)")
     }
 
+    /// W9: a sealed record only in a version 2 log, only under a live key; refused
+    /// for the whole batch before anything is written.
     @Test func aSealedRecordIsRefusedBeforeAnythingIsWrittenWhereItCannotBeSealed() async throws {
         // A plain log (version 1) has no flags: no sealed record, whatever the keys.
         let plainFS = SimulatedFileSystem()

@@ -59,9 +59,13 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
 
     /// The key with `keyId`: live, destroyed (erased) or unknown. An id above every id
     /// the store held when read makes it read again (a writer issued it since). A store
-    /// that cannot be read gives `unknown` (the record is named unopened, never guessed).
+    /// that cannot be read says why (the record is named unopened, never guessed).
     package func lookup(keyId: UInt64) -> RecordKeyLookup {
-        guard let s = try? current() else { return .unknown }
+        let s: KeyStore
+        do { s = try current() } catch {
+            if case .wrongKey = error { return .storeUnreadable(reason: error.description, wrongKey: true) }
+            return .storeUnreadable(reason: error.description, wrongKey: false)
+        }
         var found = s.lookup(id: keyId)
         if case .unknown = found, keyId >= s.nextID, s.access == .read,
            let fresh = try? KeyStore.open(folder: folder, kek: kek, access: .read) {
@@ -91,5 +95,18 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
             for (scope, key) in try s.prepare(missing) { out[scope] = key.id }
         }
         return out
+    }
+}
+
+extension LedgerError {
+    /// A key store failure, as the ledger reports it: the wrong key file or one others
+    /// may read is the owner's to mend (usage), anything else a failure.
+    static func keyStore(_ error: KeyStoreError) -> LedgerError {
+        switch error {
+        case .wrongKey, .unprotected, .keyFileNotGiven, .keyFileMissing, .keyFileMalformed:
+            .keyStore(error.description, usage: true)
+        default:
+            .keyStore(error.description, usage: false)
+        }
     }
 }

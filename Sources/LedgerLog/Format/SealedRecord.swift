@@ -124,6 +124,9 @@ public enum RecordKeyLookup: Sendable {
     case destroyed
     /// The store never issued this id (another ledger's store, or damage).
     case unknown
+    /// The key store could not be read (`reason`); `wrongKey`: it is sealed under
+    /// another key-encryption key than the one given.
+    case storeUnreadable(reason: String, wrongKey: Bool)
 }
 
 /// The data keys a log's sealed records name, by id: the layer above adapts its key
@@ -147,6 +150,9 @@ public struct RecordSealFailure: Error, Sendable, Hashable, CustomStringConverti
         /// The tag does not match: the bytes were changed (with a CRC made to fit),
         /// or the key is not the one that sealed them.
         case authenticationFailed
+        /// The key store could not be read (`wrongKey`: the key-encryption key given
+        /// is not the one the store is sealed under).
+        case keyStoreUnreadable(reason: String, wrongKey: Bool)
     }
 
     public let keyId: UInt64
@@ -163,6 +169,7 @@ public struct RecordSealFailure: Error, Sendable, Hashable, CustomStringConverti
         case .keyDestroyed: "sealed under key \(keyId), which was destroyed (erased)"
         case .keyUnknown: "sealed under key \(keyId), which the key store never issued"
         case .authenticationFailed: "sealed under key \(keyId), and its tag does not match: the bytes were changed, or the key is not the one that sealed them"
+        case .keyStoreUnreadable(let reason, _): "sealed under key \(keyId), and the key store cannot be read: \(reason)"
         }
     }
 }
