@@ -123,7 +123,14 @@ public actor Ledger {
             guard let ring = fs.recordKeys as? LedgerKeyRing else { throw LedgerError.keysRequired(path: fs.path) }
             guard !fs.exists(LogWriter.logFileName) else { throw LogError.ledgerExists(path: fs.path) }
             try fs.createFolder()
-            do { try ring.create() } catch { throw LedgerError.keyStore(error) }
+            do {
+                try ring.create()
+                // The snapshot key from the start, so that a reader's `replay
+                // --write-snapshot` (which never creates keys) finds it.
+                _ = try ring.keyIds(for: [SealedSnapshotFileSystem.scope])
+            } catch {
+                throw LedgerError.keyStore(error)
+            }
         }
         let writer = try LogWriter.create(fs, ledgerId: ledgerId, options: options.log)
         let reader = try LogReader(fs)
@@ -320,7 +327,6 @@ public actor Ledger {
     /// Never inside an import transaction (rule S7): waits for its end.
     @discardableResult
     package func snapshot() async throws -> String {
-        guard !writer.header.allowsSealedRecords else { throw SnapshotRefusal.sealedLedger(path: fs.path) }
         await admit()
         precondition(transaction == nil && state.openTransaction == nil, "S7: no snapshot inside an import transaction")
         try await sync()
@@ -344,10 +350,7 @@ public actor Ledger {
         if let open = transaction {
             try await abortImport(open, reason: "the ledger was closed before the import finished")
         }
-        // A sealed ledger writes no snapshot yet: a snapshot holds values and dates in
-        // the clear, and erasure must reach every derived file (issue 32, not yet done).
-        if replayWorkSinceSnapshot >= options.snapshotEvery && state.lastSequence > 0 && keyRing == nil
-            && !writer.header.allowsSealedRecords {
+        if replayWorkSinceSnapshot >= options.snapshotEvery && state.lastSequence > 0 {
             try await snapshot()
         }
         try await writer.close()

@@ -90,6 +90,11 @@ import TestSupport
             let r = try Self.run(dir, ledger, ["import-apple-health", "export.xml"], key: key)
             #expect(r.status == 0, "\(ledger): \(r.stderr)")
         }
+        // A snapshot of the encrypted ledger, sealed (S9): the reads below open from it.
+        let snapshot = try Self.run(dir, "E", ["replay", "--write-snapshot"], key: "kek")
+        #expect(snapshot.status == 0, "\(snapshot.stderr)")
+        let snapshots = try FileManager.default.contentsOfDirectory(atPath: dir.path + "/E/snapshots").filter { $0.hasSuffix(".bin") }
+        #expect(snapshots.count == 1)
         // (`stats` differs by its nature: an encrypted save is one record per key scope,
         // so the log's bytes, events and chain head differ; what it counts of samples not.)
         let reads: [[String]] = [
@@ -116,7 +121,17 @@ import TestSupport
             for (what, needle) in content { #expect(bytes.firstRange(of: needle) == nil, "\(name) holds \(what)") }
         }
         let verify = try Self.run(dir, "E", ["verify"], key: "kek")
-        #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+        #expect(verify.status == 0 && verify.stdout.contains("snapshots checked: 1"), "\(verify.stdout)\(verify.stderr)")
+        // A sealed snapshot changed is refused by its tag, set aside, and the log answers.
+        let path = dir.path + "/E/snapshots/" + snapshots[0]
+        var sealed = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(Array(sealed[0..<8]) == Array("HLSEAL01".utf8))
+        sealed[sealed.count / 2] ^= 0x10
+        try Data(sealed).write(to: URL(fileURLWithPath: path))
+        let reread = try Self.run(dir, "E", ["--owner", "query", "bodyMass", "--json"], key: "kek")
+        let plainQuery = try Self.run(dir, "P", ["--owner", "query", "bodyMass", "--json"])
+        #expect(reread.status == 0 && reread.stdout == plainQuery.stdout)
+        #expect(reread.stderr.contains("its tag does not match") && reread.stderr.contains("[S9]"), "\(reread.stderr)")
         let samples = { (r: CLIResult) in r.stdout.components(separatedBy: "\"samples\":").last?.components(separatedBy: ",\"deleted\"").first }
         let (es, ps) = (try Self.run(dir, "E", ["stats", "--json"], key: "kek"), try Self.run(dir, "P", ["stats", "--json"]))
         #expect(samples(es) != nil && samples(es) == samples(ps), "\(es.stdout) | \(ps.stdout)")

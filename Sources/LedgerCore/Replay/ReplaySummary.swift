@@ -60,7 +60,6 @@ package struct ReplaySummary: Sendable {
             try state.samples.latest(typeCode: code, endingBy: bound).map { try fetcher.sample($0, in: state) }
         }
         var written: String?
-        if writeSnapshot, reader.header.allowsSealedRecords { throw SnapshotRefusal.sealedLedger(path: fs.path) }
         if writeSnapshot, let position = loaded.position {
             written = try SnapshotFile.write(state, at: position, ledgerId: reader.header.ledgerId, to: fs)
         }

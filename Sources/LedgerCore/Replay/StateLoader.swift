@@ -30,9 +30,7 @@ package enum StateLoader {
         var state = LedgerState()
         var position = reader.start
         var used: String?
-        // A sealed ledger's projections come from its log alone: it writes no snapshot,
-        // and one found beside it (put there by hand) is not trusted with its values.
-        if useSnapshots && !reader.header.allowsSealedRecords {
+        if useSnapshots {
             for name in SnapshotFile.list(fs) {
                 do {
                     let header = try SnapshotFile.header(fs, name)

@@ -116,6 +116,7 @@ package enum SnapshotFile {
     package static func write(_ state: LedgerState, at position: LogReader.Position, ledgerId: UUID,
                              to fs: any LogFileSystem) throws -> String {
         precondition(position.nextSequence == state.lastSequence + 1, "a snapshot stands where its state ends")
+        let fs = try SealedSnapshotFileSystem.wrapping(fs)  // an encrypted ledger's are sealed (S9)
         // Timelines are stored sorted: sorting once here (the writer's close) spares every
         // later open the sort its first query would pay (2M shuffled samples: half of
         // `latest`'s time). Only the timeline arrays are copied; the slots are shared.
@@ -209,6 +210,7 @@ package enum SnapshotFile {
     /// Reads a snapshot's header only.
     package static func header(_ fs: any LogFileSystem, _ name: String) throws(SnapshotProblem) -> SnapshotHeader {
         do {
+            let fs = try SealedSnapshotFileSystem.wrapping(fs)  // an encrypted ledger's, sealed
             let file = try fs.open(name, .readOnly)
             defer { file.close() }
             return try readHeader(file, name: name)
@@ -264,6 +266,7 @@ package enum SnapshotFile {
     package static func load(_ fs: any LogFileSystem, _ name: String, reader: LogReader, mapped: Bool = false,
                              checkingWhole: Bool = false) throws(SnapshotProblem) -> (SnapshotHeader, LedgerState) {
         do {
+            let fs = try SealedSnapshotFileSystem.wrapping(fs)  // an encrypted ledger's, sealed
             let file = try fs.open(name, .readOnly)
             // Mapped, the columns keep the file and read it later: it closes when they go.
             let onDemand = mapped && file.readsOnDemand
