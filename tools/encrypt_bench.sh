@@ -77,7 +77,7 @@ new_ledger() {  # path encrypted(0/1)
         "$bin" --ledger "$1" --tz UTC init >/dev/null
     fi
 }
-with_key() { HEALTHLEDGER_KEY_FILE="$kek" "$@"; }
+with_key() { env HEALTHLEDGER_KEY_FILE="$kek" "$@"; }
 
 # --- import ---------------------------------------------------------------------------
 if [ -f "$scratch/big.zip" ]; then
@@ -85,7 +85,7 @@ if [ -f "$scratch/big.zip" ]; then
     fresh_plain_import() { new_ledger "$work/import-plain" 0; }
     fresh_enc_import() { new_ledger "$work/import-enc" 1; }
     p=$(measure /dev/null /dev/null fresh_plain_import "$bin" --ledger "$work/import-plain" import-apple-health "$scratch/big.zip")
-    e=$(measure /dev/null /dev/null fresh_enc_import with_key "$bin" --ledger "$work/import-enc" import-apple-health "$scratch/big.zip")
+    e=$(measure /dev/null /dev/null fresh_enc_import env HEALTHLEDGER_KEY_FILE="$kek" "$bin" --ledger "$work/import-enc" import-apple-health "$scratch/big.zip")
     compare import "$p" "$e"
     for t in stepCount heartRate; do
         "$bin" --ledger "$work/import-plain" --owner query $t --json > "$work/imp-$t-plain.jsonl"
@@ -115,12 +115,12 @@ if [ -f "$jsonl" ]; then
     fresh_enc() { prepare "$work/enc" 1; }
     echo "== ingest of 1M ($runs runs each)" >&2
     p=$(measure /dev/null "$jsonl" fresh_plain "$bin" --ledger "$work/plain" ingest --app $app --batch 1000)
-    e=$(measure /dev/null "$jsonl" fresh_enc with_key "$bin" --ledger "$work/enc" ingest --app $app --batch 1000)
+    e=$(measure /dev/null "$jsonl" fresh_enc env HEALTHLEDGER_KEY_FILE="$kek" "$bin" --ledger "$work/enc" ingest --app $app --batch 1000)
     compare ingest "$p" "$e"
     noop() { :; }
     echo "== query of 1M ($runs runs each)" >&2
     p=$(measure "$work/q-plain.jsonl" /dev/null noop "$bin" --ledger "$work/plain" query --owner stepCount --json)
-    e=$(measure "$work/q-enc.jsonl" /dev/null noop with_key "$bin" --ledger "$work/enc" query --owner stepCount --json)
+    e=$(measure "$work/q-enc.jsonl" /dev/null noop env HEALTHLEDGER_KEY_FILE="$kek" "$bin" --ledger "$work/enc" query --owner stepCount --json)
     compare query "$p" "$e"
     if cmp -s "$work/q-plain.jsonl" "$work/q-enc.jsonl"; then
         echo "query: identical ($(wc -l < "$work/q-plain.jsonl") lines)" >&2
@@ -129,7 +129,7 @@ if [ -f "$jsonl" ]; then
     fi
     echo "== verify of 1M ($runs runs each)" >&2
     p=$(measure /dev/null /dev/null noop "$bin" --ledger "$work/plain" verify)
-    e=$(measure /dev/null /dev/null noop with_key "$bin" --ledger "$work/enc" verify)
+    e=$(measure /dev/null /dev/null noop env HEALTHLEDGER_KEY_FILE="$kek" "$bin" --ledger "$work/enc" verify)
     compare verify "$p" "$e"
     echo "1M: log $(stat -c %s "$work/plain/ledger.log") vs $(stat -c %s "$work/enc/ledger.log") bytes; plain snapshots: $(ls "$work/plain/snapshots" 2>/dev/null | wc -l), encrypted: $(ls "$work/enc/snapshots" 2>/dev/null | wc -l)" >&2
 else

@@ -17,16 +17,52 @@ extension LedgerLocation {
     /// once (in PostgreSQL, one transaction), then verified there. Derived files are
     /// not copied. No ledger here is `LogError.ledgerNotFound`; one there is
     /// `ToolError.ledgerExists`.
+    ///
+    /// An encrypted ledger's key store (`keys/keys.bin`, sealed under the same
+    /// key-encryption key) is copied with its log, or the copy could never be read; a
+    /// PostgreSQL destination cannot hold one yet (`encryptionUnsupported`, nothing
+    /// written).
     package func copy(to destination: LedgerLocation) throws -> LedgerCopyReport {
         let from = try fileSystem(), to = try destination.fileSystem()
         guard from.exists(LogWriter.logFileName) else { throw LogError.ledgerNotFound(path: from.path) }
+        let sealed = try Self.isEncrypted(from)
+        if sealed, destination.isDatabase {
+            throw LedgerLocationError.encryptionUnsupported(
+                "usage: an encrypted ledger is copied to a folder; encrypted PostgreSQL ledgers are not supported yet")
+        }
         let report: LogCopy.Report
         do {
             report = try LogCopy.copy(from: from, to: to)
         } catch LogError.ledgerExists(let path) {
             throw ToolError.ledgerExists(path: path)
         }
+        if sealed { try Self.copyKeyStore(from: from, to: to) }
         return LedgerCopyReport(from: from.path, to: to.path, bytes: UInt64(report.bytes), batches: UInt64(report.batches),
                                 records: UInt64(report.records), chainHead: report.chainHead.hex)
+    }
+
+    /// Whether the ledger's log is format version 2 (it may hold sealed records).
+    static func isEncrypted(_ fs: any LogFileSystem) throws -> Bool {
+        let file = try fs.open(LogWriter.logFileName, .readOnly)
+        defer { file.close() }
+        return try LogFileHeader.read(from: file, path: fs.path).allowsSealedRecords
+    }
+
+    /// Copies `keys/keys.bin` byte for byte (a new file, 0600 in a 0700 folder, synced
+    /// with its folder).
+    static func copyKeyStore(from: any LogFileSystem, to: any LogFileSystem) throws {
+        let name = "keys/keys.bin"
+        let source = try from.open(name, .readOnly)
+        defer { source.close() }
+        var bytes = [UInt8](repeating: 0, count: Int(try source.size()))
+        let got = try bytes.withUnsafeMutableBytes { try source.read(into: $0, at: 0) }
+        guard got == bytes.count else { throw LogError.io(operation: "read (short)", path: from.path + "/" + name, errno: 5) }
+        try to.createSubfolder("keys")
+        try to.syncFolder(nil)
+        let target = try to.open(name, .createNew)
+        defer { target.close() }
+        try bytes.withUnsafeBytes { try target.write($0, at: 0) }
+        try target.sync()
+        try to.syncFolder("keys")
     }
 }

@@ -78,6 +78,13 @@ import TestSupport
         }
         let query = try Self.run(dir, "E", ["--owner", "query", "bodyMass", "--json"], key: "kek").stdout
         #expect(query.contains("\"value\":123.456") && query.contains("ZZ-ERASE-ME"), "\(query)")
+        // A copy takes the key store with the log: it reads the same under the same key.
+        let copied = try Self.run(dir, "E", ["copy", dir.path + "/E", dir.path + "/C"], key: "kek")
+        #expect(copied.status == 0, "\(copied.stderr)")
+        #expect(try Self.run(dir, "C", ["--owner", "query", "bodyMass", "--json"], key: "kek").stdout == query)
+        for (name, bytes) in try Self.files(dir.path + "/C") {
+            for (what, needle) in Self.needles { #expect(bytes.firstRange(of: needle) == nil, "copy's \(name) holds the \(what)") }
+        }
         let verify = try Self.run(dir, "E", ["verify"], key: "kek")
         #expect(verify.status == 0 && verify.stdout.contains("OK: the ledger is intact"), "\(verify.stdout)\(verify.stderr)")
     }
