@@ -83,19 +83,38 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
 
     /// The id of the current key of each scope, creating the missing ones in one durable
     /// write before returning (so a key is on disk before anything it seals).
+    ///
+    /// A missing month's key comes with the keys of the months after it, up to the
+    /// month `now` falls in (at most `monthsAhead`), for the same source and type, that
+    /// do not exist yet: an import or an ingest goes through a source's months in
+    /// order, and each new month would otherwise cost a store write of its own (two
+    /// fsyncs and a rename). A key never used costs 63 bytes and erases like any other.
     /// - Throws: `KeyStoreError` (`readOnly` unless opened for writing).
-    package func keyIds(for scopes: some Collection<KeyScope>) throws(KeyStoreError) -> [KeyScope: UInt64] {
+    package func keyIds(for scopes: some Collection<KeyScope>, now: Int64 = LogClock.now()) throws(KeyStoreError)
+        -> [KeyScope: UInt64] {
         let s = try current()
         var out: [KeyScope: UInt64] = [:]
         var missing: [KeyScope] = []
         for scope in scopes where out[scope] == nil {
             if let key = s.currentKey(for: scope) { out[scope] = key.id } else { missing.append(scope) }
         }
-        if !missing.isEmpty {
-            for (scope, key) in try s.prepare(missing) { out[scope] = key.id }
+        guard !missing.isEmpty else { return out }
+        let current = UTCMonth(containingNanoseconds: now).index
+        var ahead = Set(missing)
+        for scope in missing where scope.month.index < current && scope != SealedSnapshotFileSystem.scope {
+            let last = min(current, scope.month.index + Self.monthsAhead)
+            for index in (scope.month.index + 1)...last {
+                let next = KeyScope(source: scope.source, type: scope.type, month: UTCMonth(index: index))
+                if !ahead.contains(next), s.currentKey(for: next) == nil { ahead.insert(next) }
+            }
         }
+        let made = try s.prepare(ahead.sorted { ($0.type, $0.month.index) < ($1.type, $1.month.index) })
+        for scope in missing { out[scope] = made[scope]?.id }
         return out
     }
+
+    /// Months of keys made ahead of a missing one (`keyIds`): ten years.
+    static let monthsAhead: UInt32 = 120
 }
 
 extension LedgerError {

@@ -76,6 +76,31 @@ struct SealedSnapshotFileSystem: LogFileSystem {
         }
     }
 
+    /// The first `SnapshotFile.headerLength` bytes of a sealed snapshot's image,
+    /// deciphered without checking the tag (ChaCha20 from block 1, as the AEAD
+    /// encrypts): enough to choose a snapshot by its header, never to use it — `load`
+    /// opens the whole file and checks its tag first.
+    func openHeader(_ name: String) throws -> any LogFile {
+        let file = try base.open(name, .readOnly)
+        defer { file.close() }
+        let count = Self.headerLength + SnapshotFile.headerLength
+        var bytes = [UInt8](repeating: 0, count: count)
+        let got = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+        let fail = { (why: String) in SnapshotProblem.unreadable(file: name, reason: why, rule: "S9") }
+        guard got == count, Array(bytes[0..<8]) == Self.magic, bytes[28..<32].allSatisfy({ $0 == 0 }) else {
+            throw fail("not a sealed snapshot")
+        }
+        let keyId = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+        guard case .live(let key) = ring.lookup(keyId: keyId) else { throw fail("its key \(keyId) is not live") }
+        do {
+            let plain = try ChaCha20.encrypt(Array(bytes[Self.headerLength...]), key: key,
+                                             nonce: SealNonce(bytes: bytes[16..<28]), counter: 1)
+            return MemoryFile(bytes: plain)
+        } catch {
+            throw fail("\(error)")
+        }
+    }
+
     /// The plain snapshot image of a sealed file.
     /// - Throws: `SnapshotProblem` (the file is skipped, the projections replayed).
     private func open(sealed bytes: [UInt8], name: String) throws -> [UInt8] {
@@ -169,7 +194,7 @@ private final class SealingFile: LogFile, @unchecked Sendable {
 }
 
 /// A sealed snapshot opened: its plain image, read from memory.
-private final class MemoryFile: LogFile, Sendable {
+final class MemoryFile: LogFile, Sendable {
     let bytes: [UInt8]
     init(bytes: [UInt8]) { self.bytes = bytes }
     func size() throws -> UInt64 { UInt64(bytes.count) }

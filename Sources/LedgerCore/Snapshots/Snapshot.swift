@@ -210,8 +210,10 @@ package enum SnapshotFile {
     /// Reads a snapshot's header only.
     package static func header(_ fs: any LogFileSystem, _ name: String) throws(SnapshotProblem) -> SnapshotHeader {
         do {
-            let fs = try SealedSnapshotFileSystem.wrapping(fs)  // an encrypted ledger's, sealed
-            let file = try fs.open(name, .readOnly)
+            let wrapped = try SealedSnapshotFileSystem.wrapping(fs)
+            // An encrypted ledger's: only the header's bytes are deciphered (choosing a
+            // snapshot; `load` then checks the whole file's tag before using it).
+            let file = try (wrapped as? SealedSnapshotFileSystem)?.openHeader(name) ?? wrapped.open(name, .readOnly)
             defer { file.close() }
             return try readHeader(file, name: name)
         } catch let problem as SnapshotProblem {
