@@ -70,7 +70,9 @@ struct SealedSnapshotFileSystem: LogFileSystem {
         case .readOnly:
             let file = try base.open(name, .readOnly)
             defer { file.close() }
-            return MemoryFile(bytes: try open(sealed: Self.readAll(file), name: name))
+            var bytes = try Self.readAll(file)
+            let image = try open(sealed: &bytes, name: name)
+            return MemoryFile(bytes: bytes, range: image)
         case .readWrite:
             throw LogError.io(operation: "open for writing (a sealed snapshot is written whole)", path: name, errno: EPERM)
         }
@@ -95,15 +97,16 @@ struct SealedSnapshotFileSystem: LogFileSystem {
         do {
             let plain = try ChaCha20.encrypt(Array(bytes[Self.headerLength...]), key: key,
                                              nonce: SealNonce(bytes: bytes[16..<28]), counter: 1)
-            return MemoryFile(bytes: plain)
+            return MemoryFile(bytes: plain, range: 0..<plain.count)
         } catch {
             throw fail("\(error)")
         }
     }
 
-    /// The plain snapshot image of a sealed file.
+    /// Opens a sealed file in place: afterwards `bytes[range]` is the plain snapshot
+    /// image (one copy of it in memory, however large).
     /// - Throws: `SnapshotProblem` (the file is skipped, the projections replayed).
-    private func open(sealed bytes: [UInt8], name: String) throws -> [UInt8] {
+    private func open(sealed bytes: inout [UInt8], name: String) throws -> Range<Int> {
         let fail = { (why: String) in SnapshotProblem.unreadable(file: name, reason: why, rule: "S9") }
         guard bytes.count >= Self.headerLength + ChaCha20Poly1305.tagByteCount, Array(bytes[0..<8]) == Self.magic,
               bytes[28..<32].allSatisfy({ $0 == 0 }) else { throw fail("not a sealed snapshot") }
@@ -111,12 +114,20 @@ struct SealedSnapshotFileSystem: LogFileSystem {
         guard case .live(let key) = ring.lookup(keyId: keyId) else { throw fail("its key \(keyId) is not live") }
         let nonce: SealNonce
         do { nonce = try SealNonce(bytes: bytes[16..<28]) } catch { throw fail("\(error)") }
+        let aad = Self.associatedData(bytes[0..<Self.headerLength], ledgerId)
+        let end = bytes.count - ChaCha20Poly1305.tagByteCount
         do {
-            return try ChaCha20Poly1305.open(sealed: Array(bytes[Self.headerLength...]), key: key, nonce: nonce,
-                                             associatedData: Self.associatedData(bytes[0..<Self.headerLength], ledgerId))
+            try bytes.withUnsafeMutableBytes { b in
+                try aad.withUnsafeBytes { aad in
+                    try ChaCha20Poly1305.open(sealed: UnsafeRawBufferPointer(rebasing: b[Self.headerLength...]), key: key,
+                                              nonce: nonce, associatedData: aad,
+                                              into: UnsafeMutableRawBufferPointer(rebasing: b[Self.headerLength..<end]))
+                }
+            }
         } catch {
             throw fail("its tag does not match (changed, or another ledger's)")
         }
+        return Self.headerLength..<end
     }
 
     static func associatedData(_ header: ArraySlice<UInt8>, _ ledgerId: UUID) -> [UInt8] {
@@ -171,19 +182,34 @@ private final class SealingFile: LogFile, @unchecked Sendable {
         image.withUnsafeMutableBytes { ($0.baseAddress! + Int(offset)).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
     }
 
+    /// Seals the image in place (its tag appended: no second copy of a snapshot that may
+    /// be hundreds of megabytes), writes header and ciphertext, and syncs. The image is
+    /// ciphertext afterwards: a snapshot is synced once, when written whole.
     func sync() throws {
+        precondition(!sealed, "a sealed snapshot is synced once")
         var header = SealedSnapshotFileSystem.magic
         withUnsafeBytes(of: keyId.littleEndian) { header += $0 }
         var nonce = [UInt8](repeating: 0, count: 12)
         guard getentropy(&nonce, 12) == 0 else { throw LogError.io(operation: "getentropy", path: "", errno: errno) }
         header += nonce + [0, 0, 0, 0]
-        let sealed = try ChaCha20Poly1305.seal(plaintext: image, key: key, nonce: SealNonce(bytes: nonce),
-                                               associatedData: SealedSnapshotFileSystem.associatedData(header[...], ledgerId))
-        let out = header + sealed
+        let aad = SealedSnapshotFileSystem.associatedData(header[...], ledgerId)
+        let count = image.count
+        image.append(contentsOf: repeatElement(0, count: ChaCha20Poly1305.tagByteCount))
+        try image.withUnsafeMutableBytes { b in
+            try aad.withUnsafeBytes { aad in
+                try ChaCha20Poly1305.seal(plaintext: UnsafeRawBufferPointer(rebasing: b[0..<count]), key: key,
+                                          nonce: SealNonce(bytes: nonce), associatedData: aad, into: b)
+            }
+        }
+        sealed = true
         try target.truncate(to: 0)
-        try out.withUnsafeBytes { try target.write($0, at: 0) }
+        try header.withUnsafeBytes { try target.write($0, at: 0) }
+        try image.withUnsafeBytes { try target.write($0, at: UInt64(header.count)) }
         try target.sync()
     }
+
+    /// Whether `sync` sealed the image (it then holds ciphertext).
+    private var sealed = false
 
     func truncate(to length: UInt64) throws { image.removeSubrange(min(Int(length), image.count)...) }
     func allocate(upTo length: UInt64) throws {}
@@ -195,13 +221,19 @@ private final class SealingFile: LogFile, @unchecked Sendable {
 
 /// A sealed snapshot opened: its plain image, read from memory.
 final class MemoryFile: LogFile, Sendable {
+    /// The file is `bytes[range]`.
     let bytes: [UInt8]
-    init(bytes: [UInt8]) { self.bytes = bytes }
-    func size() throws -> UInt64 { UInt64(bytes.count) }
+    let range: Range<Int>
+    init(bytes: [UInt8], range: Range<Int>) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count)
+        self.bytes = bytes
+        self.range = range
+    }
+    func size() throws -> UInt64 { UInt64(range.count) }
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
-        guard offset < UInt64(bytes.count) else { return 0 }
-        let n = min(buffer.count, bytes.count - Int(offset))
-        bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + Int(offset), byteCount: n) }
+        guard offset < UInt64(range.count) else { return 0 }
+        let n = min(buffer.count, range.count - Int(offset))
+        bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + range.lowerBound + Int(offset), byteCount: n) }
         return n
     }
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
