@@ -1,0 +1,123 @@
+import Foundation
+import LedgerLog
+import Testing
+import TestSupport
+
+/// Attacks on encrypted ledgers (issue 32) through the binary: content that reaches
+/// the ledger folder in the clear, forged plain records read as the owner's data, and
+/// answers that differ from a plain ledger's.
+@Suite struct EncryptedLedgerAttackTests {
+    typealias E = EncryptedLedgerCommandTests
+
+    /// Ledgers `E` (encrypted, key file `kek`) and `P` (plain) in `dir`, each with app
+    /// com.x (ordinal 1) allowed to share and read body mass and heart rate.
+    static func ledgers(_ dir: TemporaryDirectory) throws {
+        let created = try E.run(dir, "E", ["init", "--encrypt", "--key-file", dir.path + "/kek"])
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(try E.run(dir, "P", ["init"]).status == 0)
+        for (ledger, key) in [("E", "kek" as String?), ("P", nil)] {
+            for args in [["--app", "com.x", "app", "register", "--name", "X", "--share-purpose", "s", "--read-purpose", "r"],
+                         ["--app", "com.x", "request", "--share", "bodyMass,heartRate", "--read", "bodyMass,heartRate"],
+                         ["authorize", "--app", "com.x", "--share", "bodyMass,heartRate", "--read", "bodyMass,heartRate"]] {
+                let r = try E.run(dir, ledger, args, key: key)
+                #expect(r.status == 0, "\(ledger) \(args): \(r.stderr)")
+            }
+        }
+    }
+
+    /// `ingest` of `lines` as com.x into `ledger`.
+    static func ingest(_ dir: TemporaryDirectory, _ ledger: String, _ lines: [String], key: String?) throws {
+        var environment: [String: String] = [:]
+        if let key { environment["HEALTHLEDGER_KEY_FILE"] = dir.path + "/" + key }
+        let r = try CLIRunner.run(["--ledger", dir.path + "/" + ledger, "ingest", "--app", "com.x"],
+                                  stdin: lines.joined(separator: "\n") + "\n", environment: environment,
+                                  currentDirectory: dir.url)
+        #expect(r.status == 0, "\(ledger): \(r.stderr)")
+    }
+
+    /// A record appended to an encrypted ledger's log without its key, as anyone who may
+    /// write the folder can (a plain record, its CRC and chain link made by the log's own
+    /// writer), must not be read as the owner's health data: in a version 2 log a
+    /// health-bearing event (a save) is sealed, and an unsealed one is forged. Found: the
+    /// forged weight is answered by `query` and `latest` like a real one, and `verify`
+    /// passes.
+    @Test func aPlainSaveForgedIntoAnEncryptedLedgerIsNotReadAsTheOwnersData() async throws {
+        let dir = TemporaryDirectory("encrypted-forged-plain")
+        try Self.ledgers(dir)
+        try Self.ingest(dir, "E", [#"{"type":"bodyMass","value":70,"unit":"kg","start":"2026-01-05T08:00:00Z"}"#], key: "kek")
+        // The forged save: as the plain ledger records it (app ordinal 1 in both).
+        let forged = "0F0F0F0F-0000-4000-8000-000000000001"
+        try Self.ingest(dir, "P", [#"{"type":"bodyMass","value":99.5,"unit":"kg","start":"2026-01-06T08:00:00Z","uuid":""# + forged + #""}"#],
+                        key: nil)
+        let (record, _, _) = try RecordDamageCommandTests.record(
+            holding: withUnsafeBytes(of: (99.5 as Double).bitPattern.littleEndian, Array.init),
+            in: PosixFileSystem(path: dir.path + "/P"))
+        // Appended to E without any key: the writer of a version 2 log takes a plain record.
+        let writer = try LogWriter.open(PosixFileSystem(path: dir.path + "/E"), options: LogWriterOptions())
+        _ = try await writer.append([LogRecord(kind: record.kind, kindVersion: record.kindVersion, payload: record.payload)])
+        try await writer.close()
+
+        for args in [["--owner", "query", "bodyMass", "--json"], ["--owner", "latest", "bodyMass", "--json"]] {
+            let r = try E.run(dir, "E", args, key: "kek")
+            #expect(!r.stdout.contains(forged), "\(args): the forged sample is answered: \(r.stdout)")
+            #expect(r.status == 6, "\(args): \(r.status) \(r.stderr)")
+        }
+        let verify = try E.run(dir, "E", ["verify"], key: "kek")
+        #expect(verify.status == 6, "verify passes a forged plain save: \(verify.stdout)")
+    }
+
+    /// `delete` of a sample saved with a sync identifier: the identifier is the sample's
+    /// metadata (`HKMetadataKeySyncIdentifier`), sealed in its save, and must not reach
+    /// the folder in the clear through the deletion's tombstone. Found: `samplesDeleted`
+    /// is a plain record and holds the identifier as text.
+    @Test func deletingASampleLeavesNoneOfItsMetadataInTheClear() throws {
+        let dir = TemporaryDirectory("encrypted-delete-sync")
+        try Self.ledgers(dir)
+        let uuid = "5EC2E7AA-0000-4000-8000-000000000001"
+        let line = #"{"type":"bodyMass","value":80,"unit":"kg","start":"2026-03-05T08:00:00Z","uuid":""# + uuid
+            + #"","metadata":{"HKMetadataKeySyncIdentifier":"ZZ-SYNC-2026-03-05-80kg","HKMetadataKeySyncVersion":1}}"#
+        let needle = Array("ZZ-SYNC-2026-03-05-80kg".utf8)
+        for (ledger, key) in [("E", "kek" as String?), ("P", nil)] {
+            try Self.ingest(dir, ledger, [line], key: key)
+            if ledger == "E" {
+                for (name, bytes) in try E.files(dir.path + "/E") {
+                    #expect(bytes.firstRange(of: needle) == nil, "\(name) holds the sync identifier before the delete")
+                }
+            }
+            let r = try E.run(dir, ledger, ["--owner", "delete", uuid], key: key)
+            #expect(r.status == 0, "\(ledger): \(r.stderr)")
+        }
+        let plainLog = Array(try Data(contentsOf: URL(fileURLWithPath: dir.path + "/P/ledger.log")))
+        #expect(plainLog.firstRange(of: needle) != nil, "the control: the plain log holds it")
+        for (name, bytes) in try E.files(dir.path + "/E") {
+            #expect(bytes.firstRange(of: needle) == nil, "\(name) holds the deleted sample's sync identifier in the clear")
+        }
+    }
+
+    /// One `ingest` batch spanning two months and two types is one save: the change
+    /// feed lists its samples "in log order", as saved, on a plain ledger. On an
+    /// encrypted one the save is split into a record per key scope, and the feed must
+    /// still answer the same changes in the same order (only the anchor differs: it
+    /// names the ledger). Found: the samples come grouped by (type, month).
+    @Test func theChangeFeedOfASplitSaveListsItsSamplesAsSaved() throws {
+        let dir = TemporaryDirectory("encrypted-split-order")
+        try Self.ledgers(dir)
+        let lines = [
+            #"{"type":"bodyMass","value":70,"unit":"kg","start":"2026-01-05T08:00:00Z","uuid":"00000000-0000-4000-8000-000000000001"}"#,
+            #"{"type":"bodyMass","value":71,"unit":"kg","start":"2026-02-05T08:00:00Z","uuid":"00000000-0000-4000-8000-000000000002"}"#,
+            #"{"type":"heartRate","value":60,"unit":"count/min","start":"2026-01-05T08:00:00Z","uuid":"00000000-0000-4000-8000-000000000003"}"#,
+            #"{"type":"bodyMass","value":72,"unit":"kg","start":"2026-01-06T08:00:00Z","uuid":"00000000-0000-4000-8000-000000000004"}"#,
+        ]
+        try Self.ingest(dir, "E", lines, key: "kek")
+        try Self.ingest(dir, "P", lines, key: nil)
+        let changes = { (ledger: String, key: String?) throws -> [String] in
+            let r = try E.run(dir, ledger, ["changes", "bodyMass,heartRate", "--owner", "--json"], key: key)
+            #expect(r.status == 0, "\(r.stderr)")
+            return r.stdout.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("{\"anchor\"") }
+        }
+        let plain = try changes("P", nil), encrypted = try changes("E", "kek")
+        #expect(plain.count == 4)
+        #expect(plain.map { $0.contains("000000000001") } == [true, false, false, false], "\(plain)")
+        #expect(encrypted == plain)
+    }
+}
