@@ -120,4 +120,95 @@ import TestSupport
         #expect(plain.map { $0.contains("000000000001") } == [true, false, false, false], "\(plain)")
         #expect(encrypted == plain)
     }
+
+    /// An import of a newer export that lacks an activity summary the older one brought
+    /// removes it (`absentFromExport`). The summary was sealed; the day it was recorded
+    /// for is the summary's content and must not reach the folder in the clear through
+    /// its removal. Found: `absentFromExport` is a plain record holding the day
+    /// (varint year, month, day), and the export's date as text.
+    @Test func aNewerExportsRemovalsLeaveNoDayInTheClear() throws {
+        let dir = TemporaryDirectory("encrypted-absent-days")
+        try SmallExport.write(in: dir.path)
+        let summary = SmallExport.xml.split(separator: "\n").first { $0.contains("<ActivitySummary dateComponents=\"2019-05-05\"") }
+        let line = try #require(summary, "the small export has the 2019-05-05 summary")
+        let newer = SmallExport.xml.replacingOccurrences(of: String(line) + "\n", with: "")
+            .replacingOccurrences(of: "2019-06-17 21:07:11 -0400", with: "2019-07-17 21:07:11 -0400")
+        #expect(newer != SmallExport.xml)
+        _ = try SmallExport.write(newer, named: "newer.xml", in: dir.path)
+        #expect(try E.run(dir, "E", ["init", "--encrypt", "--key-file", dir.path + "/kek"]).status == 0)
+        // One removed day, as absentFromExport encodes it: count 1, year 2019, 5, 5.
+        let day: [UInt8] = [0x01, 0xE3, 0x0F, 0x05, 0x05]
+        for (ledger, key) in [("E", "kek" as String?), ("P", nil)] {
+            let first = try E.run(dir, ledger, ["import-apple-health", "export.xml"], key: key)
+            #expect(first.status == 0, "\(ledger): \(first.stderr)")
+            let second = try E.run(dir, ledger, ["import-apple-health", "newer.xml"], key: key)
+            #expect(second.status == 0, "\(ledger): \(second.stderr)")
+            let activity = try E.run(dir, ledger, ["--owner", "activity", "--from", "2019-05-01", "--to", "2019-05-31", "--json"], key: key)
+            #expect(activity.status == 0 && !activity.stdout.contains("2019-05-05"), "\(ledger): the summary is removed: \(activity.stdout)")
+        }
+        let plainLog = Array(try Data(contentsOf: URL(fileURLWithPath: dir.path + "/P/ledger.log")))
+        #expect(plainLog.firstRange(of: day) != nil, "the control: the plain log holds the removed day")
+        for (name, bytes) in try E.files(dir.path + "/E") {
+            #expect(bytes.firstRange(of: day) == nil, "\(name) holds the removed summary's day in the clear")
+            #expect(bytes.firstRange(of: Array("2019-07-17 21:07:11".utf8)) == nil, "\(name) holds the export's date in the clear")
+        }
+    }
+
+    /// An import registers every source of the export as an app, and a registration is a
+    /// plain record: the source's name reaches the log in the clear. In a real export that
+    /// name is often the person's own ("Apple Watch de Ana", "Jonathan’s iPhone") or names
+    /// a medical device (a blood pressure monitor, "Omron"), and an erasure of that
+    /// source can never remove it from the append-only log. Found: both names are in
+    /// `ledger.log` of the encrypted ledger.
+    @Test func anImportedSourcesNameIsNotInTheClear() throws {
+        let dir = TemporaryDirectory("encrypted-source-names")
+        try SmallExport.write(in: dir.path)
+        #expect(try E.run(dir, "E", ["init", "--encrypt", "--key-file", dir.path + "/kek"]).status == 0)
+        let r = try E.run(dir, "E", ["import-apple-health", "export.xml"], key: "kek")
+        #expect(r.status == 0, "\(r.stderr)")
+        for (name, bytes) in try E.files(dir.path + "/E") {
+            for needle in ["Apple Watch de Ana", "Omron"] {
+                #expect(bytes.firstRange(of: Array(needle.utf8)) == nil, "\(name) holds the source name \(needle) in the clear")
+            }
+        }
+    }
+
+    /// A key store that group or others may read is the owner's to mend (chmod): a write
+    /// says so with exit 2 (usage). A read must say the same, not call the ledger
+    /// damaged. Found: `query` exits 6 ("damaged") naming the record, `ingest` exits 2.
+    @Test func aKeyStoreOthersMayReadIsAUsageErrorForReadsAsForWrites() throws {
+        let dir = TemporaryDirectory("encrypted-keystore-mode")
+        try Self.ledgers(dir)
+        try Self.ingest(dir, "E", [#"{"type":"bodyMass","value":70,"unit":"kg","start":"2026-01-05T08:00:00Z"}"#], key: "kek")
+        let store = dir.path + "/E/keys/keys.bin"
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: store)
+        let write = try CLIRunner.run(["--ledger", dir.path + "/E", "ingest", "--app", "com.x"],
+                                      stdin: #"{"type":"bodyMass","value":71,"unit":"kg","start":"2026-01-06T08:00:00Z"}"# + "\n",
+                                      environment: ["HEALTHLEDGER_KEY_FILE": dir.path + "/kek"], currentDirectory: dir.url)
+        #expect(write.status == 2 && write.stderr.contains("mode 0644"), "\(write.status) \(write.stderr)")
+        let read = try E.run(dir, "E", ["--owner", "query", "bodyMass", "--json"], key: "kek")
+        #expect(read.stderr.contains("mode 0644"), "\(read.stderr)")
+        #expect(read.status == 2, "a read calls a key store others may read \(read.status): \(read.stderr)")
+    }
+
+    /// `copy SRC DST` says it copied and verified the ledger, and the original may then be
+    /// thrown away. Of an encrypted ledger the copy must read with the same key file (its
+    /// key store copied), or the copy must be refused. Found: the log alone is copied,
+    /// exit 0, and every read of the copy fails (`key store C/keys/keys.bin is missing`),
+    /// with the right key file or any other: the copy is lost data.
+    @Test func aCopyOfAnEncryptedLedgerReadsWithItsKeyFile() throws {
+        let dir = TemporaryDirectory("encrypted-copy")
+        try Self.ledgers(dir)
+        try Self.ingest(dir, "E", [#"{"type":"bodyMass","value":70,"unit":"kg","start":"2026-01-05T08:00:00Z"}"#], key: "kek")
+        let copy = try E.run(dir, "E", ["copy", dir.path + "/E", dir.path + "/C"], key: "kek")
+        let original = try E.run(dir, "E", ["--owner", "query", "bodyMass", "--json"], key: "kek")
+        #expect(original.status == 0 && original.stdout.contains("\"value\":70"), "\(original.stderr)")
+        if copy.status == 0 {
+            let copied = try E.run(dir, "C", ["--owner", "query", "bodyMass", "--json"], key: "kek")
+            #expect(copied.status == 0, "the copy does not read: \(copied.stderr)")
+            #expect(copied.stdout == original.stdout)
+        } else {
+            #expect(!FileManager.default.fileExists(atPath: dir.path + "/C/ledger.log"), "a refused copy writes nothing")
+        }
+    }
 }
