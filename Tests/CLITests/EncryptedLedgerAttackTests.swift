@@ -211,4 +211,55 @@ import TestSupport
             #expect(!FileManager.default.fileExists(atPath: dir.path + "/C/ledger.log"), "a refused copy writes nothing")
         }
     }
+
+    /// Each sealed record of `log`: its kind, its key id, its recordedAt (FORMAT.md Part 1:
+    /// batches from offset 64, a record's flags at 28, a sealed payload's key id first).
+    static func sealedRecords(_ log: [UInt8]) -> [(kind: UInt16, keyId: UInt64, recordedAt: Int64)] {
+        func u16(_ at: Int) -> UInt16 { log.withUnsafeBytes { UInt16(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt16.self)) } }
+        func u32(_ at: Int) -> UInt32 { log.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt32.self)) } }
+        func u64(_ at: Int) -> UInt64 { log.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: UInt64.self)) } }
+        var out: [(UInt16, UInt64, Int64)] = []
+        var at = 64
+        while at + 40 <= log.count, u32(at) == 0x3142_4C48 {
+            let length = Int(u32(at + 4)), count = Int(u32(at + 16))
+            var o = at + 40
+            for _ in 0..<count {
+                if u32(o + 28) & 1 == 1 { out.append((u16(o + 24), u64(o + 32), Int64(bitPattern: u64(o + 16)))) }
+                o += 32 + Int(u32(o + 4))
+            }
+            at += length
+        }
+        return out
+    }
+
+    /// DESIGN.md: "erasing one import (every key of kinds 2 and 3 naming it) is whole
+    /// keys", and the issue asks that everything from one import can be erased. So no key
+    /// that seals what an import brought may seal anything from outside it. Found: the
+    /// import's characteristics (its `<Me>` birth date, sex, blood type) and activity
+    /// summaries are sealed under the owner's keys (app 0, type, month recorded), the
+    /// same keys that seal the owner's own `characteristic set` that month: erasing the
+    /// import either leaves its birth date readable or destroys the owner's own.
+    @Test func noKeyThatSealsAnImportsContentSealsAnythingElse() throws {
+        let dir = TemporaryDirectory("encrypted-import-scope")
+        try SmallExport.write(in: dir.path)
+        #expect(try E.run(dir, "E", ["init", "--encrypt", "--key-file", dir.path + "/kek"]).status == 0)
+        let imported = try E.run(dir, "E", ["import-apple-health", "export.xml"], key: "kek")
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let importEnd = try #require(Self.sealedRecords(Array(try Data(contentsOf: URL(fileURLWithPath: dir.path + "/E/ledger.log")))).count as Int?)
+        let set = try E.run(dir, "E", ["characteristic", "set", "dateOfBirth", "1990-01-01"], key: "kek")
+        #expect(set.status == 0, "\(set.stderr)")
+        let records = Self.sealedRecords(Array(try Data(contentsOf: URL(fileURLWithPath: dir.path + "/E/ledger.log"))))
+        let inside = records[..<importEnd], outside = records[importEnd...]
+        #expect(inside.contains { $0.kind == 4 } && inside.contains { $0.kind == 8 }, "the import set characteristics and summaries")
+        try #require(outside.count == 1 && outside.first?.kind == 4)
+        let month = { (ns: Int64) in Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!,
+            from: Date(timeIntervalSince1970: Double(ns) / 1e9)).month }
+        // (Both recorded in one UTC month, unless the test ran across a month's end.)
+        try #require(month(outside.first!.recordedAt) == month(inside.last!.recordedAt), "ran across a month's end: run again")
+        let importKeys = Set(inside.map(\.keyId))
+        for record in outside {
+            #expect(!importKeys.contains(record.keyId),
+                    "the owner's own characteristic (kind \(record.kind)) is sealed under key \(record.keyId), which seals the import's too")
+        }
+    }
 }
