@@ -9,6 +9,8 @@ package struct LogBatch: ~Copyable {
     let view: BatchView
     /// How the reader opens sealed records.
     let opening: RecordOpening
+    /// The log is format version 2.
+    let sealedLog: Bool
     /// Byte offset of the batch.
     package var offset: UInt64 { view.offset }
     /// Byte offset after the batch: a position to resume from.
@@ -27,7 +29,7 @@ package struct LogBatch: ~Copyable {
     /// Lends each record of the batch to `body`, in order.
     /// A sealed record comes opened (its plaintext payload), or with `sealFailure`.
     package func forEachRecord<E: Error>(_ body: (borrowing RecordView) throws(E) -> Void) throws(E) {
-        try view.forEachRecord(opening: opening, body)
+        try view.forEachRecord(opening: opening, sealedLog: sealedLog, body)
     }
 }
 
@@ -169,7 +171,8 @@ package final class LogReader: Sendable {
             case .batch(let view):
                 let last = view.header.firstSequence + UInt64(view.header.recordCount)
                 if last <= sequence && !view.header.isSeal { continue }
-                let batch = LogBatch(view: view, opening: opening, endOffset: scanner.offset, link: scanner.link)
+                let batch = LogBatch(view: view, opening: opening, sealedLog: header.allowsSealedRecords,
+                                     endOffset: scanner.offset, link: scanner.link)
                 if try !body(batch) {
                     return ScanEnd(endOffset: scanner.offset, nextSequence: scanner.nextSequence, chainHead: scanner.link,
                                    incompleteTail: nil, stoppedEarly: true)
@@ -226,9 +229,11 @@ package final class LogReader: Sendable {
             guard crc == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: b[4...])) else { throw damage }
             let sequence = UInt64(littleEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
             var payload = Array(b[LogFormat.recordHeaderLength...])
+            var keyId: UInt64?
             let flags = UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 28, as: UInt32.self))
             if header.allowsSealedRecords, flags & LogFormat.recordFlagSealed != 0 {
                 guard length >= SealedRecord.overhead else { throw damage }
+                keyId = SealedRecord.keyId(framed: b)
                 switch SealedRecord.open(framed: b, opening: opening) {
                 case .success(let plaintext): payload = plaintext
                 case .failure(let failure):
@@ -240,7 +245,7 @@ package final class LogReader: Sendable {
                 recordedAt: Int64(littleEndian: b.loadUnaligned(fromByteOffset: 16, as: Int64.self)),
                 kind: UInt16(littleEndian: b.loadUnaligned(fromByteOffset: 24, as: UInt16.self)),
                 kindVersion: UInt16(littleEndian: b.loadUnaligned(fromByteOffset: 26, as: UInt16.self)),
-                payload: payload, offset: offset)
+                payload: payload, offset: offset, sealedKeyId: keyId)
         }
     }
 

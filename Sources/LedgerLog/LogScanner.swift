@@ -288,7 +288,7 @@ struct BatchView {
     /// buffer of this call's, and lent with its plaintext payload; one that cannot be
     /// opened (no keys, the key destroyed or unknown, the tag broken) is lent with
     /// `sealFailure` set and an empty payload.
-    func forEachRecord<E: Error>(opening: RecordOpening? = nil,
+    func forEachRecord<E: Error>(opening: RecordOpening? = nil, sealedLog: Bool = false,
                                  _ body: (borrowing RecordView) throws(E) -> Void) throws(E) {
         var o = LogFormat.batchHeaderLength
         let bodyEnd = header.batchLength - LogFormat.linkLength
@@ -324,7 +324,7 @@ struct BatchView {
                 recordedAt: Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: o + 16, as: Int64.self)),
                 kind: UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: o + 24, as: UInt16.self)),
                 kindVersion: UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: o + 26, as: UInt16.self)),
-                framed: framed, payload: payload, sealedKeyId: keyId, sealFailure: failure)
+                framed: framed, payload: payload, sealedKeyId: keyId, sealFailure: failure, inSealedLog: sealedLog)
             try body(record)
             o += LogFormat.recordHeaderLength + length
         }
@@ -354,10 +354,14 @@ package struct RecordView: ~Copyable {
     package let sealedKeyId: UInt64?
     /// Why a sealed record's payload could not be opened (nil: plain, or opened).
     package let sealFailure: RecordSealFailure?
+    /// The record is in a log of format version 2 (one that may hold sealed records):
+    /// the layer above refuses a plain record of a kind it seals there.
+    package let inSealedLog: Bool
 
     init(offset: UInt64, sequence: UInt64, recordedAt: Int64, kind: UInt16, kindVersion: UInt16,
          framed: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, sealedKeyId: UInt64? = nil,
-         sealFailure: RecordSealFailure? = nil) {
+         sealFailure: RecordSealFailure? = nil, inSealedLog: Bool = false) {
+        self.inSealedLog = inSealedLog
         self.offset = offset
         self.sequence = sequence
         self.recordedAt = recordedAt
@@ -399,6 +403,6 @@ package struct RecordView: ~Copyable {
     package func stored() throws(LogError) -> StoredRecord {
         if let sealFailure { throw .sealedRecordUnopened(sequence: sequence, failure: sealFailure) }
         return StoredRecord(sequence: sequence, recordedAt: recordedAt, kind: kind, kindVersion: kindVersion,
-                            payload: payloadCopy(), offset: offset)
+                            payload: payloadCopy(), offset: offset, sealedKeyId: sealedKeyId)
     }
 }

@@ -309,6 +309,9 @@ public struct StoredRecord: Hashable, Sendable {
     public let payload: [UInt8]
     /// Byte offset of the record in the log file.
     public let offset: UInt64
+    /// The data key a sealed record named (its payload here is the plaintext); nil
+    /// for a plain record.
+    public var sealedKeyId: UInt64? = nil
 }
 
 /// The hash chain: how links are computed.

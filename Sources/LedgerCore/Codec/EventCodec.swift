@@ -443,6 +443,7 @@ package enum EventCodec {
         if let failure = record.sealFailure {
             throw .sealedRecordUnopened(failure)
         }
+        try SealScopes.requireSealed(kind: record.kind, inSealedLog: record.inSealedLog, sealed: record.sealedKeyId != nil)
         let (kind, version) = (record.kind, record.kindVersion)
         return try record.withPayload { (payload) throws(EventDecodingError) -> Event in
             try decode(kind: kind, version: version, payload: payload, source: source)

@@ -318,7 +318,11 @@ final class RecordReads {
         }
         opened = false
         let flags = scratch.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 28, as: UInt32.self)) }
-        guard let opening, flags & LogFormat.recordFlagSealed != 0 else { return (version, length) }
+        guard let opening else { return (version, length) }
+        guard flags & LogFormat.recordFlagSealed != 0 else {
+            // K4: an encrypted ledger's saves are sealed; a plain one is a forgery.
+            throw EventDecodingError.malformed(offset: 0, reason: "a samplesSaved record of an encrypted ledger is not sealed", rule: "K4")
+        }
         guard length >= SealedRecord.overhead else { throw damage }
         // A sealed record: opened, its plaintext put where its payload was.
         let result = scratch.withUnsafeBytes { b in

@@ -17,6 +17,8 @@ package struct SampleFetcher {
             return cached.samples[Int(entry.position)]
         }
         let record = try reader.record(atOffset: entry.recordOffset)
+        try SealScopes.requireSealed(kind: record.kind, inSealedLog: reader.header.allowsSealedRecords,
+                                     sealed: record.sealedKeyId != nil)
         let event = try EventCodec.decode(record, source: state.registry.source)
         guard case .samplesSaved(_, let saved) = event else {
             throw EventDecodingError.malformed(offset: 0, reason: "record at \(entry.recordOffset) is not a save")

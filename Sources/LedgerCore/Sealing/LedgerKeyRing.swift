@@ -63,8 +63,7 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
     package func lookup(keyId: UInt64) -> RecordKeyLookup {
         let s: KeyStore
         do { s = try current() } catch {
-            if case .wrongKey = error { return .storeUnreadable(reason: error.description, wrongKey: true) }
-            return .storeUnreadable(reason: error.description, wrongKey: false)
+            return .storeUnreadable(reason: error.description, wrongKey: Self.isOwnersToMend(error))
         }
         var found = s.lookup(id: keyId)
         if case .unknown = found, keyId >= s.nextID, s.access == .read,
@@ -117,15 +116,21 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
     static let monthsAhead: UInt32 = 120
 }
 
-extension LedgerError {
-    /// A key store failure, as the ledger reports it: the wrong key file or one others
-    /// may read is the owner's to mend (usage), anything else a failure.
-    static func keyStore(_ error: KeyStoreError) -> LedgerError {
+extension LedgerKeyRing {
+    /// Whether a key store failure is the owner's to mend (a usage error, exit 2, for
+    /// reads and writes alike): the wrong key file, a key file or store others may use.
+    static func isOwnersToMend(_ error: KeyStoreError) -> Bool {
         switch error {
-        case .wrongKey, .unprotected, .keyFileNotGiven, .keyFileMissing, .keyFileMalformed:
-            .keyStore(error.description, usage: true)
-        default:
-            .keyStore(error.description, usage: false)
+        case .wrongKey, .unprotected, .keyFileNotGiven, .keyFileMissing, .keyFileMalformed: true
+        default: false
         }
+    }
+}
+
+extension LedgerError {
+    /// A key store failure, as the ledger reports it: the owner's to mend (usage), or
+    /// a failure.
+    static func keyStore(_ error: KeyStoreError) -> LedgerError {
+        .keyStore(error.description, usage: LedgerKeyRing.isOwnersToMend(error))
     }
 }

@@ -12,16 +12,21 @@ import LedgerKeys
 ///   same batch (so still all or nothing), each folded on its own. A correlation or a
 ///   workout goes whole with its own type. The source is the saving app, or — inside an
 ///   import transaction — that app *as brought by that import* (`importedApp`).
-/// - `characteristicSet`: the owner, the characteristic's type code, the month the
-///   event was recorded in.
-/// - `activitySummariesRecorded`: the owner, 0x0700, the month recorded.
+/// - `characteristicSet`: the owner (or the import bringing it), the characteristic's
+///   type code, the month the event was recorded in.
+/// - `activitySummariesRecorded`: the owner (or the import), 0x0700, the month recorded.
+/// - `appRegistered`: the app (as brought by the import, inside one), 0xFFFD, the month
+///   recorded: an app's name can itself say what it treats.
+/// - `samplesDeleted` (sync identities, a reason): the deleting app or the owner (the
+///   import, inside one), 0xFFFE, the month recorded; `absentFromExport` (the removed
+///   days, the newer export's date): the import, type 0.
 /// - `workoutActivitiesAdded`: its actor, 0x0600, the month of the first activity's start.
 /// - `importStarted` (the export's `<Me>`) and `exportElementsKept` (clinical records,
 ///   audiograms and the like): the import itself, type 0, the month recorded.
 ///
-/// Every other kind stays plain: registrations, authorization, deletions (UUIDs and
-/// sync identities), an import's counts, priorities, preferred units, the time zone,
-/// associations and credentials carry no health values.
+/// Every other kind stays plain: authorization decisions, an import's counts and its
+/// end or abort, priorities, preferred units, the time zone, associations (UUIDs) and
+/// credentials carry no health values.
 enum SealScopes {
     /// The type code of an import's own sealed events.
     static let importContent: UInt16 = 0
@@ -32,11 +37,34 @@ enum SealScopes {
         return .app(ordinal: UInt64(app))
     }
 
-    /// The scope of a non-save event, or nil when it stays plain.
+    /// The type code of sealed registrations.
+    static let registration: UInt16 = 0xFFFD
+    /// The type code of sealed deletions (their sync identities and reasons).
+    static let deletion: UInt16 = 0xFFFE
+
+    /// The kinds an encrypted ledger seals (rule K4: never found plain in one).
+    static let sealedKinds: Set<UInt16> = [
+        EventKind.appRegistered.rawValue, EventKind.characteristicSet.rawValue, EventKind.samplesSaved.rawValue,
+        EventKind.samplesDeleted.rawValue, EventKind.activitySummariesRecorded.rawValue,
+        EventKind.importStarted.rawValue, EventKind.exportElementsKept.rawValue,
+        EventKind.workoutActivitiesAdded.rawValue, EventKind.absentFromExport.rawValue,
+    ]
+
+    /// The scope of a non-save event, or nil when it stays plain. Inside an import
+    /// transaction, what the import brings (its apps' registrations, the export's
+    /// characteristics and activity summaries) is the import's, so that erasing the
+    /// import is whole keys and erases none of the owner's own entries.
     static func scope(of event: Event, recordedAt: Int64, importId: UUID?) -> KeyScope? {
         let recorded = UTCMonth(containingNanoseconds: recordedAt)
-        let owner = KeySource.app(ordinal: 0)
+        let owner = importId.map(importSource) ?? KeySource.app(ordinal: 0)
         switch event {
+        case .appRegistered(let app, _):
+            return KeyScope(source: source(app: app, importId: importId), type: registration, month: recorded)
+        case .samplesDeleted(let actor, _, _):
+            let source = importId.map(importSource) ?? KeySource.app(ordinal: actor.encoded)
+            return KeyScope(source: source, type: deletion, month: recorded)
+        case .absentFromExport(let absence):
+            return KeyScope(source: importSource(absence.importId), type: importContent, month: recorded)
         case .characteristicSet(let value):
             return KeyScope(source: owner, type: ObjectType.characteristic(value.type).code, month: recorded)
         case .activitySummariesRecorded:
@@ -47,8 +75,7 @@ enum SealScopes {
         case .importStarted(let start):
             return KeyScope(source: importSource(start.importId), type: importContent, month: recorded)
         case .exportElementsKept:
-            guard let importId else { return KeyScope(source: owner, type: importContent, month: recorded) }
-            return KeyScope(source: importSource(importId), type: importContent, month: recorded)
+            return KeyScope(source: owner, type: importContent, month: recorded)
         default:
             return nil
         }
@@ -90,6 +117,15 @@ enum SealScopes {
 }
 
 extension SealScopes {
+    /// K4: in an encrypted ledger (a log of format version 2) a kind it seals is never
+    /// plain. A plain one was written by someone without the key (a forgery the CRC and
+    /// chain cannot catch: anyone may append to the file), and is refused as malformed.
+    static func requireSealed(kind: UInt16, inSealedLog: Bool, sealed: Bool) throws(EventDecodingError) {
+        guard inSealedLog, !sealed, sealedKinds.contains(kind) else { return }
+        let name = EventKind(rawValue: kind).map { "\($0)" } ?? "kind \(kind)"
+        throw .malformed(offset: 0, reason: "a \(name) record of an encrypted ledger is not sealed", rule: "K4")
+    }
+
     /// The type code a sample's record carries (0 for one kept raw).
     static func typeCode(of sample: Sample) -> UInt16 {
         if case .unrecognized = sample { return 0 }

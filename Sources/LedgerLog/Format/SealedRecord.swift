@@ -124,8 +124,8 @@ public enum RecordKeyLookup: Sendable {
     case destroyed
     /// The store never issued this id (another ledger's store, or damage).
     case unknown
-    /// The key store could not be read (`reason`); `wrongKey`: it is sealed under
-    /// another key-encryption key than the one given.
+    /// The key store could not be read (`reason`); `wrongKey`: the owner's to mend —
+    /// sealed under another key-encryption key than the one given, or readable by others.
     case storeUnreadable(reason: String, wrongKey: Bool)
 }
 
