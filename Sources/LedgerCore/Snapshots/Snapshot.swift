@@ -67,7 +67,7 @@ package enum SnapshotFile {
         /// Written only when the owner's time zone is set.
         case ownerTimeZone = 7
         /// The statistics projection (`Snapshot+Statistics.swift`).
-        case sourcePriorities = 8, statisticsValues = 30, statisticsUserEntered = 31
+        case sourcePriorities = 8, statisticsValues = 30, statisticsUserEntered = 31, dailySums = 33
         /// Written only when the owner chose a preferred unit (Snapshot+Preferences).
         case preferredUnits = 40
         /// Written only when a workout has associated samples (Snapshot+Preferences).
@@ -413,6 +413,7 @@ package enum SnapshotFile {
         }
         state.samples = SampleIndex(columns: columns)
         state.snapshotDamage = lazy ? damage : nil
+        if let tables = contents.dailySums { state.dailySums.sums = DailySums(lastSequence: header.lastSequence, tables: tables) }
         do {
             state.statistics = try readStatistics(small[.sourcePriorities], values: statisticsValues, flags: statisticsFlags,
                                                   slotCount: n, checkFlags: !lazy)

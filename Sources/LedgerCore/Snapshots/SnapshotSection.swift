@@ -42,6 +42,8 @@ struct SnapshotContents {
                                       tombstones: [], syncOfSlot: [:])
     /// The `timelineSlots` column, cut into timelines by the `timelines` section.
     var timelineSlots: Column<UInt32> = []
+    /// The daily sums' tables (section 33), when the snapshot has them.
+    var dailySums: [DailySums.Table]?
 
     /// A length-prefixed event payload of `kind` (in `version`: the current one unless
     /// the section says), as sections embed them.
@@ -57,6 +59,6 @@ extension SnapshotFile {
         registrySection, authorizationSection, characteristicsSection, countsSection, ownerTimeZoneSection,
         preferredUnitsSection, associationsSection, workoutActivitiesSection,
         importsSection, legacyImportsSection, notAppliedSection, activitySummariesSection, timelinesSection, latestSection, tombstonesSection, syncSection,
-        appOverflowsSection, credentialsSection,
+        appOverflowsSection, credentialsSection, dailySumsSection,
     ]
 }
