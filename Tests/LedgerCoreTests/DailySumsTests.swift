@@ -2,6 +2,7 @@ import Foundation
 import HealthModel
 import Testing
 @testable import LedgerCore
+import LedgerChecksums
 import LedgerLog
 import TestSupport
 
@@ -196,6 +197,31 @@ struct DailySumsTests {
         // Verify finds the snapshot's tables equal to a replay's.
         let report = try LedgerVerifier.verify(fs)
         #expect(report.isIntact, "\(report)")
+    }
+
+    /// S9: a section 33 whose checksum holds but whose table breaks a load check (a
+    /// discrete type's code) makes the snapshot unreadable: skipped with a warning, the
+    /// state rebuilt from the log, and statistics then from the engine.
+    @Test func s9AForgedTableSkipsTheSnapshot() async throws {
+        let fs = SimulatedFileSystem()
+        let ledger = try await Self.randomLedger(seed: 4, fs: fs)
+        let name = try await ledger.snapshot()
+        try await ledger.close()
+        var bytes = fs.currentBytes(name)
+        let section = try #require(SnapshotFormatRuleTests.sections(bytes).first { $0.id == 33 })
+        let payload = section.at + 24
+        // varint table count (1 byte: 1 table) · u16 type code
+        #expect(bytes[payload] == 1)
+        let code = ObjectType.quantity(.bodyMass).code
+        bytes[payload + 1] = UInt8(code & 0xFF)
+        bytes[payload + 2] = UInt8(code >> 8)
+        let crc = CRC32C.checksum(Array(bytes[payload..<(payload + section.length)]))
+        withUnsafeBytes(of: crc.littleEndian) { for (i, b) in $0.enumerated() { bytes[section.at + 16 + i] = b } }
+        fs.setBytes(name, bytes)
+        let loaded = try StateLoader.load(fs, reader: try LogReader(fs))
+        #expect(loaded.snapshot == nil)
+        #expect(loaded.warnings.contains { $0.contains("daily sums") && $0.contains("[S2]") }, "\(loaded.warnings)")
+        #expect(loaded.state.dailySums.sums.lastSequence == nil)
     }
 
     @Test func damagedTableBytesAreRefusedNeverATrap() async throws {

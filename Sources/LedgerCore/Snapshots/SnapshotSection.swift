@@ -19,7 +19,7 @@ struct SnapshotSectionCodec: Sendable {
 
 /// What the section encoders read: the state (timelines sorted) and the sample
 /// index's columns.
-struct SnapshotSource {
+struct SnapshotSource: Sendable {
     let state: LedgerState
     let columns: SampleIndex.Columns
     /// Type codes with a timeline, ascending (the order of `timelineSlots`).
@@ -59,6 +59,10 @@ extension SnapshotFile {
         registrySection, authorizationSection, characteristicsSection, countsSection, ownerTimeZoneSection,
         preferredUnitsSection, associationsSection, workoutActivitiesSection,
         importsSection, legacyImportsSection, notAppliedSection, activitySummariesSection, timelinesSection, latestSection, tombstonesSection, syncSection,
-        appOverflowsSection, credentialsSection, dailySumsSection,
+        appOverflowsSection, credentialsSection,
     ]
+
+    /// Small sections made on a thread of their own while the columns are written (a
+    /// pass over samples), and written after them; read as the others are.
+    static let computedSections: [SnapshotSectionCodec] = [dailySumsSection]
 }
