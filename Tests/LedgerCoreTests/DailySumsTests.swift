@@ -224,6 +224,35 @@ struct DailySumsTests {
         #expect(loaded.state.dailySums.sums.lastSequence == nil)
     }
 
+    /// A table that passes every load check but holds a wrong sum is answered from by
+    /// readers — and named by `verify`, which compares it with a fresh replay's.
+    @Test func verifyNamesATableThatDiffersFromAReplay() async throws {
+        let fs = SimulatedFileSystem()
+        let ledger = try await Self.randomLedger(seed: 2, fs: fs)
+        let name = try await ledger.snapshot()
+        try await ledger.close()
+        var bytes = fs.currentBytes(name)
+        let section = try #require(SnapshotFormatRuleTests.sections(bytes).first { $0.id == 33 })
+        let payload = section.at + 24
+        var tables = try Array(bytes[payload..<(payload + section.length)]).withUnsafeBytes { raw in
+            var r = ByteReader(raw)
+            return try SnapshotFile.readDailySums(&r)
+        }
+        let day = try #require(tables[0].flags.firstIndex { $0 & DailySums.Table.present != 0 })
+        tables[0].sums[day] = tables[0].sums[day].nextUp
+        var w = ByteWriter(capacity: 256)
+        SnapshotFile.writeDailySums(tables, &w)
+        #expect(w.bytes.count == section.length)
+        bytes.replaceSubrange(payload..<(payload + section.length), with: w.bytes)
+        let crc = CRC32C.checksum(w.bytes)
+        withUnsafeBytes(of: crc.littleEndian) { for (i, b) in $0.enumerated() { bytes[section.at + 16 + i] = b } }
+        fs.setBytes(name, bytes)
+        let report = try LedgerVerifier.verify(fs)
+        #expect(!report.isIntact)
+        #expect(report.snapshots.first?.difference == StateDifference(projection: "dailySums", key: "HKQuantityTypeIdentifierStepCount UTC"),
+                "\(report.snapshots)")
+    }
+
     @Test func damagedTableBytesAreRefusedNeverATrap() async throws {
         let ledger = try await Self.randomLedger(seed: 1)
         let state = await ledger.state

@@ -66,7 +66,8 @@ package enum SnapshotFile {
         case imports = 5, activitySummaries = 6
         /// Written only when the owner's time zone is set.
         case ownerTimeZone = 7
-        /// The statistics projection (`Snapshot+Statistics.swift`).
+        /// The statistics projection (`Snapshot+Statistics.swift`); 33 the daily sums
+        /// (`SnapshotFile+DailySums.swift`), written only when some cumulative type has samples.
         case sourcePriorities = 8, statisticsValues = 30, statisticsUserEntered = 31, dailySums = 33
         /// Written only when the owner chose a preferred unit (Snapshot+Preferences).
         case preferredUnits = 40

@@ -10,8 +10,16 @@ extension SnapshotFile {
     static let dailySumsSection = SnapshotSectionCodec(section: .dailySums, encode: { source, w in
         let sums = DailySums.compute(from: source.state)
         guard !sums.tables.isEmpty else { return false }
-        w.varint(sums.tables.count)
-        for t in sums.tables {
+        writeDailySums(sums.tables, &w)
+        return true
+    }, decode: { r, contents in
+        contents.dailySums = try readDailySums(&r)
+    }, required: false)
+
+    /// Section 33's payload for `tables`.
+    static func writeDailySums(_ tables: [DailySums.Table], _ w: inout ByteWriter) {
+        w.varint(tables.count)
+        for t in tables {
             w.u16(t.typeCode)
             w.string(t.zone)
             w.f64(t.minStart)
@@ -21,10 +29,7 @@ extension SnapshotFile {
             for s in t.sums { w.f64(s) }
             for f in t.flags { w.u8(f) }
         }
-        return true
-    }, decode: { r, contents in
-        contents.dailySums = try readDailySums(&r)
-    }, required: false)
+    }
 
     /// The tables of section 33, every count and value range-checked: each type a
     /// cumulative quantity type, tables in (code, zone) order and distinct, extents and
