@@ -27,6 +27,9 @@ package struct LedgerState: Sendable, Equatable {
     /// Per slot, a quantity's value and manual-entry flag; source priorities; the
     /// order apps were first granted sharing (`StatisticsProjection`).
     package internal(set) var statistics = StatisticsProjection()
+    /// Each cumulative type's merged daily sums as a snapshot stored them, standing
+    /// for the state at its `lastSequence` only (`DailySums`; not part of `==`).
+    package internal(set) var dailySums = DailySumsCache()
     /// Imports of Apple Health exports, in the order they started.
     package private(set) var imports: [ImportEntry] = []
     /// Activity summaries by day (`year * 10_000 + month * 100 + day`); a later

@@ -66,8 +66,9 @@ package enum SnapshotFile {
         case imports = 5, activitySummaries = 6
         /// Written only when the owner's time zone is set.
         case ownerTimeZone = 7
-        /// The statistics projection (`Snapshot+Statistics.swift`).
-        case sourcePriorities = 8, statisticsValues = 30, statisticsUserEntered = 31
+        /// The statistics projection (`Snapshot+Statistics.swift`); 33 the daily sums
+        /// (`SnapshotFile+DailySums.swift`), written only when some cumulative type has samples.
+        case sourcePriorities = 8, statisticsValues = 30, statisticsUserEntered = 31, dailySums = 33
         /// Written only when the owner chose a preferred unit (Snapshot+Preferences).
         case preferredUnits = 40
         /// Written only when a workout has associated samples (Snapshot+Preferences).
@@ -146,15 +147,33 @@ package enum SnapshotFile {
             digest.withLock { $0 = state.digest() }
             digested.signal()
         }.start()
+        // The computed sections (the daily sums: a sweep over every cumulative type's
+        // samples) likewise, while the small sections and columns are written.
+        let computed = Locked<[(Section, [UInt8])]>([])
+        let computedDone = DispatchSemaphore(value: 0)
+        Thread { [source] in
+            var out: [(Section, [UInt8])] = []
+            for codec in computedSections {
+                var w = ByteWriter(capacity: 256)
+                if codec.encode(source, &w) { out.append((codec.section, w.bytes)) }
+            }
+            computed.withLock { $0 = out }
+            computedDone.signal()
+        }.start()
         var sectionsWritten = false
-        defer { if !sectionsWritten { digested.wait() } }  // never return (or throw) with it running
+        defer {
+            if !sectionsWritten {  // never return (or throw) with them running
+                digested.wait()
+                computedDone.wait()
+            }
+        }
 
         try fs.createSubfolder(folder)
         let name = Self.name(for: state.lastSequence)
         let temporary = name + ".tmp"
         let file = try fs.open(temporary, .replace)
         var offset = UInt64(headerLength)
-        for (id, bytes) in sections {
+        func writeSmall(_ id: Section, _ bytes: [UInt8]) throws {
             var sectionHeader = [UInt8](repeating: 0, count: 24)
             sectionHeader.withUnsafeMutableBytes { b in
                 b.storeBytes(of: id.rawValue.littleEndian, toByteOffset: 0, as: UInt32.self)
@@ -171,6 +190,7 @@ package enum SnapshotFile {
                 offset += UInt64(padding)
             }
         }
+        for (id, bytes) in sections { try writeSmall(id, bytes) }
         // Each column's pages are handed to the disk as soon as written (not waited for):
         // the closing sync then finds most of the file already written back.
         for (id, column) in columnSections {
@@ -178,6 +198,9 @@ package enum SnapshotFile {
             offset = try column.write(id: id.rawValue, to: file, at: offset)
             file.beginWriteback(offset: start, length: offset - start)
         }
+        computedDone.wait()
+        let computedWritten = computed.withLock { $0 }
+        for (id, bytes) in computedWritten { try writeSmall(id, bytes) }
         digested.wait()
         sectionsWritten = true
         guard let stateDigest = digest.withLock({ $0 }) else { preconditionFailure("the digest was computed") }
@@ -193,7 +216,8 @@ package enum SnapshotFile {
             withUnsafeBytes(of: position.link.bytes) { (b.baseAddress! + 48).copyMemory(from: $0.baseAddress!, byteCount: 32) }
             withUnsafeBytes(of: stateDigest.bytes) { (b.baseAddress! + 80).copyMemory(from: $0.baseAddress!, byteCount: 32) }
             b.storeBytes(of: state.lastRecordedAt.littleEndian, toByteOffset: 112, as: Int64.self)
-            b.storeBytes(of: UInt32(sections.count + columnSections.count).littleEndian, toByteOffset: 120, as: UInt32.self)
+            b.storeBytes(of: UInt32(sections.count + columnSections.count + computedWritten.count).littleEndian,
+                         toByteOffset: 120, as: UInt32.self)
             let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: b[0..<124]))
             b.storeBytes(of: crc.littleEndian, toByteOffset: 124, as: UInt32.self)
         }
@@ -363,7 +387,7 @@ package enum SnapshotFile {
         let statisticsValues = try column(.statisticsValues, Double.self)
         let statisticsFlags = try column(.statisticsUserEntered, UInt8.self)
         do {
-            for codec in smallSections {
+            for codec in smallSections + computedSections {
                 guard let bytes = small[codec.section] else {
                     if codec.required { throw EventDecodingError.truncated(offset: 0) }
                     continue
@@ -418,6 +442,7 @@ package enum SnapshotFile {
         }
         state.samples = SampleIndex(columns: columns)
         state.snapshotDamage = lazy ? damage : nil
+        if let tables = contents.dailySums { state.dailySums.sums = DailySums(lastSequence: header.lastSequence, tables: tables) }
         do {
             state.statistics = try readStatistics(small[.sourcePriorities], values: statisticsValues, flags: statisticsFlags,
                                                   slotCount: n, checkFlags: !lazy)

@@ -19,7 +19,7 @@ struct SnapshotSectionCodec: Sendable {
 
 /// What the section encoders read: the state (timelines sorted) and the sample
 /// index's columns.
-struct SnapshotSource {
+struct SnapshotSource: Sendable {
     let state: LedgerState
     let columns: SampleIndex.Columns
     /// Type codes with a timeline, ascending (the order of `timelineSlots`).
@@ -42,6 +42,8 @@ struct SnapshotContents {
                                       tombstones: [], syncOfSlot: [:])
     /// The `timelineSlots` column, cut into timelines by the `timelines` section.
     var timelineSlots: Column<UInt32> = []
+    /// The daily sums' tables (section 33), when the snapshot has them.
+    var dailySums: [DailySums.Table]?
 
     /// A length-prefixed event payload of `kind` (in `version`: the current one unless
     /// the section says), as sections embed them.
@@ -59,4 +61,8 @@ extension SnapshotFile {
         importsSection, legacyImportsSection, notAppliedSection, activitySummariesSection, timelinesSection, latestSection, tombstonesSection, syncSection,
         appOverflowsSection, credentialsSection,
     ]
+
+    /// Small sections made on a thread of their own while the columns are written (a
+    /// pass over samples), and written after them; read as the others are.
+    static let computedSections: [SnapshotSectionCodec] = [dailySumsSection]
 }

@@ -74,9 +74,7 @@ package enum StatisticsEngine {
         let n = borders.count - 1
         guard n > 0 else { return [] }
         var entries = input
-        if !isSortedByStart(entries) {
-            entries.sort { ($0.start, $0.end, $0.order) < ($1.start, $1.end, $1.order) }
-        }
+        sortByStart(&entries)
         let separate = options.contains(.separateBySource)
         let level = style == .discreteEquivalentContinuousLevel
         var merged = [Accumulator](repeating: Accumulator(), count: n)
@@ -165,6 +163,37 @@ package enum StatisticsEngine {
             out[b] = result
         }
         return out
+    }
+
+    /// Orders entries by (start, end, order) — the timeline's order, so usually a check only.
+    static func sortByStart(_ entries: inout [StatisticsEntry]) {
+        if !isSortedByStart(entries) {
+            entries.sort { ($0.start, $0.end, $0.order) < ($1.start, $1.end, $1.order) }
+        }
+    }
+
+    /// The buckets `compute` finds non-empty: those a positive-length entry overlaps for
+    /// a positive time, and those holding a zero-length entry's instant (entries sorted
+    /// by start), ascending and each once.
+    static func presentBuckets(_ entries: [StatisticsEntry], borders: [Double]) -> [Int] {
+        let n = borders.count - 1
+        guard n > 0 else { return [] }
+        var present = [Bool](repeating: false, count: n)
+        var k = 0
+        for e in entries {
+            if e.end < borders[0] || e.start >= borders[n] { continue }
+            while k + 1 < n && borders[k + 1] <= e.start { k += 1 }
+            if e.end == e.start {
+                if e.start >= borders[0] { present[k] = true }
+                continue
+            }
+            var j = e.start < borders[0] ? 0 : k
+            while j < n && borders[j] < e.end {
+                if min(e.end, borders[j + 1]) - max(e.start, borders[j]) > 0 { present[j] = true }
+                j += 1
+            }
+        }
+        return present.indices.filter { present[$0] }
     }
 
     static func isSortedByStart(_ e: [StatisticsEntry]) -> Bool {

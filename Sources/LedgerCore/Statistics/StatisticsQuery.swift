@@ -115,6 +115,10 @@ package enum StatisticsQuery {
                                   in state: inout LedgerState) throws -> StatisticsCollection {
         try options.check(for: type)
         let buckets = StatisticsBuckets(anchor: anchor, interval: interval, timeZone: timeZone)
+        if let answer = try collectionFromDailySums(type: type, predicate: predicate, filter: filter, options: options,
+                                                    buckets: buckets, visibility: visibility, in: &state) {
+            return answer
+        }
         let list = try entries(type: type, predicate: predicate, filter: filter, visibility: visibility, fs: fs, in: &state)
         var low = predicate?.start?.timeIntervalSinceReferenceDate
         var high = predicate?.end?.timeIntervalSinceReferenceDate.nextDown

@@ -201,7 +201,12 @@ package enum LedgerVerifier {
                     // Mapped but checked whole: loaded or refused exactly as a read, its
                     // columns read in place from the file's pages (no copy in fresh memory).
                     let (_, loaded) = try SnapshotFile.load(fs, name, reader: reader, mapped: true, checkingWhole: true)
-                    return StateDifference.first(state, loaded)
+                    if let difference = StateDifference.first(state, loaded) { return difference }
+                    // The daily sums (not part of a state's `==`): the snapshot's, or none
+                    // from an older one, against those made from the replayed state.
+                    guard loaded.dailySums.sums.lastSequence != nil,
+                          let table = DailySums.difference(loaded.dailySums.sums, DailySums.compute(from: state)) else { return nil }
+                    return StateDifference(projection: "dailySums", key: table)
                 }
                 compared.withLock { $0 = result }
             } else {

@@ -1,0 +1,149 @@
+import Foundation
+import HealthModel
+
+/// Projection: each cumulative quantity type's merged daily sums, as the statistics
+/// engine computes them, for the days of UTC and of the owner's time zone — so that a
+/// daily `--sum` collection reads one small table instead of every sample.
+///
+/// Derived from the rest of the state and only from it: `compute(from:)` runs the
+/// engine's priority sweep (`StatisticsEngine.mergedSums`) over the type's live
+/// samples — the very entries, ranks and borders an unfiltered daily query builds —
+/// so a table's sums are that query's sums, bit for bit. It is made when a snapshot
+/// is written (section 33, events/FORMAT.md S9) and read back with it; a fold never
+/// updates it: it stands for the state at `lastSequence` only, and a state folded
+/// past it (a tail replayed after the snapshot, an append) simply does not use it
+/// (`tables(for:in:)`). `verify` compares a snapshot's tables with `compute` over a
+/// fresh replay.
+///
+/// Not part of the state's meaning (its digest, `==`): a cache of a function of it.
+package struct DailySums: Sendable, Equatable {
+    /// One type's days in one zone: buckets `[borders[k], borders[k+1])`, the days
+    /// from the one holding the type's earliest start to the one holding its latest
+    /// end (as an unfiltered collection spans them).
+    package struct Table: Sendable, Equatable {
+        /// The quantity type's code.
+        package var typeCode: UInt16
+        /// The zone's identifier (the days are its calendar days from a midnight).
+        package var zone: String
+        /// The earliest start and latest end of the type's live samples.
+        package var minStart: Double
+        package var maxEnd: Double
+        /// `sums.count + 1` instants, ascending (equal around a day the zone skipped).
+        package var borders: [Double]
+        /// The merged sum of each day (`StatisticsEngine.mergedSums`).
+        package var sums: [Double]
+        /// Per border k: bit 0 `present` (day k holds a sample: one overlapping it for
+        /// a positive time, or an instant in it — the engine's non-empty bucket; never
+        /// set on the last border), bit 1 `quiet` (no sample starts before border k
+        /// and ends after it: a sweep begun at the border is in the state a sweep from
+        /// the first sample is in).
+        package var flags: [UInt8]
+
+        package static let present: UInt8 = 1, quiet: UInt8 = 2
+
+        /// Equal bit for bit (NaN never equals itself as a number).
+        package static func == (a: Table, b: Table) -> Bool {
+            a.typeCode == b.typeCode && a.zone == b.zone && a.minStart.bitPattern == b.minStart.bitPattern
+                && a.maxEnd.bitPattern == b.maxEnd.bitPattern && a.flags == b.flags
+                && a.borders.map(\.bitPattern) == b.borders.map(\.bitPattern) && a.sums.map(\.bitPattern) == b.sums.map(\.bitPattern)
+        }
+    }
+
+    /// The state's `lastSequence` the tables stand for (nil: no tables).
+    package private(set) var lastSequence: UInt64?
+    /// By type code, then zone identifier ascending.
+    package private(set) var tables: [Table] = []
+
+    package init() {}
+
+    package init(lastSequence: UInt64, tables: [Table]) {
+        self.lastSequence = lastSequence
+        self.tables = tables
+    }
+
+    /// The tables of a type, when they stand for `state` (nothing folded since).
+    package func tables(for typeCode: UInt16, in state: LedgerState) -> [Table] {
+        guard lastSequence == state.lastSequence else { return [] }
+        return tables.filter { $0.typeCode == typeCode }
+    }
+
+    /// The zones tables are made for: UTC, and the owner's zone when set and known.
+    static func zones(_ state: LedgerState) -> [String] {
+        var zones = ["UTC"]
+        if let owner = state.ownerTimeZone, owner != "UTC", TimeZone(identifier: owner) != nil { zones.append(owner) }
+        return zones.sorted()
+    }
+
+    /// The tables of `state`: every cumulative quantity type with a live sample, in
+    /// every zone of `zones(_:)` (a span beyond the bucket limit is left out).
+    package static func compute(from state: LedgerState) -> DailySums {
+        var state = state
+        var tables: [Table] = []
+        for code in state.samples.typeCodesPresent {
+            guard case .quantity(let type)? = ObjectType(code: code), type.aggregationStyle == .cumulative,
+                  var entries = try? StatisticsQuery.entries(type: type, predicate: nil, filter: nil, visibility: .everything,
+                                                              fs: nil, in: &state),
+                  !entries.isEmpty else { continue }
+            StatisticsEngine.sortByStart(&entries)
+            let minStart = entries.map(\.start).min()!, maxEnd = entries.map(\.end).max()!
+            for zone in zones(state) {
+                guard let table = table(code: code, zone: zone, entries, minStart: minStart, maxEnd: maxEnd) else { continue }
+                tables.append(table)
+            }
+        }
+        return DailySums(lastSequence: state.lastSequence, tables: tables)
+    }
+
+    /// Midnight of 2000-01-01 in `zone`: any midnight gives the same days.
+    static func anchor(_ zone: TimeZone) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        return calendar.date(from: DateComponents(year: 2000, month: 1, day: 1))!
+    }
+
+    static func table(code: UInt16, zone identifier: String, _ entries: [StatisticsEntry], minStart: Double,
+                      maxEnd: Double) -> Table? {
+        guard let zone = TimeZone(identifier: identifier), let day = try? StatisticsInterval(.day) else { return nil }
+        let buckets = StatisticsBuckets(anchor: anchor(zone), interval: day, timeZone: zone)
+        let first = buckets.index(containing: minStart), last = buckets.index(containing: maxEnd)
+        guard let borders = try? buckets.borders(from: first, through: last) else { return nil }
+        let sums = StatisticsEngine.mergedSums(entries, borders: borders)
+        var flags = [UInt8](repeating: 0, count: borders.count)
+        for b in StatisticsEngine.presentBuckets(entries, borders: borders) { flags[b] |= Table.present }
+        // Quiet borders: the latest end of the samples starting before each border.
+        var i = 0
+        var latestEnd = -Double.infinity
+        for (k, border) in borders.enumerated() {
+            while i < entries.count && entries[i].start < border {
+                latestEnd = max(latestEnd, entries[i].end)
+                i += 1
+            }
+            if latestEnd <= border { flags[k] |= Table.quiet }
+        }
+        return Table(typeCode: code, zone: identifier, minStart: minStart, maxEnd: maxEnd, borders: borders, sums: sums,
+                     flags: flags)
+    }
+
+    /// The first table that differs between `a` and `b` (type code and zone), nil when equal.
+    package static func difference(_ a: DailySums, _ b: DailySums) -> String? {
+        for i in 0..<max(a.tables.count, b.tables.count) {
+            let x = i < a.tables.count ? a.tables[i] : nil, y = i < b.tables.count ? b.tables[i] : nil
+            if x != y {
+                let t = (x ?? y)!
+                return "\(ObjectType(code: t.typeCode)?.identifier ?? String(t.typeCode)) \(t.zone)"
+            }
+        }
+        return nil
+    }
+}
+
+/// A state's daily sums as a field of `LedgerState` that takes no part in its
+/// equality: they are derived, and compared on their own where it matters (`verify`).
+package struct DailySumsCache: Sendable, Equatable {
+    package var sums = DailySums()
+
+    package init() {}
+
+    /// Any two compare equal (a state's `==` is over its projections).
+    package static func == (a: DailySumsCache, b: DailySumsCache) -> Bool { true }
+}
