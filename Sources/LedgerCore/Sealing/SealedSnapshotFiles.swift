@@ -4,7 +4,7 @@ import LedgerKeys
 import LedgerLog
 
 /// An encrypted ledger's snapshots, sealed whole (issue 32; events/FORMAT.md Part 3,
-/// "Sealed snapshots"): the snapshot code writes and reads its file as ever, through
+/// "Sealed snapshots", rule S10): the snapshot code writes and reads its file as ever, through
 /// this file system, which keeps the file's image in memory and seals it on its
 /// `sync` (ChaCha20-Poly1305 under the ledger's snapshot key, a fresh random nonce per
 /// file), and opens a sealed file into memory when it is opened for reading.
@@ -88,7 +88,7 @@ struct SealedSnapshotFileSystem: LogFileSystem {
         let count = Self.headerLength + SnapshotFile.headerLength
         var bytes = [UInt8](repeating: 0, count: count)
         let got = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
-        let fail = { (why: String) in SnapshotProblem.unreadable(file: name, reason: why, rule: "S9") }
+        let fail = { (why: String) in SnapshotProblem.unreadable(file: name, reason: why, rule: "S10") }
         guard got == count, Array(bytes[0..<8]) == Self.magic, bytes[28..<32].allSatisfy({ $0 == 0 }) else {
             throw fail("not a sealed snapshot")
         }
@@ -107,7 +107,7 @@ struct SealedSnapshotFileSystem: LogFileSystem {
     /// image (one copy of it in memory, however large).
     /// - Throws: `SnapshotProblem` (the file is skipped, the projections replayed).
     private func open(sealed bytes: inout [UInt8], name: String) throws -> Range<Int> {
-        let fail = { (why: String) in SnapshotProblem.unreadable(file: name, reason: why, rule: "S9") }
+        let fail = { (why: String) in SnapshotProblem.unreadable(file: name, reason: why, rule: "S10") }
         guard bytes.count >= Self.headerLength + ChaCha20Poly1305.tagByteCount, Array(bytes[0..<8]) == Self.magic,
               bytes[28..<32].allSatisfy({ $0 == 0 }) else { throw fail("not a sealed snapshot") }
         let keyId = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
