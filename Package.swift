@@ -56,7 +56,7 @@ let package = Package(
 
         // Layer 3: events and projections. Event codecs, the rules, projections,
         // replay, snapshots, verify, queries.
-        .target(name: "LedgerCore", dependencies: ["HealthModel", "LedgerChecksums", "LedgerKeys", "LedgerLog", "CLedgerAccel"]),
+        .target(name: "LedgerCore", dependencies: ["HealthModel", "LedgerChecksums", "LedgerCrypto", "LedgerKeys", "LedgerLog", "CLedgerAccel"]),
 
         // Beside layer 3: JSON and text for people and scripts (samples, events, replay
         // reports, audits); the CLI and the importer's summary print through it.
