@@ -150,7 +150,7 @@ import TestSupport
         #expect(try Self.run(dir, "O", ["init", "--encrypt", "--key-file", dir.path + "/other"]).status == 0)
         try Self.saveWeight(dir, "E", key: "kek")
         let log = dir.path + "/E/ledger.log"
-        let before = try Data(contentsOf: URL(fileURLWithPath: log))
+        var before = try Data(contentsOf: URL(fileURLWithPath: log))
 
         let query = try Self.run(dir, "E", ["--owner", "query", "bodyMass"])
         #expect(query.status == 2)
@@ -177,6 +177,23 @@ import TestSupport
         let missing = try Self.run(dir, "E", ["--owner", "query", "bodyMass"], key: "nowhere")
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("key file \(dir.path)/nowhere is missing"), "\(missing.stderr)")
+
+        // Proofs and checkpoints are over the stored bytes: they hold with or without the
+        // key (a verifier of an encrypted ledger needs none).
+        let old = try Self.run(dir, "E", ["checkpoint"])
+        #expect(old.status == 0)
+        try Data(old.stdout.utf8).write(to: URL(fileURLWithPath: dir.path + "/old.txt"))
+        #expect(try Self.run(dir, "E", ["characteristic", "set", "bloodType", "AB+"], key: "kek").status == 0)
+        let extends = try Self.run(dir, "E", ["verify", "--checkpoint", dir.path + "/old.txt"], key: "kek")
+        #expect(extends.status == 0 && extends.stdout.contains("the ledger extends the checkpoint of 5 events (6 now)"), "\(extends.stdout)")
+        let keyless = try Self.run(dir, "E", ["verify", "--structure", "--checkpoint", dir.path + "/old.txt"])
+        #expect(keyless.status == 0 && keyless.stdout.contains("the ledger extends the checkpoint of 5 events (6 now)"), "\(keyless.stdout)")
+        let proof = try Self.run(dir, "E", ["--json", "prove", "--seq", "4"])
+        #expect(proof.status == 0, "\(proof.stderr)")
+        _ = try #require(TransparencyCommandTests.python, "tools/verify_proof.py needs python3")
+        let (status, said) = try TransparencyCommandTests.pythonCheck(proof.stdout, key: nil)
+        #expect(status == 0 && said.contains("inclusion of event 4 in 6 events: OK"), "\(said)")
+        before = try Data(contentsOf: URL(fileURLWithPath: log))
 
         // A structural fault is still found without the key (the chain covers ciphertext).
         var bytes = Array(before)
