@@ -9,8 +9,11 @@ import Glibc
 /// The writer does every write and sync on a thread of its own, seals
 /// outside its state lock, and publishes only lengths whose bytes are in the file.
 struct WriterThreadTests {
-    /// Where a write, sync, reservation or truncation of the log ran: which OS thread,
-    /// and whether inside a Swift task (on a Swift-concurrency thread).
+    /// Where a write, sync, reservation or truncation of the log ran: which OS thread
+    /// (a serial number the thread draws once, `ThreadSerial`: a `pthread_t` is the
+    /// address of a thread descriptor, which glibc hands to the next thread once one
+    /// exits — under ThreadSanitizer the flusher once got the creating task thread's,
+    /// and the test failed), and whether inside a Swift task.
     struct Place: Hashable, Sendable {
         let thread: UInt
         let inTask: Bool
@@ -24,7 +27,7 @@ struct WriterThreadTests {
         init(_ inner: SimulatedFileSystem) { self.inner = inner }
 
         func note() {
-            let place = Place(thread: UInt(pthread_self()), inTask: withUnsafeCurrentTask { $0 != nil })
+            let place = Place(thread: ThreadSerial.current, inTask: withUnsafeCurrentTask { $0 != nil })
             places.withLock { $0.append(place) }
         }
 
@@ -271,5 +274,27 @@ final class FollowerThread: Sendable {
         stopping.store(true, ordering: .sequentiallyConsistent)
         done.wait()
         return state.withLock { $0 }
+    }
+}
+
+/// A number per OS thread, never reused within the process: drawn from a counter the
+/// first time a thread asks, kept in thread-local storage.
+enum ThreadSerial {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create")
+        return key
+    }()
+    private static let next = Locked<UInt>(0)
+
+    /// The calling thread's number (1, 2, … in the order threads first ask).
+    static var current: UInt {
+        if let stored = pthread_getspecific(key) { return UInt(bitPattern: stored) }
+        let serial = next.withLock { n -> UInt in
+            n += 1
+            return n
+        }
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: serial))
+        return serial
     }
 }
