@@ -124,8 +124,8 @@ let package = Package(
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"], swiftSettings: strictMemorySafety),
         // Also ModuleGraphTests: this file, the imports and DESIGN.md's module graph agree.
         .testTarget(name: "LedgerLogTests", dependencies: ["LedgerChecksums", "LedgerCrypto", "LedgerLog", "TestSupport", "ledger-torture"]),
-        .testTarget(name: "LedgerCoreTests", dependencies: ["HealthModel", "LedgerChecksums", "LedgerLog", "LedgerCore", "LedgerReporting",
-                                                            "TestSupport", "LedgerFuzz"]),
+        .testTarget(name: "LedgerCoreTests", dependencies: ["HealthModel", "LedgerChecksums", "LedgerKeys", "LedgerLog", "LedgerCore",
+                                                            "LedgerReporting", "TestSupport", "LedgerFuzz"]),
         .testTarget(name: "HealthLedgerTests", dependencies: ["HealthLedger", "HealthModel", "LedgerCore", "LedgerLog", "LedgerReporting",
                                                              "TestSupport"],
                     swiftSettings: strictMemorySafety),

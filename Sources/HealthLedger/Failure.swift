@@ -100,6 +100,7 @@ public struct Failure: Sendable {
                 self.init(kind: Failure.kind(of: Failure.sealFailure(decoding)!), message: e.description)
             case .replayFailed: self.init(kind: .damaged, message: e.description)
             case .keysRequired, .keyStore(_, usage: true): self.init(kind: .usage, message: e.description)
+            case .erasureRefused(_, let notFound): self.init(kind: notFound ? .notFound : .usage, message: e.description)
             default: self.init(kind: .failure, message: e.description)
             }
         case let e as ReplayError:

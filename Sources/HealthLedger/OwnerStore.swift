@@ -135,6 +135,13 @@ public actor OwnerStore {
         try await mappingRules { try await ledger.append(.delete(bundleIdentifier: nil, uuids: uuids, reason: reason)) }
     }
 
+    /// Erases `scope` for good (issue 32): destroys the data keys that sealed it, so no
+    /// copy of the ledger opens it again, and records that it happened (`erased`). An
+    /// encrypted ledger's owner only; `LedgerError.erasureRefused` changes nothing.
+    package func erase(_ scope: Erasure.Scope, reason: String) async throws -> Ledger.ErasureOutcome {
+        try await ledger.erase(scope, reason: reason)
+    }
+
     /// Every source's samples.
     public func execute(_ query: SampleQuery) async throws -> [Sample] {
         try await samples(query).samples

@@ -42,6 +42,9 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     /// The key store failed (`KeyStoreError`'s text): nothing was appended. `usage`:
     /// the owner's to mend (the wrong key file, one readable by others).
     case keyStore(String, usage: Bool)
+    /// An erasure refused before anything changed (issue 32): why. `notFound`: what it
+    /// names is not there (an unknown app, import or type, nothing left to erase).
+    case erasureRefused(String, notFound: Bool)
 
     public var description: String {
         switch self {
@@ -52,6 +55,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
         case .keysRequired(let path):
             "keyFileNotGiven: the ledger at \(path) is encrypted; give its key-encryption key with --key-file PATH or HEALTHLEDGER_KEY_FILE"
         case .keyStore(let text, _): text
+        case .erasureRefused(let why, _): "erasureRefused: \(why)"
         }
     }
 }
@@ -186,6 +190,10 @@ public actor Ledger {
             }
             guard state.lastSequence + 1 == writer.nextSequence else {
                 throw LedgerError.projectionsDisagree(projectionsEnd: state.lastSequence, logEnd: writer.nextSequence - 1)
+            }
+            if let ring = writer.header.allowsSealedRecords ? fs.recordKeys as? LedgerKeyRing : nil {
+                // An erasure a crash stopped after its event: finished before anything else.
+                try finishErasures(state.erasures, ring: ring, fs: fs)
             }
             return Ledger(fs: fs, writer: writer, reader: reader, state: state, options: options,
                           report: OpenReport(recovery: writer.recovery, snapshot: loaded.snapshot, replayed: loaded.replayed,

@@ -72,6 +72,10 @@ package final class LogReader: Sendable {
         opening = RecordOpening(keys: keys ?? fs.recordKeys, ledgerId: opened.header.ledgerId)
     }
 
+    /// A reader of the same log that opens no sealed record (each is lent unopened,
+    /// `noKeys`): a pass over the framing that costs no decryption.
+    package func unopened() throws -> LogReader { try LogReader(fs, keys: .some(nil)) }
+
     /// How a scan ended.
     package struct ScanEnd: Sendable, Equatable {
         /// Byte offset after the last valid batch.

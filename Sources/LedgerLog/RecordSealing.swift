@@ -32,7 +32,7 @@ struct RecordSealing: Sendable {
 /// every sealed record is then lent unopened, `noKeys`) and the ledger's id (part of
 /// the associated data).
 package struct RecordOpening: Sendable {
-    let keys: (any RecordKeys)?
+    package let keys: (any RecordKeys)?
     let ledgerId: UUID
 
     package init(keys: (any RecordKeys)?, ledgerId: UUID) {

@@ -8,7 +8,8 @@ package enum EventJSON {
     /// bundle identifier), `offset`, then — only for an event of an import that is not
     /// applied (rule E11) — `applied: false` and `transaction: "aborted"` or `"open"`,
     /// then the kind's own fields.
-    package static func line(_ e: StoredEvent, version: UInt16, registry: AppRegistry, notApplied: TransactionState? = nil) -> String {
+    package static func line(_ e: StoredEvent, version: UInt16, registry: AppRegistry, notApplied: TransactionState? = nil,
+                             erasedBy: UInt64? = nil) -> String {
         var o = JSONObject()
         o.set("seq", e.sequence)
         o.set("recordedAt", ISO8601.string(e.recordedDate))
@@ -19,6 +20,10 @@ package enum EventJSON {
         if let notApplied {
             o.set("applied", false)
             o.set("transaction", notApplied.rawValue)
+        }
+        if let erasedBy {
+            // Its content erased: what replay folds in its place (issue 32).
+            o.set("erasedBy", erasedBy)
         }
         switch e.event {
         case .appRegistered(let ordinal, let r):
@@ -131,7 +136,32 @@ package enum EventJSON {
         case .credentialRevoked(let id, let reason):
             o.set("credential", id.description)
             o.set("reason", reason)
+        case .erased(let e):
+            o.set("scope", e.scope.description)
+            o.set("reason", e.reason)
+            o.setRaw("keys", JSONObject.array(e.keyIds.map { String($0) }))
+            o.set("samples", e.samples.count)
+            o.set("liveAtErasure", e.liveAtErasure)
+            o.setRaw("replacements", JSONObject.array(e.replacements.map { String($0.sequence) }))
         }
+        return o.string
+    }
+
+    /// A record whose key an erasure destroyed (issue 32): only what its plain header
+    /// says, and the erasure. JSON: `seq`, `recordedAt`, `kind`, `version`, `offset`,
+    /// `erasedBy`.
+    package static func erased(sequence: UInt64, recordedAt: Int64, kind: UInt16, version: UInt16, offset: UInt64,
+                               erasedBy: UInt64, json: Bool) -> String {
+        let at = ISO8601.string(Date(timeIntervalSince1970: Double(recordedAt) / 1e9))
+        let name = EventKind(rawValue: kind)?.name ?? "kind \(kind)"
+        guard json else { return "\(sequence)\t\(at)\t\(name)\t-\t[erased at event \(erasedBy)]" }
+        var o = JSONObject()
+        o.set("seq", sequence)
+        o.set("recordedAt", at)
+        o.set("kind", name)
+        o.set("version", Int(version))
+        o.set("offset", offset)
+        o.set("erasedBy", erasedBy)
         return o.string
     }
 
@@ -194,6 +224,9 @@ package enum EventJSON {
                 + (c.name.map { " (\($0))" } ?? "")
         case .credentialRevoked(let id, let reason):
             return head + "\tcredential \(id) revoked" + (reason.map { " (\($0))" } ?? "")
+        case .erased(let e):
+            return head + "\terased \(e.scope): \(e.keyIds.count) key\(e.keyIds.count == 1 ? "" : "s") destroyed, "
+                + "\(e.liveAtErasure) live sample\(e.liveAtErasure == 1 ? "" : "s") (\(e.samples.count) sealed); reason: \(e.reason)"
         }
     }
 

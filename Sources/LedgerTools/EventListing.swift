@@ -12,6 +12,9 @@ extension ReadSession {
     /// the listing with `ReplayError.undecodable` after the lines before it.
     package func listEvents(from: UInt64, through to: UInt64, json: Bool, _ line: (String) throws -> Void) throws {
         let (_, reader) = try reader()
+        // Records under erased keys are listed as erased (issue 32), or as what replay
+        // folds in their place.
+        let erasures = try ErasureIndex.read(reader)
         var registry = AppRegistry()
         var problem: (any Error)?
         // The import transaction the records are inside, and how it ends (E11).
@@ -24,7 +27,10 @@ extension ReadSession {
                 guard !stop else { return }
                 guard record.sequence <= to else { stop = true; return }
                 if let t = transaction, record.sequence > t.through { transaction = nil }
-                if record.kind == EventKind.importStarted.rawValue, record.kindVersion == 2, let id = EventCodec.importId(of: record) {
+                let disposition = erasures.disposition(keyId: record.sealedKeyId, sequence: record.sequence)
+                var importId = EventCodec.importId(of: record)
+                if case .replace(.importStarted(let start)) = disposition { importId = start.importId }
+                if record.kind == EventKind.importStarted.rawValue, record.kindVersion == 2, let id = importId {
                     switch ImportBrackets.close(of: id, startedAt: record.sequence, scanningFrom: batchStart, reader: reader) {
                     case .finished?: transaction = nil
                     case .aborted(let through, _)?: transaction = (through, .aborted)
@@ -33,14 +39,31 @@ extension ReadSession {
                 }
                 // Only registrations matter before the range: they name the apps.
                 guard record.sequence >= from || record.kind == EventKind.appRegistered.rawValue else { return }
+                let erasedBy = erasures.erasure(ofKey: record.sealedKeyId)?.sequence
+                if case .passOver = disposition, let erasedBy {
+                    guard record.sequence >= from else { return }
+                    do {
+                        try line(EventJSON.erased(sequence: record.sequence, recordedAt: record.recordedAt, kind: record.kind,
+                                                  version: record.kindVersion, offset: record.offset, erasedBy: erasedBy, json: json))
+                    } catch {
+                        problem = error
+                        stop = true
+                    }
+                    return
+                }
                 do {
-                    let event = try EventCodec.decode(record, source: registry.source)
+                    let event: Event
+                    if case .replace(let replacement) = disposition { event = replacement } else {
+                        event = try EventCodec.decode(record, source: registry.source)
+                    }
                     if case .appRegistered(let ordinal, let r) = event { registry.register(ordinal, r) }
                     guard record.sequence >= from else { return }
                     let stored = StoredEvent(sequence: record.sequence, recordedAt: record.recordedAt, offset: record.offset, event: event)
                     let notApplied = transaction?.state
-                    try line(json ? EventJSON.line(stored, version: record.kindVersion, registry: registry, notApplied: notApplied)
-                                  : EventJSON.text(stored, registry: registry, notApplied: notApplied))
+                    try line(json ? EventJSON.line(stored, version: record.kindVersion, registry: registry, notApplied: notApplied,
+                                                   erasedBy: erasedBy)
+                                  : EventJSON.text(stored, registry: registry, notApplied: notApplied)
+                                    + (erasedBy.map { "\t[erased at event \($0): what replay still needs]" } ?? ""))
                 } catch let error as EventDecodingError {
                     problem = ReplayError.undecodable(sequence: record.sequence, offset: record.offset, error)
                     stop = true

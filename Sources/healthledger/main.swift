@@ -30,6 +30,7 @@ let commands: [Command] = [
     ProfileCommand.command,
     ActivityCommand.command,
     DeleteCommand.command,
+    EraseCommand.command,
     AuditCommand.command,
     ExportCommand.command,
     DiffCommand.command,

@@ -123,6 +123,15 @@ struct CodecTests {
                                               expiresAt: nil, name: nil)),
             .credentialRevoked(id: CredentialID(0x0123_4567_89ab_cdef), reason: "phone lost"),
             .credentialRevoked(id: CredentialID(1), reason: nil),
+            .erased(Erasure(scope: .source(bundleIdentifier: "com.example.a"), reason: "asked", keyIds: [3, 4, 300],
+                            samples: [fixedUUID(1), fixedUUID(2)], liveAtErasure: 1, replacements: [
+                                ErasureReplacement(sequence: 7, event: .samplesDeleted(actor: .owner, objects: [DeletedObject(uuid: fixedUUID(9))], reason: nil)),
+                                ErasureReplacement(sequence: 9, event: .importStarted(ExportImportStart(
+                                    importId: fixedUUID(31), exportDate: nil, locale: nil, exportVersion: nil, sourcePath: "(erased)", me: []))),
+                            ])),
+            .erased(Erasure(scope: .importRun(fixedUUID(31)), reason: "r", keyIds: [1], samples: [], liveAtErasure: 0, replacements: [])),
+            .erased(Erasure(scope: .type(code: 3), reason: "r", keyIds: [1], samples: [], liveAtErasure: 0, replacements: [])),
+            .erased(Erasure(scope: .all, reason: "r", keyIds: [1], samples: [], liveAtErasure: 0, replacements: [])),
         ]
         #expect(Set(events.map(\.kind)) == Set(EventKind.allCases))
         for event in events {

@@ -116,6 +116,9 @@ public enum AuditTimeline {
         case .credentialRevoked(let id, let reason):
             guard app == nil else { return nil }
             return (nil, "owner", "revoked credential \(id)" + (reason.map { " (\($0))" } ?? ""))
+        case .erased(let e):
+            guard app == nil else { return nil }
+            return (nil, "owner", "erased \(e.scope): \(e.liveAtErasure) sample\(e.liveAtErasure == 1 ? "" : "s"), reason: \(e.reason)")
         case .samplesSaved, .activitySummariesRecorded, .exportElementsKept:
             return nil
         }

@@ -148,6 +148,8 @@ package enum EventCodec {
         case .credentialRevoked(let id, let reason):
             w.varint(id.value)
             SampleCodec.optionalString(reason, into: &w)
+        case .erased(let erasure):
+            encodeErasure(erasure, into: &w)
         case .importFinished(let f):
             // Version 2 (a transaction's): the export's SHA-256 after the id.
             w.uuid(f.importId)
@@ -424,6 +426,9 @@ package enum EventCodec {
         case .credentialRevoked:
             try owner()
             event = .credentialRevoked(id: CredentialID(try r.varint()), reason: try SampleCodec.optionalString(&r))
+        case .erased:
+            try owner()
+            event = .erased(try decodeErasure(&r))
         }
         try r.finish()
         return event

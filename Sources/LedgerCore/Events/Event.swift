@@ -165,6 +165,9 @@ package enum Event: Hashable, Sendable {
     /// The owner revoked a credential: from this event on it is refused (kind 26,
     /// rule E15). Actor: the owner.
     case credentialRevoked(id: CredentialID, reason: String?)
+    /// The owner erased a scope by destroying its data keys (kind 27, issue 32): no
+    /// content, only what replay needs to fold the log without those keys. Actor: the owner.
+    case erased(Erasure)
 
     /// Who caused the event.
     package var actor: ActorID {
@@ -173,7 +176,7 @@ package enum Event: Hashable, Sendable {
              .samplesAssociated(let app, _, _): .app(app)
         case .authorizationDecided, .characteristicSet, .characteristicCleared, .activitySummariesRecorded,
              .importStarted, .importFinished, .importAborted, .exportElementsKept, .ownerTimeZoneSet, .sourcePrioritySet, .preferredUnitSet,
-             .absentFromExport, .credentialIssued, .credentialRevoked: .owner
+             .absentFromExport, .credentialIssued, .credentialRevoked, .erased: .owner
         case .samplesDeleted(let actor, _, _), .workoutActivitiesAdded(let actor, _, _): actor
         }
     }
@@ -212,6 +215,7 @@ package enum Event: Hashable, Sendable {
         case .absentFromExport: .absentFromExport
         case .credentialIssued: .credentialIssued
         case .credentialRevoked: .credentialRevoked
+        case .erased: .erased
         }
     }
 }
@@ -239,6 +243,7 @@ package enum EventKind: UInt16, Sendable, CaseIterable {
     case absentFromExport = 21
     case credentialIssued = 25
     case credentialRevoked = 26
+    case erased = 27
 
     /// The newest version of the kind (`kindVersion`) this release reads and writes.
     /// Version 2 of `samplesSaved` added sample flags 64 (written UTC offsets) and 128

@@ -53,6 +53,10 @@ package struct LedgerState: Sendable, Equatable {
     package internal(set) var workoutActivityUUIDs: Set<UUID> = []
     /// Bearer credentials issued and revoked (`credentialIssued`, `credentialRevoked`).
     package private(set) var credentials = CredentialRegistry()
+    /// The log's erasures (issue 32), as replay read them before folding: what replay
+    /// passes over, and the erased samples' UUIDs (references to them are folded
+    /// without them). Set by every replay; not part of `==` (`ErasureIndex`).
+    package internal(set) var erasures = ErasureIndex()
 
     /// The last sequence number folded in (0 for an empty log).
     package private(set) var lastSequence: UInt64 = 0
@@ -157,6 +161,8 @@ package struct LedgerState: Sendable, Equatable {
                 credentials.revoke(id, reason: reason, sequence: sequence, recordedAt: recordedAt)
             case .exportElementsKept:
                 break  // no projection: the log keeps them; `log` and `audit` show them
+            case .erased:
+                break  // what it erased was never folded: replay read it first (`ErasureIndex`)
             case .samplesSaved:
                 preconditionFailure("saves fold through their headers")
             }

@@ -40,7 +40,7 @@ package enum ChangeFeed {
     package static func validate(_ anchor: ChangeAnchor, ledgerId: UUID, fs: any LogFileSystem, state: LedgerState) throws {
         let scan = try Scan(fs: fs, ledgerId: ledgerId)
         defer { scan.file.close() }
-        try scan.validate(anchor, ledgerId: ledgerId, index: state.samples)
+        try scan.validate(anchor, ledgerId: ledgerId, index: state.samples, erasures: state.erasures)
     }
 
     private final class Scan {
@@ -102,8 +102,19 @@ package enum ChangeFeed {
             return withUnsafeBytes(of: d.bytes) { Array($0.prefix(16)) }
         }
 
-        func validate(_ a: ChangeAnchor, ledgerId: UUID, index: SampleIndex) throws {
+        func validate(_ a: ChangeAnchor, ledgerId: UUID, index: SampleIndex, erasures: ErasureIndex) throws {
             guard a.ledgerId == ledgerId else { throw ChangeFeedError.otherLedger(anchor: a.ledgerId, ledger: ledgerId) }
+            do {
+                try validateHistory(a, index: index)
+            } catch let error as ChangeFeedError {
+                // Erased samples were never folded: the history an older anchor counted
+                // is not this one (issue 32).
+                guard let last = erasures.entries.last else { throw error }
+                throw ChangeFeedError.erasedSince(erasure: last.sequence)
+            }
+        }
+
+        func validateHistory(_ a: ChangeAnchor, index: SampleIndex) throws {
             guard a.slots <= UInt64(index.count), a.tombstones <= UInt64(index.tombstones.count) else {
                 throw ChangeFeedError.rolledBack(anchorSlots: a.slots, ledgerSlots: UInt64(index.count),
                                                  anchorDeletions: a.tombstones, ledgerDeletions: UInt64(index.tombstones.count))
@@ -133,7 +144,7 @@ package enum ChangeFeed {
         func run(types: Set<ObjectType>, predicate: SamplePredicate?, anchor: ChangeAnchor?, limit: Int, app: AppOrdinal?,
                  ledgerId: UUID, state: inout LedgerState) throws -> ChangeSet {
             let index = state.samples
-            if let anchor { try validate(anchor, ledgerId: ledgerId, index: index) }
+            if let anchor { try validate(anchor, ledgerId: ledgerId, index: index, erasures: state.erasures) }
             let codes = Set(types.map(\.code))
             var visibility: [UInt16: QueryVisibility] = [:]
             for t in types { visibility[t.code] = state.visibility(app: app, type: t) }

@@ -14,6 +14,9 @@ public enum ChangeFeedError: Error, Equatable, Sendable, CustomStringConvertible
     /// the feed holds: the folder was replaced (say, by another ledger's copy) since it
     /// was opened. Nothing is read from it.
     case ledgerReplaced(path: String, found: UUID, expected: UUID)
+    /// The anchor counts samples an erasure took (issue 32): they were never folded
+    /// since, so the history it covers is gone. Fetch again without an anchor.
+    case erasedSince(erasure: UInt64)
 
     public var description: String {
         switch self {
@@ -25,6 +28,8 @@ public enum ChangeFeedError: Error, Equatable, Sendable, CustomStringConvertible
             "anchorHistoryRewritten: the ledger's history up to the anchor (\(s) samples, \(d) deletions) is not the one the anchor was issued for"
         case .ledgerReplaced(let path, let found, let expected):
             "ledgerReplaced: the ledger at \(path) is another one (ledger \(found)); this feed was reading ledger \(expected)"
+        case .erasedSince(let sequence):
+            "anchorBeforeErasure: the erasure at event \(sequence) took samples this anchor counts; fetch again without --anchor (the erased samples are gone)"
         }
     }
 }

@@ -123,6 +123,14 @@ package enum Replayer {
                        limit: ReplayLimit, decodeFully: Bool, progress: ((ReplayProgress) -> Void)?,
                        onBatch: ((LogReader.Position, inout LedgerState) throws -> Void)?,
                        beforeFold: ((Point, EventFacts, LedgerState) -> Void)?) throws -> Outcome {
+        // Every erasure of the log, before anything is folded (issue 32). A state built
+        // before one of them was written (a snapshot older than it, a reader following
+        // the log) holds what it erased: rebuilt from the start.
+        let erasures = try ErasureIndex.read(reader)
+        let rebuild = position.nextSequence > 1 && erasures.entries.contains { $0.sequence >= position.nextSequence }
+        let position = rebuild ? reader.start : position
+        if rebuild { state = LedgerState() }
+        state.erasures = erasures
         let total = try reader.size()
         // About 86 log bytes per single-sample save event.
         if state.samples.count == 0, position.offset < total {
@@ -131,7 +139,7 @@ package enum Replayer {
         }
         let queue = ChunkQueue(capacity: 4)
         let producer = Thread {
-            queue.produce(reader: reader, position: position, decodeFully: decodeFully)
+            queue.produce(reader: reader, position: position, decodeFully: decodeFully, erasures: erasures)
         }
         producer.stackSize = 1 << 20
         producer.start()
@@ -236,9 +244,24 @@ package enum Replayer {
         case .undecodable(let index):
             return .undecodable(sequence: item.sequence, offset: item.offset, errors[index])
         case .other(let index):
-            facts = .other(events[index])
+            if state.erasures.isEmpty {
+                facts = .other(events[index])
+            } else if let adjusted = state.erasures.adjust(events[index], in: state) {
+                facts = .other(adjusted)
+            } else {
+                state.skip(sequence: item.sequence, recordedAt: item.recordedAt)  // names only erased samples
+                return nil
+            }
         case .save(let app, let range, let names):
-            facts = .samplesSaved(app: app, headers: headers[range], syncIdentifiers: strings[names])
+            if !state.erasures.isEmpty, let adjusted = state.erasures.adjust(headers[range], in: state) {
+                facts = .samplesSaved(app: app, headers: adjusted[...], syncIdentifiers: strings[names])
+            } else {
+                facts = .samplesSaved(app: app, headers: headers[range], syncIdentifiers: strings[names])
+            }
+        case .erased:
+            // Sealed under an erased key: its content is gone (issue 32).
+            state.skip(sequence: item.sequence, recordedAt: item.recordedAt)
+            return nil
         case nil:
             return .undecodable(sequence: item.sequence, offset: item.offset, .truncated(offset: 0))
         }
@@ -278,6 +301,8 @@ package enum Replayer {
             case other(Int)
             /// At this index of `errors`.
             case undecodable(Int)
+            /// Sealed under an erased key, with no replacement: passed over.
+            case erased
         }
 
         struct Boundary {
@@ -409,7 +434,7 @@ package enum Replayer {
         init(capacity: Int) { handOff = BoundedHandOff(capacity: capacity) }
 
         /// The reader thread: scan, decode, hand over.
-        func produce(reader: LogReader, position: LogReader.Position, decodeFully: Bool) {
+        func produce(reader: LogReader, position: LogReader.Position, decodeFully: Bool, erasures: ErasureIndex) {
             defer { spares.withLock { $0 = ([], true) } }
             var chunk = Chunk()
             // The saves' payloads, copied for their full decode (reused from chunk to chunk).
@@ -423,7 +448,7 @@ package enum Replayer {
                         var item = Chunk.Item(sequence: record.sequence, recordedAt: record.recordedAt, offset: record.offset,
                                               kind: record.kind, facts: nil)
                         item.facts = Self.decode(record, decodeFully: decodeFully, registry: &registry, chunk: chunk,
-                                                 payloads: &payloads)
+                                                 payloads: &payloads, erasures: erasures)
                         if record.kind == EventKind.importStarted.rawValue, case .other(let e)? = item.facts,
                            case .importStarted(let start) = chunk.events[e], start.isTransaction {
                             // Look ahead for its end before anything of it is folded.
@@ -461,7 +486,14 @@ package enum Replayer {
         }
 
         private static func decode(_ record: borrowing RecordView, decodeFully: Bool, registry: inout AppRegistry,
-                                   chunk: Chunk, payloads: inout [UInt8]) -> Chunk.Facts {
+                                   chunk: Chunk, payloads: inout [UInt8], erasures: ErasureIndex) -> Chunk.Facts {
+            switch erasures.disposition(keyId: record.sealedKeyId, sequence: record.sequence) {
+            case .fold: break
+            case .passOver: return .erased
+            case .replace(let event):
+                chunk.events.append(event)
+                return .other(chunk.events.count - 1)
+            }
             do throws(EventDecodingError) {
                 // One definition of a valid event: every event, saves included, goes
                 // through the full decoder (the model's constructors). Saves are folded

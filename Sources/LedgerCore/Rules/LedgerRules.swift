@@ -23,7 +23,9 @@ import HealthModel
 ///   sharing, granted sharing by the owner, or saved, except by imported sources;
 /// - workout activities (E10) go to a live workout, by the app that saved it (with
 ///   workout share permission) or the owner, within the workout, with new UUIDs,
-///   overlapping none of the workout's activities.
+///   overlapping none of the workout's activities;
+/// - an erasure (E16) names no sample that is live where it stands: replay passes over
+///   what it erased from the start (`ErasureIndex`), and folds later events without it.
 enum LedgerRules {
     /// The first rule `facts` break in `state`, or nil (no closure, no copy of the
     /// state: replay calls this for every event).
@@ -311,6 +313,11 @@ enum LedgerRules {
             guard let entry = state.credentials[id] else { throw .invalidCredential("no credential \(id) was issued") }
             guard entry.revokedAt == nil else {
                 throw .invalidCredential("credential \(id) was already revoked at event #\(entry.revokedAt!)")
+            }
+        case .erased(let erasure):
+            // E16: what an erasure names was never folded (replay read it first).
+            for uuid in erasure.samples {
+                if let slot = state.samples.slot(of: uuid), state.samples.isLive(slot) { throw .erasedSampleLive(uuid) }
             }
         case .samplesSaved:
             preconditionFailure("saves are checked through their headers")

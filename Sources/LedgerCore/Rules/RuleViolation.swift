@@ -72,6 +72,9 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// owner or a registered app, an imported source, an over-long name; a
     /// revocation of an unknown or already revoked credential.
     case invalidCredential(String)
+    /// An erasure naming a sample that is live where it is folded (rule E16: replay
+    /// never folds what an erasure erased, so one that is live was never erased by it).
+    case erasedSampleLive(UUID)
 
     public var description: String { "\(text) [\(ruleID)]" }
 
@@ -84,6 +87,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
             rule
         case .registrationOutOfOrder: "E1"
         case .duplicateUUID: "E3"
+        case .erasedSampleLive: "E16"
         case .syncVersionNotNewer, .syncIdentifierRepeated, .syncReplacementTypeMismatch, .replacementMismatch: "E4"
         case .typeNotAuthorizable, .ownerOnly: "E6"
         case .invalidSourcePriority: "E8"
@@ -124,6 +128,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .reservedForImports(let what): "reservedForImports: \(what)"
         case .invalidBundleIdentifier(let bundle, let why): "invalidBundleIdentifier: '\(bundle)' \(why)"
         case .invalidCredential(let why): "invalidCredential: \(why)"
+        case .erasedSampleLive(let u): "erasedSampleLive: the erasure names \(u.uuidString), which is live"
         }
     }
 

@@ -19,6 +19,8 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
     package let folder: String
     private let kek: KeyEncryptionKey
     private let store = Locked<KeyStore?>(nil)
+    /// Which `keys.bin` a read-only `store` was read from (`fileIdentity`).
+    private let readIdentity = Locked<[Int]?>(nil)
 
     /// The key folder of a ledger folder.
     package static func folder(ofLedger path: String) -> String { path + "/keys" }
@@ -48,11 +50,36 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
     /// The store, opened read-only on first use.
     private func current() throws(KeyStoreError) -> KeyStore {
         if let s = store.withLock({ $0 }) { return s }
+        let identity = Self.fileIdentity(folder)
         let opened = try KeyStore.open(folder: folder, kek: kek, access: .read)
         return store.withLock { s in
-            if s == nil { s = opened }
+            if s == nil {
+                s = opened
+                readIdentity.withLock { $0 = identity }
+            }
             return s!
         }
+    }
+
+    /// The store, read again when a reader's copy is not the file on disk any more
+    /// (every write renames a new file over `keys.bin`, so its inode changes): what
+    /// replay asks before it looks for erasures, which a writer may have made since.
+    private func currentAsOnDisk() throws(KeyStoreError) -> KeyStore {
+        let s = try current()
+        guard s.access == .read else { return s }
+        let identity = Self.fileIdentity(folder)
+        guard identity == nil || identity != readIdentity.withLock({ $0 }) else { return s }
+        let fresh = try KeyStore.open(folder: folder, kek: kek, access: .read)
+        store.withLock { if $0?.access == .read { $0 = fresh } }
+        readIdentity.withLock { $0 = identity }
+        return fresh
+    }
+
+    /// `keys.bin`'s device, inode and change time (nil when it cannot be read).
+    private static func fileIdentity(_ folder: String) -> [Int]? {
+        var info = stat()
+        guard stat(folder + "/keys.bin", &info) == 0 else { return nil }
+        return [Int(info.st_dev), Int(info.st_ino), Int(info.st_ctim.tv_sec), Int(info.st_ctim.tv_nsec)]
     }
 
     // MARK: RecordKeys
@@ -114,6 +141,37 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
 
     /// Months of keys made ahead of a missing one (`keyIds`): ten years.
     static let monthsAhead: UInt32 = 120
+
+    // MARK: Erasure
+
+    /// Whether the log may hold `erased` events: an erasure key (type 0xFFFC) exists,
+    /// live or destroyed. One is made before the first `erased` record is appended (Y5),
+    /// so without one there is none to look for. True when the store cannot be read
+    /// (replay then names that failure at the first sealed record).
+    package var mayHoldErasures: Bool {
+        guard let s = try? currentAsOnDisk() else { return true }
+        return !s.keys(where: { $0.type == SealScopes.erasure }).isEmpty
+            || s.tombstones.contains { $0.scope.type == SealScopes.erasure }
+    }
+
+    /// The live keys whose scopes `predicate` accepts, ascending by id.
+    package func liveKeys(where predicate: (KeyScope) -> Bool) throws(KeyStoreError) -> [DataKey] {
+        try current().keys(where: predicate)
+    }
+
+    /// Whether the key `id` is live.
+    package func isLive(_ id: UInt64) -> Bool {
+        if case .live = lookup(keyId: id) { return true }
+        return false
+    }
+
+    /// Destroys the live keys among `ids` in one durable write (the writer's alone);
+    /// returns how many it destroyed.
+    /// - Throws: `KeyStoreError` (`readOnly` unless opened for writing).
+    @discardableResult
+    package func destroy(ids: some Sequence<UInt64>, at time: Int64 = LogClock.now()) throws(KeyStoreError) -> Int {
+        try current().destroy(ids: ids, at: time).count
+    }
 }
 
 extension LedgerKeyRing {

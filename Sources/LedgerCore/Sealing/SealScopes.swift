@@ -41,13 +41,22 @@ enum SealScopes {
     static let registration: UInt16 = 0xFFFD
     /// The type code of sealed deletions (their sync identities and reasons).
     static let deletion: UInt16 = 0xFFFE
+    /// The type code of erasures' own keys (`erased` events): no erasure destroys one.
+    static let erasure: UInt16 = 0xFFFC
+
+    /// Whether keys of this type code hold what an erasure keeps: registrations (an app
+    /// and its grants stay: later events name it), erasures themselves, and the
+    /// snapshot key (rotated by every erasure apart from its scope).
+    static func survivesErasure(type: UInt16) -> Bool {
+        type == registration || type == erasure || type == SealedSnapshotFileSystem.scope.type
+    }
 
     /// The kinds an encrypted ledger seals (rule K4: never found plain in one).
     static let sealedKinds: Set<UInt16> = [
         EventKind.appRegistered.rawValue, EventKind.characteristicSet.rawValue, EventKind.samplesSaved.rawValue,
         EventKind.samplesDeleted.rawValue, EventKind.activitySummariesRecorded.rawValue,
         EventKind.importStarted.rawValue, EventKind.exportElementsKept.rawValue,
-        EventKind.workoutActivitiesAdded.rawValue, EventKind.absentFromExport.rawValue,
+        EventKind.workoutActivitiesAdded.rawValue, EventKind.absentFromExport.rawValue, EventKind.erased.rawValue,
     ]
 
     /// The scope of a non-save event, or nil when it stays plain. Inside an import
@@ -76,6 +85,8 @@ enum SealScopes {
             return KeyScope(source: importSource(start.importId), type: importContent, month: recorded)
         case .exportElementsKept:
             return KeyScope(source: owner, type: importContent, month: recorded)
+        case .erased:
+            return KeyScope(source: .app(ordinal: 0), type: erasure, month: recorded)
         default:
             return nil
         }

@@ -92,6 +92,12 @@ package enum LedgerAudit {
                                                  what: "deleted \(o.uuid.uuidString) (\(absence.reason))", authorization: nil))
                         }
                     }
+                case (.erased(let e), .object(let uuid)) where e.samples.contains(uuid):
+                    entries.append(Entry(sequence: point.sequence, recordedAt: point.recordedAt, kind: .erased, actor: "owner",
+                                         what: "erased (\(e.scope)), reason: \(e.reason)", authorization: nil))
+                case (.erased(let e), .type(let type)) where e.scope == .type(code: type.code) || e.scope == .all:
+                    entries.append(Entry(sequence: point.sequence, recordedAt: point.recordedAt, kind: .erased, actor: "owner",
+                                         what: "erased \(e.scope), reason: \(e.reason)", authorization: nil))
                 case (.authorizationRequested(let app, let share, let read), .type(let type)) where share.contains(type) || read.contains(type):
                     let asked = [share.contains(type) ? "share" : nil, read.contains(type) ? "read" : nil].compactMap { $0 }.joined(separator: " and ")
                     entries.append(Entry(sequence: point.sequence, recordedAt: point.recordedAt, kind: .authorizationRequested,

@@ -1,0 +1,205 @@
+import Foundation
+import HealthModel
+
+/// An erasure (event kind 27, `erased`; issue 32): the owner destroyed the data keys
+/// of a scope, so every record they sealed is unreadable from then on, in every copy.
+///
+/// It carries no health content: which scope, why, the destroyed key ids, the UUIDs of
+/// the samples those keys sealed (random identifiers: later events may still name them,
+/// and `audit` answers for them), and — for the few records under those keys that later
+/// rules still need — a *replacement*: the record's event with the erased content taken
+/// out (`ErasureReplacement`). Written sealed under a key of its own (type 0xFFFC) that
+/// no erasure destroys, so that only the key holder can write one and it stays readable.
+///
+/// Replay (`ErasureIndex`) reads every erasure of the log before it folds anything, and
+/// folds each record under an erased key as its replacement, or as passed over: the
+/// same log replays to the same projections whether or not the keys are still on disk.
+///
+/// Invariants: `keyIds` ascending, no duplicates, not empty; `samples` without
+/// duplicates; replacements in ascending sequence, each of a kind `ErasureReplacement`
+/// allows.
+package struct Erasure: Hashable, Sendable {
+    /// What the owner asked to erase.
+    package enum Scope: Hashable, Sendable, CustomStringConvertible {
+        /// Every record an app saved, itself or as brought by any import (by bundle id).
+        case source(bundleIdentifier: String)
+        /// Everything one import brought.
+        case importRun(UUID)
+        /// Every record of one type (its type code).
+        case type(code: UInt16)
+        /// Every health record of the person.
+        case all
+
+        package var description: String {
+            switch self {
+            case .source(let b): "source \(b)"
+            case .importRun(let id): "import \(id.uuidString.lowercased())"
+            case .type(let code): "type \(ObjectType(code: code).map { "\($0)" } ?? "code \(code)")"
+            case .all: "everything"
+            }
+        }
+    }
+
+    package let scope: Scope
+    /// Why, in the owner's words.
+    package let reason: String
+    /// The data keys destroyed, ascending.
+    package let keyIds: [UInt64]
+    /// Every sample (correlation members and workouts included) a destroyed key sealed,
+    /// live at the erasure or deleted before it, in log order.
+    package let samples: [UUID]
+    /// How many of `samples` were live when erased.
+    package let liveAtErasure: UInt64
+    /// The records under the destroyed keys that later rules still need, with the
+    /// erased content taken out, by sequence number (ascending).
+    package let replacements: [ErasureReplacement]
+
+    package init(scope: Scope, reason: String, keyIds: [UInt64], samples: [UUID], liveAtErasure: UInt64,
+                 replacements: [ErasureReplacement]) {
+        precondition(!keyIds.isEmpty && zip(keyIds, keyIds.dropFirst()).allSatisfy { $0 < $1 },
+                     "an erasure's key ids are ascending and not empty")
+        self.scope = scope
+        self.reason = reason
+        self.keyIds = keyIds
+        self.samples = samples
+        self.liveAtErasure = liveAtErasure
+        self.replacements = replacements
+    }
+
+    /// The longest reason accepted, in bytes.
+    package static let reasonBytesMax = 1_000
+}
+
+/// A record under an erased key, as replay folds it instead: its event without the
+/// erased content.
+///
+/// - `importStarted`: the import's id and form (replay needs them to bracket the
+///   import, rule E11) — the export's `<Me>`, dates, locale and file name are erased;
+/// - `samplesDeleted` and `absentFromExport`: what they removed that is not erased
+///   (deleting it again would otherwise be lost), without the erased objects.
+package struct ErasureReplacement: Hashable, Sendable {
+    package let sequence: UInt64
+    package let event: Event
+
+    /// The kinds a replacement may be.
+    package static let kinds: Set<UInt16> = [
+        EventKind.importStarted.rawValue, EventKind.samplesDeleted.rawValue, EventKind.absentFromExport.rawValue,
+    ]
+
+    package init(sequence: UInt64, event: Event) {
+        precondition(Self.kinds.contains(event.kind.rawValue), "a replacement is of a kind replay needs")
+        self.sequence = sequence
+        self.event = event
+    }
+
+    /// The replacement of `event` (a record under an erased key at `sequence`), or nil
+    /// when nothing of it is needed. `erased`: every sample UUID erased so far.
+    package static func of(_ event: Event, sequence: UInt64, erased: Set<UUID>) -> ErasureReplacement? {
+        switch event {
+        case .importStarted(let start):
+            let kept = start.isTransaction
+                ? ExportImportStart(importId: start.importId, exportDate: nil, locale: nil, exportVersion: nil,
+                                    sourcePath: "(erased)", me: [])
+                : ExportImportStart(importId: start.importId, contentSHA256: start.contentSHA256 ?? [],
+                                    exportDate: nil, locale: nil, exportVersion: nil, sourcePath: "(erased)",
+                                    again: start.again, me: [])
+            return ErasureReplacement(sequence: sequence, event: .importStarted(kept))
+        case .samplesDeleted(let actor, let objects, _):
+            let kept = objects.filter { !erased.contains($0.uuid) }
+            guard !kept.isEmpty else { return nil }
+            return ErasureReplacement(sequence: sequence, event: .samplesDeleted(actor: actor, objects: kept, reason: nil))
+        case .absentFromExport(let absence):
+            let kept = absence.objects.filter { !erased.contains($0.uuid) }
+            return ErasureReplacement(sequence: sequence, event: .absentFromExport(ExportAbsence(
+                importId: absence.importId, exportDate: nil, objects: kept, days: absence.days)))
+        default:
+            return nil
+        }
+    }
+}
+
+extension EventCodec {
+    /// `erased`'s payload after the actor (events/FORMAT.md, kind 27).
+    static func encodeErasure(_ e: Erasure, into w: inout ByteWriter) {
+        switch e.scope {
+        case .source(let bundle):
+            w.u8(1)
+            w.string(bundle)
+        case .importRun(let id):
+            w.u8(2)
+            w.uuid(id)
+        case .type(let code):
+            w.u8(3)
+            w.u16(code)
+        case .all:
+            w.u8(4)
+        }
+        w.string(e.reason)
+        w.varint(e.keyIds.count)
+        for id in e.keyIds { w.varint(id) }
+        w.varint(e.samples.count)
+        for u in e.samples { w.uuid(u) }
+        w.varint(e.liveAtErasure)
+        w.varint(e.replacements.count)
+        for r in e.replacements {
+            w.varint(r.sequence)
+            w.u16(r.event.kind.rawValue)
+            w.u16(r.event.kindVersion)
+            w.lengthPrefixed { encodePayload(r.event, into: &$0) }
+        }
+    }
+
+    static func decodeErasure(_ r: inout ByteReader) throws(EventDecodingError) -> Erasure {
+        let at = r.absolutePosition
+        let scope: Erasure.Scope
+        switch try r.u8() {
+        case 1: scope = .source(bundleIdentifier: try r.string())
+        case 2: scope = .importRun(try r.uuid())
+        case 3: scope = .type(code: try r.u16())
+        case 4: scope = .all
+        default: throw .malformed(offset: at, reason: "unknown erasure scope")
+        }
+        let reasonAt = r.absolutePosition
+        let reason = try r.string()
+        guard reason.utf8.count <= Erasure.reasonBytesMax else {
+            throw .malformed(offset: reasonAt, reason: "an erasure's reason has at most \(Erasure.reasonBytesMax) bytes")
+        }
+        let idsAt = r.absolutePosition
+        let keyCount = try r.count(limit: r.remaining)
+        var keyIds: [UInt64] = []
+        keyIds.reserveCapacity(keyCount)
+        for _ in 0..<keyCount {
+            let id = try r.varint()
+            guard id > (keyIds.last ?? 0) else { throw .malformed(offset: idsAt, reason: "an erasure's key ids ascend from 1") }
+            keyIds.append(id)
+        }
+        guard !keyIds.isEmpty else { throw .malformed(offset: idsAt, reason: "an erasure destroys at least one key") }
+        let sampleCount = try r.count(limit: r.remaining / 16)
+        var samples: [UUID] = []
+        samples.reserveCapacity(sampleCount)
+        for _ in 0..<sampleCount { samples.append(try r.uuid()) }
+        let liveAt = r.absolutePosition
+        let live = try r.varint()
+        guard live <= UInt64(sampleCount) else {
+            throw .malformed(offset: liveAt, reason: "\(live) live of \(sampleCount) erased samples")
+        }
+        let replacementCount = try r.count(limit: r.remaining)
+        var replacements: [ErasureReplacement] = []
+        for _ in 0..<replacementCount {
+            let seqAt = r.absolutePosition
+            let sequence = try r.varint()
+            guard sequence > (replacements.last?.sequence ?? 0) else {
+                throw .malformed(offset: seqAt, reason: "an erasure's replacements ascend by sequence")
+            }
+            let kind = try r.u16(), version = try r.u16()
+            guard ErasureReplacement.kinds.contains(kind) else {
+                throw .malformed(offset: seqAt, reason: "a replacement of kind \(kind) (only importStarted, samplesDeleted, absentFromExport)")
+            }
+            let (payload, _) = try r.stringBytes()
+            let event = try decode(kind: kind, version: version, payload: payload)
+            replacements.append(ErasureReplacement(sequence: sequence, event: event))
+        }
+        return Erasure(scope: scope, reason: reason, keyIds: keyIds, samples: samples, liveAtErasure: live,
+                       replacements: replacements)
+    }
+}

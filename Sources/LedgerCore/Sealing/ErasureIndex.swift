@@ -1,0 +1,148 @@
+import Foundation
+import HealthModel
+import LedgerLog
+
+/// Every `erased` event of a log (issue 32), read before replay folds anything, and
+/// how replay folds the log with them (DESIGN.md, "Keys and erasure"):
+///
+/// - a record sealed under an erased key is folded as its replacement, when the
+///   erasure kept one, else passed over (`disposition`) — whether or not the key is
+///   still in the store, so the same log always replays to the same projections
+///   (a crash between appending the erasure and destroying its keys changes nothing);
+/// - an event under a key still live that names erased samples (a deletion, an
+///   association, a replacement by sync identity, a removal by a newer export) is
+///   folded without them (`adjust`): they were never folded;
+/// - the `erased` event itself changes no projection (what it erased was never folded).
+///
+/// Not part of a state's `==`: every replay reads it afresh from the log.
+///
+/// Invariant: `keyIds` and `samples` are the unions of `entries`' erasures.
+package struct ErasureIndex: Sendable, Equatable {
+    /// One `erased` event.
+    package struct Entry: Sendable, Hashable {
+        package let sequence: UInt64
+        package let recordedAt: Int64
+        package let erasure: Erasure
+    }
+
+    package private(set) var entries: [Entry] = []
+    package private(set) var keyIds: Set<UInt64> = []
+    package private(set) var samples: Set<UUID> = []
+    private var replacements: [UInt64: Event] = [:]
+
+    package init() {}
+
+    package var isEmpty: Bool { entries.isEmpty }
+
+    /// Any two compare equal (a state's `==` is over its projections).
+    package static func == (a: ErasureIndex, b: ErasureIndex) -> Bool { true }
+
+    /// Adds one `erased` event.
+    mutating func add(_ erasure: Erasure, sequence: UInt64, recordedAt: Int64) {
+        entries.append(Entry(sequence: sequence, recordedAt: recordedAt, erasure: erasure))
+        keyIds.formUnion(erasure.keyIds)
+        samples.formUnion(erasure.samples)
+        for r in erasure.replacements { replacements[r.sequence] = r.event }
+    }
+
+    /// The erasure that erased the sample `uuid`, if one did.
+    package func erasure(ofSample uuid: UUID) -> Entry? {
+        guard samples.contains(uuid) else { return nil }
+        return entries.first { $0.erasure.samples.contains(uuid) }
+    }
+
+    /// The erasure that destroyed the key `keyId`, if one did.
+    package func erasure(ofKey keyId: UInt64?) -> Entry? {
+        guard let keyId, keyIds.contains(keyId) else { return nil }
+        return entries.first { $0.erasure.keyIds.contains(keyId) }
+    }
+
+    /// How replay folds a record.
+    package enum Disposition {
+        /// As it is.
+        case fold
+        /// Passed over: its content is erased.
+        case passOver
+        /// As this event: its content erased, what later rules need kept.
+        case replace(Event)
+    }
+
+    /// How replay folds the record at `sequence`, sealed under `keyId` (nil: plain).
+    package func disposition(keyId: UInt64?, sequence: UInt64) -> Disposition {
+        guard let keyId, keyIds.contains(keyId) else { return .fold }
+        if let event = replacements[sequence] { return .replace(event) }
+        return .passOver
+    }
+
+    /// `event` without what it names that is erased, in `state` (nil: nothing of it is
+    /// left to fold). Only events that name other objects change. An erased UUID saved
+    /// again after its erasure (an export imported again) names that new sample.
+    func adjust(_ event: Event, in state: borrowing LedgerState) -> Event? {
+        func erased(_ uuid: UUID) -> Bool { samples.contains(uuid) && state.samples.slot(of: uuid) == nil }
+        switch event {
+        case .samplesDeleted(let actor, let objects, let reason):
+            let kept = objects.filter { !erased($0.uuid) }
+            if kept.count == objects.count { return event }
+            return kept.isEmpty ? nil : .samplesDeleted(actor: actor, objects: kept, reason: reason)
+        case .samplesAssociated(let app, let workout, let uuids):
+            if erased(workout) { return nil }
+            let kept = uuids.filter { !erased($0) }
+            if kept.count == uuids.count { return event }
+            return kept.isEmpty ? nil : .samplesAssociated(app: app, workout: workout, samples: kept)
+        case .workoutActivitiesAdded(_, let workout, _):
+            return erased(workout) ? nil : event
+        case .absentFromExport(let absence):
+            // Days whose summary an erasure took are not removed again.
+            let objects = absence.objects.filter { !erased($0.uuid) }
+            let days = absence.days.filter { state.activitySummaries[LedgerState.dayKey($0)] != nil }
+            if objects.count == absence.objects.count && days.count == absence.days.count { return event }
+            return .absentFromExport(ExportAbsence(importId: absence.importId, exportDate: absence.exportDate,
+                                                   objects: objects, days: days))
+        default:
+            return event
+        }
+    }
+
+    /// `headers` without a replacement of an erased sample (it was never folded), or nil
+    /// when none names one.
+    func adjust(_ headers: ArraySlice<SampleCodec.Header>, in state: borrowing LedgerState) -> [SampleCodec.Header]? {
+        func erased(_ uuid: UUID) -> Bool { samples.contains(uuid) && state.samples.slot(of: uuid) == nil }
+        guard headers.contains(where: { $0.replaces.map(erased) ?? false }) else { return nil }
+        return headers.map { h in
+            var h = h
+            if let r = h.replaces, erased(r) { h.replaces = nil }
+            return h
+        }
+    }
+
+    /// The `erased` events of the log `reader` reads, in order. Empty at once for a plain
+    /// log, or a sealed one whose key store has no erasure key (none was ever written,
+    /// Y5). Otherwise one pass over the log's framing without opening anything, then the
+    /// `erased` records found opened and decoded.
+    /// - Throws: the log's damage (`LogError`); `ReplayError.undecodable` for an `erased`
+    ///   record that does not open or decode.
+    package static func read(_ reader: LogReader) throws -> ErasureIndex {
+        guard reader.header.allowsSealedRecords, let ring = reader.opening.keys as? LedgerKeyRing, ring.mayHoldErasures else {
+            return ErasureIndex()
+        }
+        var found: [(sequence: UInt64, offset: UInt64)] = []
+        try reader.unopened().forEachRecord { record in
+            if record.kind == EventKind.erased.rawValue { found.append((record.sequence, record.offset)) }
+            return true
+        }
+        var index = ErasureIndex()
+        for (sequence, offset) in found {
+            let stored = try reader.record(atOffset: offset)
+            do throws(EventDecodingError) {
+                try SealScopes.requireSealed(kind: stored.kind, inSealedLog: true, sealed: stored.sealedKeyId != nil)
+                guard case .erased(let erasure) = try EventCodec.decode(stored) else {
+                    preconditionFailure("an erased record decodes as an erasure")
+                }
+                index.add(erasure, sequence: sequence, recordedAt: stored.recordedAt)
+            } catch {
+                throw ReplayError.undecodable(sequence: sequence, offset: offset, error)
+            }
+        }
+        return index
+    }
+}

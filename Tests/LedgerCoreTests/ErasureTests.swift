@@ -1,0 +1,269 @@
+import Foundation
+import HealthModel
+@testable import LedgerCore
+import LedgerKeys
+import LedgerLog
+import Testing
+import TestSupport
+
+/// Erasure by destroying keys (issue 32), in process: what replay folds afterwards
+/// (byte for byte what the ledger holds, with the keys gone or — after a crash — still
+/// there), later events that name erased samples, and an erasure stopped after each of
+/// its durable steps as `kill -9` would.
+@Suite struct ErasureTests {
+    /// An encrypted ledger's folder and key file; each `fs()` is a new process's view
+    /// (a key ring that has read nothing yet).
+    struct Folder {
+        let dir = TemporaryDirectory("erasure")
+        var path: String { dir.path + "/ledger" }
+
+        init() throws {
+            try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
+            _ = try KeyEncryptionKey.create(at: dir.path + "/kek")
+        }
+
+        func fs() throws -> PosixFileSystem {
+            let ring = LedgerKeyRing(folder: LedgerKeyRing.folder(ofLedger: path), kek: try KeyEncryptionKey.load(from: dir.path + "/kek"))
+            return PosixFileSystem(path: path, recordKeys: ring)
+        }
+
+        func create() throws -> Ledger {
+            try Ledger.create(try fs(), options: LedgerOptions(log: LogWriterOptions(sealedFormat: true)))
+        }
+
+        func open() throws -> Ledger { try Ledger.open(try fs()) }
+
+        /// A fresh replay of the whole log, by a new reader.
+        func replayed() throws -> LedgerState {
+            let fs = try fs()
+            let reader = try LogReader(fs)
+            var state = LedgerState()
+            _ = try Replayer.replay(reader, into: &state, from: reader.start)
+            return state
+        }
+    }
+
+    static func weight(_ v: Double, _ day: Int, _ uuid: UUID) throws -> Sample {
+        try quantitySample(.bodyMass, v, "kg", at: String(format: "2026-11-%02dT08:00:00Z", day), uuid: uuid)
+    }
+
+    /// A saves three weights and deletes one of them; B saves two and the owner deletes
+    /// one of B's; A saves a heart rate.
+    static func story(_ ledger: Ledger) async throws {
+        try await ledger.grant(appA, share: [.quantity(.bodyMass), .quantity(.heartRate)], read: [.quantity(.bodyMass)])
+        try await ledger.grant(appB, share: [.quantity(.bodyMass)])
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier,
+                                      samples: [try weight(81, 1, fixedUUID(1)), try weight(82, 2, fixedUUID(2)), try weight(83, 3, fixedUUID(3))]))
+        try await ledger.append(.save(bundleIdentifier: appB.bundleIdentifier, samples: [try weight(70, 4, fixedUUID(4)), try weight(71, 5, fixedUUID(5))]))
+        try await ledger.append(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(2)], reason: "mistyped"))
+        try await ledger.append(.delete(bundleIdentifier: nil, uuids: [fixedUUID(5)], reason: nil))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier,
+                                      samples: [try quantitySample(.heartRate, 60, "count/min", at: "2026-11-06T08:00:00Z", uuid: fixedUUID(6))]))
+    }
+
+    static func live(_ state: LedgerState) -> [UUID] {
+        (0..<UInt32(state.samples.count)).filter { state.samples.isLive($0) }.map { state.samples.entry($0).uuid }.sorted { $0.uuidString < $1.uuidString }
+    }
+
+    @Test func erasingASourceTakesAllItSavedAndReplaysToWhatTheLedgerHolds() async throws {
+        let folder = try Folder()
+        let ledger = try folder.create()
+        try await Self.story(ledger)
+        let outcome = try await ledger.erase(.source(bundleIdentifier: appA.bundleIdentifier), reason: "asked")
+        // Every sample A ever saved, the deleted one too; two were live.
+        #expect(Set(outcome.erasure.samples) == [fixedUUID(1), fixedUUID(2), fixedUUID(3), fixedUUID(6)])
+        #expect(outcome.erasure.liveAtErasure == 3)
+        #expect(outcome.erasure.replacements.isEmpty)  // A's deletion named only what A saved
+        #expect(outcome.snapshot != nil)
+        let state = await ledger.state
+        #expect(Self.live(state) == [fixedUUID(4)])
+        #expect(state.registry.ordinal(of: appA.bundleIdentifier) == 1)  // the app stays
+        try await ledger.close()
+
+        // A new process, with the keys gone: the same projections, byte for byte.
+        let fresh = try folder.replayed()
+        #expect(fresh == state)
+        #expect(fresh.digest() == state.digest())
+        #expect(fresh.eventsNotApplied == 3)  // A's two saves and its deletion, passed over
+        #expect(fresh.erasures.entries.map(\.sequence) == [outcome.sequence])
+        let report = try LedgerVerifier.verify(try folder.fs())
+        #expect(report.isIntact, "\(String(describing: report.eventProblem)) \(report.snapshots)")
+        // The destroyed keys are tombstones: a record they sealed says so by name.
+        var erased = 0
+        try LogReader(try folder.fs()).forEachRecord { record in
+            if let id = record.sealedKeyId, outcome.erasure.keyIds.contains(id) {
+                #expect(record.sealFailure?.reason == .keyDestroyed, "event \(record.sequence)")
+                erased += 1
+            }
+            return true
+        }
+        #expect(erased == 3)
+        let ring = try #require(try folder.fs().recordKeys as? LedgerKeyRing)
+        for id in outcome.erasure.keyIds {
+            guard case .destroyed = ring.lookup(keyId: id) else { Issue.record("key \(id) is not destroyed"); continue }
+        }
+        // Nothing left to erase.
+        let again = try folder.open()
+        await #expect(throws: LedgerError.self) { try await again.erase(.source(bundleIdentifier: appA.bundleIdentifier), reason: "again") }
+        // A may save again, under new keys; the erased UUIDs may be used again.
+        try await again.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try Self.weight(90, 7, fixedUUID(1))]))
+        try await again.append(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(1)], reason: nil))
+        let after = await again.state
+        try await again.close()
+        #expect(try folder.replayed() == after)
+        #expect(try LedgerVerifier.verify(try folder.fs()).isIntact)
+    }
+
+    @Test func erasingATypeFoldsLaterEventsThatNameItsSamplesWithoutThem() async throws {
+        let folder = try Folder()
+        let ledger = try folder.create()
+        try await Self.story(ledger)
+        // The owner's deletion of B's weight is sealed under the owner's key, which an
+        // erasure of the type keeps: replay must fold it without the erased sample.
+        let outcome = try await ledger.erase(.type(code: ObjectType.quantity(.bodyMass).code), reason: "no weights")
+        #expect(Set(outcome.erasure.samples) == [fixedUUID(1), fixedUUID(2), fixedUUID(3), fixedUUID(4), fixedUUID(5)])
+        #expect(outcome.erasure.liveAtErasure == 3)
+        let state = await ledger.state
+        #expect(Self.live(state) == [fixedUUID(6)])
+        #expect(state.samples.latest(typeCode: ObjectType.quantity(.bodyMass).code) == nil)
+        try await ledger.close()
+        #expect(try folder.replayed() == state)
+        #expect(try LedgerVerifier.verify(try folder.fs()).isIntact)
+        // An erasure naming a live sample is refused by replay (E16).
+        let forged = Erasure(scope: .all, reason: "x", keyIds: [1], samples: [fixedUUID(6)], liveAtErasure: 1, replacements: [])
+        #expect(LedgerRules.violation(.other(.erased(forged)), in: state) == .erasedSampleLive(fixedUUID(6)))
+    }
+
+    @Test func aPlainLedgerOrAnUnknownScopeIsRefusedAndChangesNothing() async throws {
+        let plain = try makeLedger()
+        try await plain.grant(appA, share: [.quantity(.bodyMass)])
+        let before = await plain.state
+        await #expect(throws: LedgerError.self) { try await plain.erase(.all, reason: "x") }
+        #expect(await plain.state == before)
+
+        let folder = try Folder()
+        let ledger = try folder.create()
+        try await Self.story(ledger)
+        let size = { try FileManager.default.attributesOfItem(atPath: folder.path + "/ledger.log")[.size] as? Int }
+        let keys = { try Data(contentsOf: URL(fileURLWithPath: folder.path + "/keys/keys.bin")) }
+        let (sizeBefore, keysBefore) = (try size(), try keys())
+        for (scope, reason) in [(Erasure.Scope.source(bundleIdentifier: "com.example.none"), "x"), (.importRun(fixedUUID(9)), "x"),
+                                (.type(code: ObjectType.quantity(.stepCount).code), "x"), (.all, ""),
+                                (.all, String(repeating: "r", count: Erasure.reasonBytesMax + 1))] {
+            do {
+                _ = try await ledger.erase(scope, reason: reason)
+                Issue.record("\(scope) with a reason of \(reason.utf8.count) bytes was not refused")
+            } catch let LedgerError.erasureRefused(why, notFound) {
+                #expect(notFound == !(reason.isEmpty || reason.utf8.count > Erasure.reasonBytesMax), "\(why)")
+            }
+        }
+        #expect(try size() == sizeBefore)
+        #expect(try keys() == keysBefore)
+        try await ledger.close()
+        let state = try folder.replayed()
+        #expect(Self.live(state) == [fixedUUID(1), fixedUUID(3), fixedUUID(4), fixedUUID(6)])
+        #expect(state.erasures.isEmpty)
+    }
+
+    /// Stopped after each durable step (what is on disk stays, nothing else of the
+    /// erasure runs), then opened by a new process: always the state after.
+    @Test(arguments: [Ledger.ErasureStop.afterAppend, .afterDestroy, .afterSnapshotsRemoved])
+    func anErasureStoppedAfterAnyStepIsFinishedByTheNextWriter(_ stop: Ledger.ErasureStop) async throws {
+        let folder = try Folder()
+        let ledger = try folder.create()
+        try await Self.story(ledger)
+        try await ledger.snapshot()  // a snapshot from before, holding what is erased
+        let outcome = try await ledger.erase(.source(bundleIdentifier: appA.bundleIdentifier), reason: "asked", stoppingAfter: stop)
+        ledger.abandon()
+        let keysAfterStop = try #require(try folder.fs().recordKeys as? LedgerKeyRing)
+        #expect(outcome.erasure.keyIds.allSatisfy { keysAfterStop.isLive($0) } == (stop == .afterAppend))
+
+        // A reader before any writer: already the state after (replay passes over).
+        #expect(Self.live(try folder.replayed()) == [fixedUUID(4)])
+        // The next writer finishes it: keys destroyed, older snapshots gone.
+        let reopened = try folder.open()
+        #expect(Self.live(await reopened.state) == [fixedUUID(4)])
+        let ring = try #require(try folder.fs().recordKeys as? LedgerKeyRing)
+        for id in outcome.erasure.keyIds {
+            guard case .destroyed = ring.lookup(keyId: id) else { Issue.record("key \(id) is live after \(stop)"); continue }
+        }
+        let snapshots = try FileManager.default.contentsOfDirectory(atPath: folder.path + "/snapshots")
+        #expect(snapshots.isEmpty, "\(snapshots)")
+        try await reopened.snapshot()
+        try await reopened.close()
+        let report = try LedgerVerifier.verify(try folder.fs())
+        #expect(report.isIntact && report.snapshotsChecked == 1, "\(String(describing: report.eventProblem)) \(report.snapshots)")
+    }
+
+    /// An `erased` payload built field by field (FORMAT.md, kind 27), each field settable.
+    static func erasedPayload(scope: UInt8 = 4, keyIds: [UInt64] = [1], sampleCount: Int? = nil, samples: [UUID] = [],
+                              live: UInt64 = 0, replacementKind: UInt16? = nil, reason: String = "r") -> [UInt8] {
+        var w = ByteWriter(capacity: 64)
+        w.varint(0)  // the owner
+        w.u8(scope)
+        if scope == 1 { w.string("com.example.a") }
+        w.string(reason)
+        w.varint(keyIds.count)
+        for id in keyIds { w.varint(id) }
+        w.varint(sampleCount ?? samples.count)
+        for u in samples { w.uuid(u) }
+        w.varint(live)
+        if let kind = replacementKind {
+            w.varint(1)
+            w.varint(5)
+            w.u16(kind)
+            w.u16(1)
+            w.lengthPrefixed { $0.varint(0); $0.string("x") }
+        } else {
+            w.varint(0)
+        }
+        return w.bytes
+    }
+
+    @Test func malformedErasuresAreRefusedByName() throws {
+        func refusal(_ payload: [UInt8]) -> String? {
+            do {
+                _ = try payload.withUnsafeBytes { try EventCodec.decode(kind: EventKind.erased.rawValue, version: 1, payload: $0) }
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(refusal(Self.erasedPayload()) == nil)
+        #expect(refusal(Self.erasedPayload(scope: 9))?.contains("unknown erasure scope") == true)
+        #expect(refusal(Self.erasedPayload(keyIds: []))?.contains("destroys at least one key") == true)
+        #expect(refusal(Self.erasedPayload(keyIds: [4, 4]))?.contains("ascend from 1") == true)
+        #expect(refusal(Self.erasedPayload(keyIds: [0]))?.contains("ascend from 1") == true)
+        // A count of UUIDs the bytes cannot hold is refused before anything is reserved.
+        #expect(refusal(Self.erasedPayload(sampleCount: 1 << 40))?.contains("above") == true)
+        #expect(refusal(Self.erasedPayload(samples: [fixedUUID(1)], live: 2))?.contains("2 live of 1") == true)
+        #expect(refusal(Self.erasedPayload(replacementKind: EventKind.samplesSaved.rawValue))?.contains("a replacement of kind 6") == true)
+        #expect(refusal(Self.erasedPayload(reason: String(repeating: "r", count: 1_001)))?.contains("at most 1000 bytes") == true)
+        // Not the owner: refused as E6.
+        var app = Self.erasedPayload()
+        app[0] = 1
+        #expect(refusal(app)?.contains("[E6]") == true)
+        // Every truncation is refused, never a trap.
+        let whole = Self.erasedPayload(scope: 1, keyIds: [2, 9], samples: [fixedUUID(1), fixedUUID(2)], live: 1,
+                                       replacementKind: EventKind.samplesDeleted.rawValue)
+        for cut in 0..<whole.count { #expect(refusal(Array(whole[0..<cut])) != nil, "cut at \(cut)") }
+    }
+
+    @Test func aStateFromBeforeAnErasureIsRebuiltByTheNextReplay() async throws {
+        let folder = try Folder()
+        let ledger = try folder.create()
+        try await Self.story(ledger)
+        // A reader's state, caught up before the erasure.
+        let fs = try folder.fs()
+        let reader = try LogReader(fs)
+        var following = LedgerState()
+        let first = try Replayer.replay(reader, into: &following, from: reader.start)
+        #expect(Self.live(following).count == 4)
+        _ = try await ledger.erase(.source(bundleIdentifier: appA.bundleIdentifier), reason: "asked")
+        // Following on from where it was: the erasure makes it start again.
+        _ = try Replayer.replay(reader, into: &following, from: try #require(first.position))
+        #expect(Self.live(following) == [fixedUUID(4)])
+        #expect(following == (await ledger.state))
+        try await ledger.close()
+    }
+}
