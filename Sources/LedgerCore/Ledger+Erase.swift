@@ -7,24 +7,39 @@ import LedgerLog
 ///
 /// The order, each step durable before the next, so that `kill -9` anywhere leaves the
 /// ledger before the erasure or after it:
-/// 1. read what the scope's keys sealed (the keys are live): the samples' UUIDs and the
-///    replacements later rules need (`ErasureReplacement`);
-/// 2. append the `erased` event, sealed under an erasure key, durable. From here on
-///    every replay passes over what those keys sealed, whether or not they still exist:
-///    the erasure has happened. Not folded: the projections are rebuilt (step 5);
-/// 3. destroy the keys and the snapshot key, in one durable key-store write;
-/// 4. remove every snapshot (sealed under the destroyed snapshot key);
-/// 5. rebuild the projections from the log and write a snapshot under a new key.
-/// A writer that opens the ledger after a crash between 2 and 4 finishes 3 and 4
+/// 1. read what the scope's keys sealed (they are live): the samples' UUIDs, the
+///    replacements later rules need (`ErasureReplacement`), and — a range of days
+///    cutting a key's month — the samples of that month that stay;
+/// 2. make the keys the batch needs: an erasure key, and a new key for each cut month
+///    (`rotate`);
+/// 3. append one batch, durable: the staying samples of the cut months saved again
+///    under the new keys (same UUIDs), then the `erased` event(s). From here on every
+///    replay passes over what the old keys sealed, whether or not they still exist:
+///    the erasure has happened. Not folded: the projections are rebuilt (step 6);
+/// 4. destroy the keys and the snapshot key, in one durable key-store write;
+/// 5. remove every snapshot (sealed under the destroyed snapshot key);
+/// 6. rebuild the projections from the log and write a snapshot under a new key.
+/// A writer that opens the ledger after a crash between 3 and 5 finishes 4 and 5
 /// (`finishErasures`) before anything else.
 extension Ledger {
     /// What an erasure did.
     package struct ErasureOutcome: Sendable {
-        /// The `erased` event's sequence number.
+        /// The sequence number of its (first) `erased` event.
         package let sequence: UInt64
-        package let erasure: Erasure
+        /// Its `erased` events (more than one when the erased samples' UUIDs do not fit
+        /// one record).
+        package let erasures: [Erasure]
         /// The snapshot written afterwards (nil when stopped before, in tests).
         package let snapshot: String?
+
+        package var scope: Erasure.Scope { erasures[0].scope }
+        package var keyIds: [UInt64] { erasures[0].keyIds }
+        /// Samples live when erased.
+        package var samplesErased: UInt64 { erasures.reduce(0) { $0 + $1.liveAtErasure } }
+        /// Every sample the destroyed keys sealed (deleted ones too).
+        package var samplesSealed: Int { erasures.reduce(0) { $0 + $1.samples.count } }
+        /// Samples of cut months saved again under new keys.
+        package let samplesKept: Int
     }
 
     /// A step after which a test stops an erasure, as `kill -9` would (what is on disk
@@ -33,11 +48,17 @@ extension Ledger {
         case afterAppend, afterDestroy, afterSnapshotsRemoved
     }
 
+    /// UUIDs per `erased` event: 8 MB of them, well inside a record's 16 MiB.
+    static let erasedSamplesPerEvent = 500_000
+    /// Samples per re-appended save.
+    static let resealedSamplesPerRecord = 2_048
+
     /// Erases `scope`: appends an `erased` event, destroys the keys that sealed it, and
     /// rebuilds every snapshot (the owner's act; the store API has no door to it).
     /// - Throws: `LedgerError.erasureRefused` (nothing changed: a plain ledger, an
-    ///   unknown source, import or type, nothing to erase, a reason empty or too long);
-    ///   `LedgerError.keyStore`; the log's errors.
+    ///   unknown source, import or type, a range of a type that is not a sample type's,
+    ///   nothing to erase, a reason empty or too long); `LedgerError.keyStore`; the log's
+    ///   errors.
     package func erase(_ scope: Erasure.Scope, reason: String, stoppingAfter stop: ErasureStop? = nil) async throws
         -> ErasureOutcome {
         await admit()
@@ -48,29 +69,40 @@ extension Ledger {
         guard !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, reason.utf8.count <= Erasure.reasonBytesMax else {
             throw LedgerError.erasureRefused("an erasure's reason has 1 to \(Erasure.reasonBytesMax) bytes", notFound: false)
         }
-        let accepts = try erasedScopes(scope)
-        let keyIds: [UInt64]
-        do { keyIds = try ring.liveKeys(where: accepts).map(\.id) } catch { throw LedgerError.keyStore(error) }
-        guard !keyIds.isEmpty else {
+        let keys = try erasedKeys(scope, ring: ring)
+        guard !keys.destroyed.isEmpty else {
             throw LedgerError.erasureRefused("nothing to erase: no live key holds \(scope)", notFound: true)
         }
         try await sync()
-        let erasure = try Self.readErased(scope, reason: reason, keyIds: keyIds, reader: reader, state: state)
+        // 1. What the keys sealed.
+        var read = try Self.readErased(scope, reason: reason, keys: keys, reader: reader, state: state)
 
-        // 2. The event, durable.
+        // 2. The keys the batch needs.
         let recordedAt = writer.nextRecordedAt()
-        guard let erasureScope = SealScopes.scope(of: .erased(erasure), recordedAt: recordedAt, importId: nil) else {
-            preconditionFailure("an erasure is sealed")
-        }
+        let erasureScope = KeyScope(source: .app(ordinal: 0), type: SealScopes.erasure, month: UTCMonth(containingNanoseconds: recordedAt))
+        let newKeys: [KeyScope: UInt64]
         let erasureKey: UInt64
         do {
+            newKeys = read.kept.isEmpty ? [:] : try ring.rotate(Set(read.kept.map(\.scope)))
             guard let id = try ring.keyIds(for: [erasureScope])[erasureScope] else { preconditionFailure("a key per scope asked") }
             erasureKey = id
         } catch {
             throw LedgerError.keyStore(error)
         }
+
+        // 3. One batch: the kept samples again, then the erasure.
         var batch = RecordBatch()
-        EventCodec.append(.erased(erasure), to: &batch, sealedUnder: erasureKey)
+        for part in read.kept {
+            guard let key = newKeys[part.scope] else { preconditionFailure("a new key per cut scope") }
+            EventCodec.append(.samplesSaved(app: part.app, samples: part.samples.map { SavedSample($0) }), to: &batch, sealedUnder: key)
+        }
+        let first = writer.nextSequence
+        read.erasure = read.erasure.with(resealed: Array(first..<first + UInt64(batch.count)))
+        let erasures = read.erasure.split(samplesPerEvent: Self.erasedSamplesPerEvent) { uuid in
+            state.samples.slot(of: uuid).map(state.samples.isLive) ?? false
+        }
+        for erasure in erasures { EventCodec.append(.erased(erasure), to: &batch, sealedUnder: erasureKey) }
+        if let violation = batch.limitViolation { throw violation }
         let ticket = try enqueue(batch, recordedAt: recordedAt)
         do {
             try await writer.wait(for: ticket, durability: .durable)
@@ -78,61 +110,148 @@ extension Ledger {
             failure = error
             throw error
         }
-        let sequence = ticket.sequences.lowerBound
-        if stop == .afterAppend { return ErasureOutcome(sequence: sequence, erasure: erasure, snapshot: nil) }
+        precondition(ticket.sequences.lowerBound == first, "the ledger is the log's only writer")
+        let sequence = first + UInt64(read.kept.count)
+        let kept = read.kept.reduce(0) { $0 + $1.samples.count }
+        func outcome(_ snapshot: String?) -> ErasureOutcome {
+            ErasureOutcome(sequence: sequence, erasures: erasures, snapshot: snapshot, samplesKept: kept)
+        }
+        if stop == .afterAppend { return outcome(nil) }
 
-        // 3–4. Keys destroyed, snapshots removed.
-        try Self.destroyKeys(keyIds, ring: ring)
-        if stop == .afterDestroy { return ErasureOutcome(sequence: sequence, erasure: erasure, snapshot: nil) }
+        // 4–5. Keys destroyed, snapshots removed.
+        try Self.destroyKeys(keys.destroyed, ring: ring)
+        if stop == .afterDestroy { return outcome(nil) }
         Self.removeSnapshots(fs)
-        if stop == .afterSnapshotsRemoved { return ErasureOutcome(sequence: sequence, erasure: erasure, snapshot: nil) }
+        if stop == .afterSnapshotsRemoved { return outcome(nil) }
 
-        // 5. The projections rebuilt without what was erased, and a snapshot of them.
+        // 6. The projections rebuilt without what was erased, and a snapshot of them.
         try reloadState()
         signalCommitted()
-        let name = try await snapshot()
-        return ErasureOutcome(sequence: sequence, erasure: erasure, snapshot: name)
+        return outcome(try await snapshot())
+    }
+
+    /// The live keys an erasure destroys, and of those the ones whose month a range only
+    /// cuts (what stays of them is saved again first).
+    struct ErasedKeys {
+        var destroyed: [UInt64] = []
+        var cut: [UInt64: KeyScope] = [:]
     }
 
     /// Which keys `scope` destroys: every key of its source, import or type, but never
     /// a registration's (the app stays, and the grants and events that name it), an
-    /// erasure's own, or the snapshot key (rotated by every erasure, `destroyKeys`).
-    func erasedScopes(_ scope: Erasure.Scope) throws -> (KeyScope) -> Bool {
+    /// erasure's own, or the snapshot key (rotated by every erasure, `destroyKeys`). A
+    /// range: the keys of its type whose month it touches.
+    func erasedKeys(_ scope: Erasure.Scope, ring: LedgerKeyRing) throws -> ErasedKeys {
+        let accepts: (KeyScope) -> Bool
+        var range: (from: Date, to: Date)?
         switch scope {
         case .source(let bundle):
             guard let ordinal = state.registry.ordinal(of: bundle) else {
                 throw LedgerError.erasureRefused("no app \(bundle) is registered", notFound: true)
             }
-            return { !SealScopes.survivesErasure(type: $0.type) && $0.source.kind != .importRun && $0.source.appOrdinal == UInt64(ordinal) }
+            accepts = { $0.source.kind != .importRun && $0.source.appOrdinal == UInt64(ordinal) }
         case .importRun(let id):
             guard state.imports.contains(where: { $0.start.importId == id }) else {
                 throw LedgerError.erasureRefused("no import \(id.uuidString.lowercased()) is in the ledger", notFound: true)
             }
             let bytes = SealScopes.uuidBytes(id)
-            return { !SealScopes.survivesErasure(type: $0.type) && $0.source.belongs(toImport: bytes) }
+            accepts = { $0.source.belongs(toImport: bytes) }
         case .type(let code):
-            return { $0.type == code && !SealScopes.survivesErasure(type: $0.type) }
+            accepts = { $0.type == code }
+        case .typeRange(let code, let from, let to):
+            switch ObjectType(code: code) {
+            case .quantity?, .category?, .correlation?: break
+            default:
+                throw LedgerError.erasureRefused("a range of days erases samples of a quantity, category or correlation type; "
+                                                 + "erase a whole type otherwise", notFound: false)
+            }
+            guard from < to else { throw LedgerError.erasureRefused("the range ends before it starts", notFound: false) }
+            range = (from, to)
+            accepts = { $0.type == code && Self.month($0.month, overlaps: from, to) }
         case .all:
-            return { !SealScopes.survivesErasure(type: $0.type) }
+            accepts = { _ in true }
         }
+        let live: [DataKey]
+        do { live = try ring.liveKeys(where: { !SealScopes.survivesErasure(type: $0.type) && accepts($0) }) } catch {
+            throw LedgerError.keyStore(error)
+        }
+        var keys = ErasedKeys()
+        for key in live {
+            keys.destroyed.append(key.id)
+            if let range, !Self.month(key.scope.month, liesWithin: range.from, range.to) { keys.cut[key.id] = key.scope }
+        }
+        return keys
     }
 
-    /// Step 1: reads every record the keys `keyIds` sealed (they are live), in log
-    /// order: the samples' UUIDs (each once), and the replacements of the records later
-    /// rules still need.
-    static func readErased(_ scope: Erasure.Scope, reason: String, keyIds: [UInt64], reader: LogReader,
-                           state: LedgerState) throws -> Erasure {
-        let ids = Set(keyIds)
+    /// The first instant of `month` (UTC) and of the month after it.
+    static func bounds(of month: UTCMonth) -> (start: Date, end: Date) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        func start(_ index: UInt32) -> Date {
+            let m = UTCMonth(index: index)
+            return calendar.date(from: DateComponents(year: m.year, month: m.month, day: 1)) ?? .distantFuture
+        }
+        return (start(month.index), start(month.index + 1))
+    }
+
+    static func month(_ month: UTCMonth, overlaps from: Date, _ to: Date) -> Bool {
+        let b = bounds(of: month)
+        return b.start < to && b.end > from
+    }
+
+    static func month(_ month: UTCMonth, liesWithin from: Date, _ to: Date) -> Bool {
+        let b = bounds(of: month)
+        return b.start >= from && b.end <= to
+    }
+
+    /// What step 1 read.
+    struct ErasedRead {
+        var erasure: Erasure
+        /// The samples of cut months that stay, by the scope and app of the save that
+        /// held them, in log order.
+        var kept: [(scope: KeyScope, app: AppOrdinal, samples: [Sample])]
+    }
+
+    /// Step 1: reads every record the keys sealed (they are live), in log order: the
+    /// samples' UUIDs (each once), the replacements of the records later rules still
+    /// need, and — under a cut key — the live samples outside the range, which stay.
+    static func readErased(_ scope: Erasure.Scope, reason: String, keys: ErasedKeys, reader: LogReader,
+                           state: LedgerState) throws -> ErasedRead {
+        let ids = Set(keys.destroyed)
         var seen = state.erasures.samples
         var samples: [UUID] = []
         var replacements: [ErasureReplacement] = []
+        var kept: [(scope: KeyScope, app: AppOrdinal, samples: [Sample])] = []
+        var keptAt: [KeyScope: [AppOrdinal: Int]] = [:]
+        var keptUUIDs: [UUID] = []
         var headers: [SampleCodec.Header] = [], strings: [String] = []
+        var range: (from: Date, to: Date)?
+        if case .typeRange(_, let from, let to) = scope { range = (from, to) }
         try reader.forEachRecord { record in
             guard let id = record.sealedKeyId, ids.contains(id) else { return true }
             if let failure = record.sealFailure {
                 throw LogError.sealedRecordUnopened(sequence: record.sequence, failure: failure)
             }
-            if record.kind == EventKind.samplesSaved.rawValue {
+            if let cutScope = keys.cut[id], let range, record.kind == EventKind.samplesSaved.rawValue {
+                // A month the range cuts: the live samples outside it stay.
+                guard case .samplesSaved(let app, let saved) = try EventCodec.decode(record) else { return true }
+                for s in saved {
+                    let start = s.sample.startDate
+                    var uuids: [UUID] = []
+                    if case .samplesSaved(_, let hs, _) = EventFacts(.samplesSaved(app: app, samples: [s])) { uuids = hs.map(\.uuid) }
+                    let live = state.samples.slot(of: s.sample.uuid).map(state.samples.isLive) ?? false
+                    if live && (start < range.from || start >= range.to) {
+                        if keptAt[cutScope]?[app] == nil {
+                            keptAt[cutScope, default: [:]][app] = kept.count
+                            kept.append((cutScope, app, []))
+                        }
+                        kept[keptAt[cutScope]![app]!].samples.append(s.sample)
+                        keptUUIDs.append(s.sample.uuid)
+                    } else {
+                        for uuid in uuids where seen.insert(uuid).inserted { samples.append(uuid) }
+                    }
+                }
+            } else if record.kind == EventKind.samplesSaved.rawValue {
                 headers.removeAll(keepingCapacity: true)
                 strings.removeAll(keepingCapacity: true)
                 let version = record.kindVersion
@@ -149,11 +268,29 @@ extension Ledger {
         let live = samples.reduce(into: UInt64(0)) { n, uuid in
             if let slot = state.samples.slot(of: uuid), state.samples.isLive(slot) { n += 1 }
         }
-        return Erasure(scope: scope, reason: reason, keyIds: keyIds, samples: samples, liveAtErasure: live,
-                       replacements: replacements)
+        // The workouts the staying samples were associated with (live ones: a deleted
+        // workout's associations are not restored).
+        var restored: [Erasure.RestoredAssociation] = []
+        if !keptUUIDs.isEmpty {
+            let staying = Set(keptUUIDs)
+            for workout in state.associations.keys.sorted(by: { $0.uuidString < $1.uuidString }) {
+                guard let slot = state.samples.slot(of: workout), state.samples.isLive(slot) else { continue }
+                let joined = state.associations[workout]!.filter(staying.contains)
+                if !joined.isEmpty { restored.append(Erasure.RestoredAssociation(workout: workout, samples: joined)) }
+            }
+        }
+        // Re-appended in records of at most `resealedSamplesPerRecord`.
+        let parts = kept.flatMap { part in
+            stride(from: 0, to: part.samples.count, by: resealedSamplesPerRecord).map { start in
+                (part.scope, part.app, Array(part.samples[start..<min(start + resealedSamplesPerRecord, part.samples.count)]))
+            }
+        }
+        return ErasedRead(erasure: Erasure(scope: scope, reason: reason, keyIds: keys.destroyed, samples: samples, liveAtErasure: live,
+                                           replacements: replacements, restoredAssociations: restored),
+                          kept: parts.map { (scope: $0.0, app: $0.1, samples: $0.2) })
     }
 
-    /// Step 3: destroys `keyIds` and every snapshot key in one durable write (a new
+    /// Step 4: destroys `keyIds` and every snapshot key in one durable write (a new
     /// snapshot key is made when the next snapshot is written).
     static func destroyKeys(_ keyIds: [UInt64], ring: LedgerKeyRing) throws {
         do {
@@ -164,7 +301,7 @@ extension Ledger {
         }
     }
 
-    /// Step 4: removes the snapshot files written before the event `before` (nil:
+    /// Step 5: removes the snapshot files written before the event `before` (nil:
     /// every one), and every one set aside as damaged: each was sealed under a destroyed
     /// key and holds what was erased.
     static func removeSnapshots(_ fs: any LogFileSystem, before: UInt64? = nil) {
@@ -176,9 +313,10 @@ extension Ledger {
         }
     }
 
-    /// After a crash inside an erasure (its event durable, its keys or snapshots not yet
-    /// gone): destroys the keys and removes the snapshots, as the erasure would have.
-    /// The projections need nothing: replay passes over what the event erased either way.
+    /// After a crash inside an erasure (its events durable, its keys or snapshots not
+    /// yet gone): destroys the keys and removes the older snapshots, as the erasure would
+    /// have. The projections need nothing: replay passes over what the event erased
+    /// either way.
     static func finishErasures(_ erasures: ErasureIndex, ring: LedgerKeyRing, fs: any LogFileSystem) throws {
         guard let last = erasures.entries.last else { return }
         let pending = erasures.entries.flatMap(\.erasure.keyIds).filter { ring.isLive($0) }

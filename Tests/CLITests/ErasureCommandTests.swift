@@ -100,6 +100,40 @@ import TestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir.path + "/E/keys/keys.bin")) != backup)
     }
 
+    @Test func aCutErasureOfThreeDaysLeavesExactlyTheOtherSamplesReadable() throws {
+        let dir = TemporaryDirectory("erase-days")
+        #expect(try E.run(dir, "E", ["init", "--encrypt", "--key-file", dir.path + "/kek"]).status == 0)
+        let app = "com.example.scale"
+        var commands = [["--app", app, "app", "register", "--name", "Scale", "--share-purpose", "s", "--read-purpose", "r"],
+                        ["--app", app, "request", "--share", "bodyMass,heartRate", "--read", "bodyMass"],
+                        ["authorize", "--app", app, "--share", "bodyMass,heartRate", "--read", "bodyMass"],
+                        ["timezone", "America/New_York"]]
+        for day in 1...10 {
+            commands.append(["save", "--app", app, "--type", "bodyMass", "--value", String(80 + day), "--unit", "kg",
+                             "--start", String(format: "2026-11-%02dT12:00:00Z", day)])
+        }
+        commands.append(["save", "--app", app, "--type", "heartRate", "--value", "61", "--unit", "count/min", "--start", "2026-11-04T12:00:00Z"])
+        for args in commands {
+            let r = try E.run(dir, "E", args, key: "kek")
+            #expect(r.status == 0, "\(args): \(r.stderr)")
+        }
+        // Three days in the owner's zone (New York): 3, 4 and 5 November.
+        let erased = try E.run(dir, "E", ["erase", "--type", "bodyMass", "--from", "2026-11-03", "--to", "2026-11-05", "--reason", "three days"], key: "kek")
+        #expect(erased.status == 0, "\(erased.stderr)")
+        #expect(erased.stdout.contains(": 3 samples (3 sealed in all)") && erased.stdout.contains("7 samples of the cut months kept under new keys"),
+                "\(erased.stdout)")
+        let query = try E.run(dir, "E", ["--owner", "query", "bodyMass", "--json"], key: "kek")
+        let days = query.stdout.split(separator: "\n").compactMap { (try? Self.json(String($0)))?["start"] as? String }.sorted()
+        #expect(days == ["2026-11-01", "2026-11-02", "2026-11-06", "2026-11-07", "2026-11-08", "2026-11-09", "2026-11-10"].map { $0 + "T12:00:00Z" },
+                "\(query.stdout)")
+        #expect(!query.stdout.contains("\"value\":83") && !query.stdout.contains("\"value\":84") && !query.stdout.contains("\"value\":85"))
+        #expect(try E.run(dir, "E", ["--owner", "query", "heartRate", "--json"], key: "kek").stdout.contains("\"value\":61"))
+        let verify = try E.run(dir, "E", ["verify"], key: "kek")
+        #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+        let usage = try E.run(dir, "E", ["erase", "--type", "bodyMass", "--from", "2026-11-03", "--reason", "x"], key: "kek")
+        #expect(usage.status == 2 && usage.stderr.contains("give --from D and --to D together"), "\(usage.stderr)")
+    }
+
     @Test func erasingAnImportTakesWhatItBroughtAndAPlainLedgerHasNothingToErase() throws {
         let dir = TemporaryDirectory("erase-import")
         try SmallExport.write(in: dir.path)

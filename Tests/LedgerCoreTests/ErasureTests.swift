@@ -71,9 +71,9 @@ import TestSupport
         try await Self.story(ledger)
         let outcome = try await ledger.erase(.source(bundleIdentifier: appA.bundleIdentifier), reason: "asked")
         // Every sample A ever saved, the deleted one too; two were live.
-        #expect(Set(outcome.erasure.samples) == [fixedUUID(1), fixedUUID(2), fixedUUID(3), fixedUUID(6)])
-        #expect(outcome.erasure.liveAtErasure == 3)
-        #expect(outcome.erasure.replacements.isEmpty)  // A's deletion named only what A saved
+        #expect(Set(outcome.erasures[0].samples) == [fixedUUID(1), fixedUUID(2), fixedUUID(3), fixedUUID(6)])
+        #expect(outcome.erasures[0].liveAtErasure == 3)
+        #expect(outcome.erasures[0].replacements.isEmpty)  // A's deletion named only what A saved
         #expect(outcome.snapshot != nil)
         let state = await ledger.state
         #expect(Self.live(state) == [fixedUUID(4)])
@@ -91,7 +91,7 @@ import TestSupport
         // The destroyed keys are tombstones: a record they sealed says so by name.
         var erased = 0
         try LogReader(try folder.fs()).forEachRecord { record in
-            if let id = record.sealedKeyId, outcome.erasure.keyIds.contains(id) {
+            if let id = record.sealedKeyId, outcome.erasures[0].keyIds.contains(id) {
                 #expect(record.sealFailure?.reason == .keyDestroyed, "event \(record.sequence)")
                 erased += 1
             }
@@ -99,7 +99,7 @@ import TestSupport
         }
         #expect(erased == 3)
         let ring = try #require(try folder.fs().recordKeys as? LedgerKeyRing)
-        for id in outcome.erasure.keyIds {
+        for id in outcome.erasures[0].keyIds {
             guard case .destroyed = ring.lookup(keyId: id) else { Issue.record("key \(id) is not destroyed"); continue }
         }
         // Nothing left to erase.
@@ -121,8 +121,8 @@ import TestSupport
         // The owner's deletion of B's weight is sealed under the owner's key, which an
         // erasure of the type keeps: replay must fold it without the erased sample.
         let outcome = try await ledger.erase(.type(code: ObjectType.quantity(.bodyMass).code), reason: "no weights")
-        #expect(Set(outcome.erasure.samples) == [fixedUUID(1), fixedUUID(2), fixedUUID(3), fixedUUID(4), fixedUUID(5)])
-        #expect(outcome.erasure.liveAtErasure == 3)
+        #expect(Set(outcome.erasures[0].samples) == [fixedUUID(1), fixedUUID(2), fixedUUID(3), fixedUUID(4), fixedUUID(5)])
+        #expect(outcome.erasures[0].liveAtErasure == 3)
         let state = await ledger.state
         #expect(Self.live(state) == [fixedUUID(6)])
         #expect(state.samples.latest(typeCode: ObjectType.quantity(.bodyMass).code) == nil)
@@ -176,7 +176,7 @@ import TestSupport
         let outcome = try await ledger.erase(.source(bundleIdentifier: appA.bundleIdentifier), reason: "asked", stoppingAfter: stop)
         ledger.abandon()
         let keysAfterStop = try #require(try folder.fs().recordKeys as? LedgerKeyRing)
-        #expect(outcome.erasure.keyIds.allSatisfy { keysAfterStop.isLive($0) } == (stop == .afterAppend))
+        #expect(outcome.erasures[0].keyIds.allSatisfy { keysAfterStop.isLive($0) } == (stop == .afterAppend))
 
         // A reader before any writer: already the state after (replay passes over).
         #expect(Self.live(try folder.replayed()) == [fixedUUID(4)])
@@ -184,7 +184,7 @@ import TestSupport
         let reopened = try folder.open()
         #expect(Self.live(await reopened.state) == [fixedUUID(4)])
         let ring = try #require(try folder.fs().recordKeys as? LedgerKeyRing)
-        for id in outcome.erasure.keyIds {
+        for id in outcome.erasures[0].keyIds {
             guard case .destroyed = ring.lookup(keyId: id) else { Issue.record("key \(id) is live after \(stop)"); continue }
         }
         let snapshots = try FileManager.default.contentsOfDirectory(atPath: folder.path + "/snapshots")
@@ -193,6 +193,87 @@ import TestSupport
         try await reopened.close()
         let report = try LedgerVerifier.verify(try folder.fs())
         #expect(report.isIntact && report.snapshotsChecked == 1, "\(String(describing: report.eventProblem)) \(report.snapshots)")
+    }
+
+    /// A range of three days cuts November's key: the weights of those days are erased,
+    /// every other weight of November is saved again under a new key first (same UUIDs,
+    /// its workout association restored), October and December are untouched — even
+    /// though the app lost its sharing permission before the erasure.
+    @Test func aCutErasureOfThreeDaysLeavesExactlyTheOtherSamples() async throws {
+        let folder = try Folder()
+        let ledger = try folder.create()
+        try await ledger.grant(appA, share: [.quantity(.bodyMass), .quantity(.heartRate), .workout])
+        var weights: [(day: String, uuid: UUID)] = [("2026-10-30", fixedUUID(100)), ("2026-12-02", fixedUUID(101))]
+        for d in 1...10 { weights.append((String(format: "2026-11-%02d", d), fixedUUID(d))) }
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: try weights.map {
+            try quantitySample(.bodyMass, 80, "kg", at: $0.day + "T08:00:00Z", uuid: $0.uuid)
+        }))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+            try quantitySample(.heartRate, 60, "count/min", at: "2026-11-04T08:00:00Z", uuid: fixedUUID(200)),
+            .workout(try Workout(activityType: .running, start: date("2026-11-09T07:30:00Z"), end: date("2026-11-09T08:30:00Z"),
+                                 duration: 3600, uuid: fixedUUID(300))),
+        ]))
+        try await ledger.append(.associate(bundleIdentifier: appA.bundleIdentifier, workout: fixedUUID(300),
+                                           samples: [fixedUUID(9), fixedUUID(4)]))
+        try await ledger.append(.delete(bundleIdentifier: appA.bundleIdentifier, uuids: [fixedUUID(7)], reason: nil))
+        try await ledger.append(.decideAuthorization(bundleIdentifier: appA.bundleIdentifier,
+                                                     decisions: [(.quantity(.bodyMass), .denied, nil)], basis: .owner))
+        let ring = try #require(try folder.fs().recordKeys as? LedgerKeyRing)
+        let novemberBefore = try ring.liveKeys(where: { $0.type == ObjectType.quantity(.bodyMass).code && $0.month.description == "2026-11" })
+        #expect(novemberBefore.count == 1)
+
+        let outcome = try await ledger.erase(.typeRange(code: ObjectType.quantity(.bodyMass).code, from: date("2026-11-03T00:00:00Z"),
+                                                        to: date("2026-11-06T00:00:00Z")), reason: "three days")
+        let e = outcome.erasures[0]
+        // Erased: the three days, and the weight deleted before (its key is gone).
+        #expect(Set(e.samples) == [fixedUUID(3), fixedUUID(4), fixedUUID(5), fixedUUID(7)])
+        #expect(e.liveAtErasure == 3 && outcome.samplesKept == 6)
+        #expect(e.keyIds == novemberBefore.map(\.id))
+        #expect(e.resealed == [outcome.sequence - 1])
+        #expect(e.restoredAssociations == [Erasure.RestoredAssociation(workout: fixedUUID(300), samples: [fixedUUID(9)])])
+        let state = await ledger.state
+        let kept: Set<UUID> = [fixedUUID(100), fixedUUID(101), fixedUUID(1), fixedUUID(2), fixedUUID(6), fixedUUID(8),
+                               fixedUUID(9), fixedUUID(10), fixedUUID(200), fixedUUID(300)]
+        #expect(Set(Self.live(state)) == kept)
+        #expect(state.associations[fixedUUID(300)] == [fixedUUID(9)])
+        try await ledger.close()
+
+        #expect(try folder.replayed() == state)
+        let report = try LedgerVerifier.verify(try folder.fs())
+        #expect(report.isIntact, "\(String(describing: report.eventProblem)) \(report.snapshots)")
+        // November's old key is gone, a new one seals what stays; October's and December's are untouched.
+        let fresh = try #require(try folder.fs().recordKeys as? LedgerKeyRing)
+        guard case .destroyed = fresh.lookup(keyId: novemberBefore[0].id) else { Issue.record("November's old key is live"); return }
+        let weightKeys = try fresh.liveKeys(where: { $0.type == ObjectType.quantity(.bodyMass).code }).map(\.scope.month.description)
+        #expect(weightKeys.contains("2026-10") && weightKeys.contains("2026-11") && weightKeys.contains("2026-12"))
+        // Erasing the same days again finds the new key: nothing of them is left, the
+        // other November weights are kept again.
+        let again = try folder.open()
+        let second = try await again.erase(.typeRange(code: ObjectType.quantity(.bodyMass).code, from: date("2026-11-03T00:00:00Z"),
+                                                      to: date("2026-11-06T00:00:00Z")), reason: "again")
+        #expect(second.samplesErased == 0 && second.samplesKept == 6)
+        #expect(Set(Self.live(await again.state)) == kept)
+        try await again.close()
+        #expect(try LedgerVerifier.verify(try folder.fs()).isIntact)
+        // Not a sample type, or a workout: refused.
+        let third = try folder.open()
+        await #expect(throws: LedgerError.self) {
+            try await third.erase(.typeRange(code: ObjectType.workout.code, from: date("2026-11-01T00:00:00Z"), to: date("2026-11-02T00:00:00Z")), reason: "x")
+        }
+        try await third.close()
+    }
+
+    /// An erasure whose UUIDs do not fit one record is written as several `erased`
+    /// events, each with the scope and keys, the first with everything else.
+    @Test func anErasureSplitsItsUUIDsAcrossEvents() throws {
+        let e = Erasure(scope: .all, reason: "r", keyIds: [1, 2], samples: (1...5).map(fixedUUID), liveAtErasure: 3,
+                        replacements: [], resealed: [4], restoredAssociations: [.init(workout: fixedUUID(9), samples: [fixedUUID(1)])])
+        let parts = e.split(samplesPerEvent: 2) { $0 != fixedUUID(2) && $0 != fixedUUID(5) }
+        #expect(parts.map(\.samples) == [[fixedUUID(1), fixedUUID(2)], [fixedUUID(3), fixedUUID(4)], [fixedUUID(5)]])
+        #expect(parts.map(\.liveAtErasure) == [1, 2, 0])
+        #expect(parts.map(\.keyIds) == [[1, 2], [1, 2], [1, 2]])
+        #expect(parts[0].resealed == [4] && parts[1].resealed.isEmpty && parts[0].restoredAssociations.count == 1)
+        #expect(e.split(samplesPerEvent: 5) { _ in true } == [e])
     }
 
     /// An `erased` payload built field by field (FORMAT.md, kind 27), each field settable.
@@ -217,6 +298,8 @@ import TestSupport
         } else {
             w.varint(0)
         }
+        w.varint(0)  // no re-appended saves
+        w.varint(0)  // no restored associations
         return w.bytes
     }
 

@@ -27,16 +27,33 @@ package struct Erasure: Hashable, Sendable {
         case importRun(UUID)
         /// Every record of one type (its type code).
         case type(code: UInt16)
+        /// The samples of one type whose start lies in [from, to).
+        case typeRange(code: UInt16, from: Date, to: Date)
         /// Every health record of the person.
         case all
 
         package var description: String {
+            func name(_ code: UInt16) -> String { ObjectType(code: code).map { "\($0)" } ?? "code \(code)" }
             switch self {
-            case .source(let b): "source \(b)"
-            case .importRun(let id): "import \(id.uuidString.lowercased())"
-            case .type(let code): "type \(ObjectType(code: code).map { "\($0)" } ?? "code \(code)")"
-            case .all: "everything"
+            case .source(let b): return "source \(b)"
+            case .importRun(let id): return "import \(id.uuidString.lowercased())"
+            case .type(let code): return "type \(name(code))"
+            case .typeRange(let code, let from, let to):
+                return "type \(name(code)) from \(ISO8601.string(from)) to \(ISO8601.string(to))"
+            case .all: return "everything"
             }
+        }
+    }
+
+    /// Samples a cut re-appended, as the workout associations they were in (restored
+    /// when the erasure is folded: the re-appended samples come after the associations).
+    package struct RestoredAssociation: Hashable, Sendable {
+        package let workout: UUID
+        package let samples: [UUID]
+
+        package init(workout: UUID, samples: [UUID]) {
+            self.workout = workout
+            self.samples = samples
         }
     }
 
@@ -53,9 +70,15 @@ package struct Erasure: Hashable, Sendable {
     /// The records under the destroyed keys that later rules still need, with the
     /// erased content taken out, by sequence number (ascending).
     package let replacements: [ErasureReplacement]
+    /// A range cutting a key's month (`typeRange`): the sequence numbers of the saves,
+    /// in the erasure's own batch, that hold again — under new keys of the same scopes,
+    /// same UUIDs — the samples of the cut months that stay (ascending).
+    package let resealed: [UInt64]
+    /// The workout associations of those samples.
+    package let restoredAssociations: [RestoredAssociation]
 
     package init(scope: Scope, reason: String, keyIds: [UInt64], samples: [UUID], liveAtErasure: UInt64,
-                 replacements: [ErasureReplacement]) {
+                 replacements: [ErasureReplacement], resealed: [UInt64] = [], restoredAssociations: [RestoredAssociation] = []) {
         precondition(!keyIds.isEmpty && zip(keyIds, keyIds.dropFirst()).allSatisfy { $0 < $1 },
                      "an erasure's key ids are ascending and not empty")
         self.scope = scope
@@ -64,10 +87,33 @@ package struct Erasure: Hashable, Sendable {
         self.samples = samples
         self.liveAtErasure = liveAtErasure
         self.replacements = replacements
+        self.resealed = resealed
+        self.restoredAssociations = restoredAssociations
     }
 
     /// The longest reason accepted, in bytes.
     package static let reasonBytesMax = 1_000
+
+    /// This erasure with the sequence numbers of its re-appended saves.
+    func with(resealed: [UInt64]) -> Erasure {
+        Erasure(scope: scope, reason: reason, keyIds: keyIds, samples: samples, liveAtErasure: liveAtErasure,
+                replacements: replacements, resealed: resealed, restoredAssociations: restoredAssociations)
+    }
+
+    /// This erasure as events of at most `samplesPerEvent` UUIDs each (a record holds at
+    /// most 16 MiB): the first carries everything else, the others the same scope,
+    /// reason and keys with the rest of the UUIDs; `isLive` counts each one's live samples.
+    func split(samplesPerEvent: Int, isLive: (UUID) -> Bool) -> [Erasure] {
+        guard samples.count > samplesPerEvent else { return [self] }
+        return stride(from: 0, to: samples.count, by: samplesPerEvent).map { start in
+            let part = Array(samples[start..<min(start + samplesPerEvent, samples.count)])
+            let live = UInt64(part.reduce(0) { $0 + (isLive($1) ? 1 : 0) })
+            return start == 0
+                ? Erasure(scope: scope, reason: reason, keyIds: keyIds, samples: part, liveAtErasure: live,
+                          replacements: replacements, resealed: resealed, restoredAssociations: restoredAssociations)
+                : Erasure(scope: scope, reason: reason, keyIds: keyIds, samples: part, liveAtErasure: live, replacements: [])
+        }
+    }
 }
 
 /// A record under an erased key, as replay folds it instead: its event without the
@@ -133,6 +179,11 @@ extension EventCodec {
             w.u16(code)
         case .all:
             w.u8(4)
+        case .typeRange(let code, let from, let to):
+            w.u8(5)
+            w.u16(code)
+            w.date(from)
+            w.date(to)
         }
         w.string(e.reason)
         w.varint(e.keyIds.count)
@@ -147,6 +198,14 @@ extension EventCodec {
             w.u16(r.event.kindVersion)
             w.lengthPrefixed { encodePayload(r.event, into: &$0) }
         }
+        w.varint(e.resealed.count)
+        for sequence in e.resealed { w.varint(sequence) }
+        w.varint(e.restoredAssociations.count)
+        for a in e.restoredAssociations {
+            w.uuid(a.workout)
+            w.varint(a.samples.count)
+            for u in a.samples { w.uuid(u) }
+        }
     }
 
     static func decodeErasure(_ r: inout ByteReader) throws(EventDecodingError) -> Erasure {
@@ -157,6 +216,11 @@ extension EventCodec {
         case 2: scope = .importRun(try r.uuid())
         case 3: scope = .type(code: try r.u16())
         case 4: scope = .all
+        case 5:
+            let code = try r.u16()
+            let from = try r.date(), to = try r.date()
+            guard from < to else { throw .malformed(offset: at, reason: "an erased range ends after it starts") }
+            scope = .typeRange(code: code, from: from, to: to)
         default: throw .malformed(offset: at, reason: "unknown erasure scope")
         }
         let reasonAt = r.absolutePosition
@@ -199,7 +263,27 @@ extension EventCodec {
             let event = try decode(kind: kind, version: version, payload: payload)
             replacements.append(ErasureReplacement(sequence: sequence, event: event))
         }
+        let resealedAt = r.absolutePosition
+        let resealedCount = try r.count(limit: r.remaining)
+        var resealed: [UInt64] = []
+        for _ in 0..<resealedCount {
+            let sequence = try r.varint()
+            guard sequence > (resealed.last ?? 0) else {
+                throw .malformed(offset: resealedAt, reason: "an erasure's re-appended saves ascend by sequence")
+            }
+            resealed.append(sequence)
+        }
+        let associationCount = try r.count(limit: r.remaining / 17)
+        var restored: [Erasure.RestoredAssociation] = []
+        for _ in 0..<associationCount {
+            let workout = try r.uuid()
+            let n = try r.count(limit: r.remaining / 16)
+            var uuids: [UUID] = []
+            uuids.reserveCapacity(n)
+            for _ in 0..<n { uuids.append(try r.uuid()) }
+            restored.append(Erasure.RestoredAssociation(workout: workout, samples: uuids))
+        }
         return Erasure(scope: scope, reason: reason, keyIds: keyIds, samples: samples, liveAtErasure: live,
-                       replacements: replacements)
+                       replacements: replacements, resealed: resealed, restoredAssociations: restored)
     }
 }

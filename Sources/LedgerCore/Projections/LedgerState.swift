@@ -161,8 +161,15 @@ package struct LedgerState: Sendable, Equatable {
                 credentials.revoke(id, reason: reason, sequence: sequence, recordedAt: recordedAt)
             case .exportElementsKept:
                 break  // no projection: the log keeps them; `log` and `audit` show them
-            case .erased:
-                break  // what it erased was never folded: replay read it first (`ErasureIndex`)
+            case .erased(let erasure):
+                // What it erased was never folded: replay read it first (`ErasureIndex`).
+                // The samples a cut re-appended join their workouts again: those live
+                // here (a later cut of the same month re-appends them, and restores them, again).
+                func live(_ uuid: UUID) -> Bool { samples.slot(of: uuid).map(samples.isLive) ?? false }
+                for a in erasure.restoredAssociations where live(a.workout) {
+                    let joining = a.samples.filter(live)
+                    if !joining.isEmpty { associations[a.workout, default: []].append(contentsOf: joining) }
+                }
             case .samplesSaved:
                 preconditionFailure("saves fold through their headers")
             }

@@ -265,7 +265,8 @@ package enum Replayer {
         case nil:
             return .undecodable(sequence: item.sequence, offset: item.offset, .truncated(offset: 0))
         }
-        if let violation = LedgerRules.violation(facts, in: state) {
+        let resealed = !state.erasures.isEmpty && state.erasures.resealed.contains(item.sequence)
+        if let violation = LedgerRules.violation(facts, in: state, resealed: resealed) {
             return .ruleViolation(sequence: item.sequence, offset: item.offset, violation)
         }
         if let beforeFold {

@@ -29,9 +29,9 @@ import HealthModel
 enum LedgerRules {
     /// The first rule `facts` break in `state`, or nil (no closure, no copy of the
     /// state: replay calls this for every event).
-    static func violation(_ facts: EventFacts, in state: borrowing LedgerState) -> RuleViolation? {
+    static func violation(_ facts: EventFacts, in state: borrowing LedgerState, resealed: Bool = false) -> RuleViolation? {
         do {
-            try check(facts, in: state)
+            try check(facts, in: state, resealed: resealed)
             return nil
         } catch {
             return error
@@ -45,10 +45,12 @@ enum LedgerRules {
         try AppendRules.check(facts, in: state)
     }
 
-    static func check(_ facts: EventFacts, in state: LedgerState) throws(RuleViolation) {
+    /// `resealed`: a save a cut erasure re-appended (E16), checked but for the sharing
+    /// permission, which the app held when it first saved the samples.
+    static func check(_ facts: EventFacts, in state: LedgerState, resealed: Bool = false) throws(RuleViolation) {
         switch facts {
         case .samplesSaved(let app, let headers, let strings):
-            try checkSave(app: app, headers: headers, strings: strings, state: state)
+            try checkSave(app: app, headers: headers, strings: strings, state: state, resealed: resealed)
         case .other(let event):
             try check(event, state: state)
         }
@@ -74,7 +76,7 @@ enum LedgerRules {
     static func typeName(_ code: UInt16) -> String { ObjectType(code: code)?.identifier ?? "type \(code)" }
 
     private static func checkSave(app: AppOrdinal, headers: ArraySlice<SampleCodec.Header>, strings: ArraySlice<String>,
-                                  state: LedgerState) throws(RuleViolation) {
+                                  state: LedgerState, resealed: Bool) throws(RuleViolation) {
         guard state.registry.isRegistered(app) else { throw .appNotRegistered("app#\(app)") }
         guard !headers.isEmpty else { throw .emptyCall("a save", rule: "E7") }
         // Sets only when there is more than one sample to compare.
@@ -98,6 +100,8 @@ enum LedgerRules {
                 break
             case .correlation:
                 break  // its members carry the permission check
+            case _ where resealed:
+                break  // re-appended by the owner's erasure (E16)
             default:
                 if ObjectType(code: h.typeCode)?.isAppleOnly == true, state.registry.registration(app)?.imported != true {
                     throw .typeNotAuthorizable(type: typeName(h.typeCode), reason: Self.appleOnlyReason)

@@ -12,7 +12,12 @@ import LedgerLog
 /// - an event under a key still live that names erased samples (a deletion, an
 ///   association, a replacement by sync identity, a removal by a newer export) is
 ///   folded without them (`adjust`): they were never folded;
-/// - the `erased` event itself changes no projection (what it erased was never folded).
+/// - a save a cut re-appended (`Erasure.resealed`) is folded where it stands, under
+///   the rules but for the sharing permission (the owner re-appended it; the app held
+///   the permission when it saved the sample);
+/// - the `erased` event itself changes no projection (what it erased was never folded)
+///   but for the workout associations of the re-appended samples, restored there (of
+///   those live there: a later cut of the same month restores them again).
 ///
 /// Not part of a state's `==`: every replay reads it afresh from the log.
 ///
@@ -29,6 +34,10 @@ package struct ErasureIndex: Sendable, Equatable {
     package private(set) var keyIds: Set<UInt64> = []
     package private(set) var samples: Set<UUID> = []
     private var replacements: [UInt64: Event] = [:]
+    /// Saves a cut re-appended (`Erasure.resealed`).
+    private(set) var resealed: Set<UInt64> = []
+    /// Samples whose workout associations a cut restores at its `erased` event.
+    private var restored: Set<UUID> = []
 
     package init() {}
 
@@ -43,6 +52,8 @@ package struct ErasureIndex: Sendable, Equatable {
         keyIds.formUnion(erasure.keyIds)
         samples.formUnion(erasure.samples)
         for r in erasure.replacements { replacements[r.sequence] = r.event }
+        resealed.formUnion(erasure.resealed)
+        for a in erasure.restoredAssociations { restored.formUnion(a.samples) }
     }
 
     /// The erasure that erased the sample `uuid`, if one did.
@@ -86,7 +97,8 @@ package struct ErasureIndex: Sendable, Equatable {
             return kept.isEmpty ? nil : .samplesDeleted(actor: actor, objects: kept, reason: reason)
         case .samplesAssociated(let app, let workout, let uuids):
             if erased(workout) { return nil }
-            let kept = uuids.filter { !erased($0) }
+            // A sample a cut re-appends is associated again when the erasure is folded.
+            let kept = uuids.filter { !erased($0) && !(restored.contains($0) && state.samples.slot(of: $0) == nil) }
             if kept.count == uuids.count { return event }
             return kept.isEmpty ? nil : .samplesAssociated(app: app, workout: workout, samples: kept)
         case .workoutActivitiesAdded(_, let workout, _):

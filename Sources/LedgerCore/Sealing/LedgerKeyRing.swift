@@ -159,6 +159,12 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
         try current().keys(where: predicate)
     }
 
+    /// A new current key for each scope, in one durable write (the keys they replace
+    /// stay live until destroyed): a cut erasure re-seals what stays under them.
+    package func rotate(_ scopes: some Sequence<KeyScope>) throws(KeyStoreError) -> [KeyScope: UInt64] {
+        try current().rotate(scopes).mapValues(\.id)
+    }
+
     /// Whether the key `id` is live.
     package func isLive(_ id: UInt64) -> Bool {
         if case .live = lookup(keyId: id) { return true }
