@@ -50,7 +50,7 @@ let commands: [Command] = [
 ]
 
 let topHelp = """
-    USAGE: healthledger [--ledger PATH] [--app ID | --owner] [--tz ZONE] [--json] COMMAND [OPTIONS]
+    USAGE: healthledger [--ledger PATH] [--key-file PATH] [--app ID | --owner] [--tz ZONE] [--json] COMMAND [OPTIONS]
 
     HealthKit's central repository on an append-only, tamper-evident event log.
 
@@ -65,6 +65,8 @@ let topHelp = """
       --app ID        act as an app (commands that read or write as one)
       --owner         act as the ledger's owner: sees everything, may delete anything
       --tz ZONE       the owner's time zone for this command (age, "today", day boundaries)
+      --key-file PATH an encrypted ledger's key-encryption key (default: $HEALTHLEDGER_KEY_FILE;
+                      `init --encrypt --key-file PATH` writes a new one)
     Each option takes its value as `--name value` or `--name=value`, before or after COMMAND.
       --help          help for healthledger or for any command
 
