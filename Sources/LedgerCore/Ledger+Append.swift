@@ -348,7 +348,7 @@ extension Ledger {
     /// and byte offset (the writer is ours alone). Consumed: the writer seals the batch
     /// in place (its link appended), which would copy the whole buffer were the caller
     /// still holding it.
-    private func enqueue(_ batch: consuming RecordBatch, predicting position: Position) throws -> LogWriter.Ticket {
+    func enqueue(_ batch: consuming RecordBatch, predicting position: Position) throws -> LogWriter.Ticket {
         let firstRecordStart = batch.recordStarts[0]
         let ticket = try enqueue(consume batch, recordedAt: position.recordedAt)
         precondition(ticket.sequences.lowerBound == position.sequence

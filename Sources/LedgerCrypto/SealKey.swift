@@ -34,6 +34,18 @@ public struct SealKey: Sendable {
 
     /// The key's 32 bytes, to store it (and to destroy that copy to shred what it sealed).
     public var bytes: [UInt8] { LittleEndianBytes.bytes(words) }
+
+    /// Appends the key's 32 bytes to `out` (a key store writing thousands of keys: no
+    /// array per key to make and wipe).
+    public func appendBytes(to out: inout [UInt8]) {
+        for i in words.indices {
+            let w = words[i]
+            out.append(UInt8(truncatingIfNeeded: w))
+            out.append(UInt8(truncatingIfNeeded: w >> 8))
+            out.append(UInt8(truncatingIfNeeded: w >> 16))
+            out.append(UInt8(truncatingIfNeeded: w >> 24))
+        }
+    }
 }
 
 extension SealKey: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {

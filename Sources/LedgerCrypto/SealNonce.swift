@@ -65,8 +65,11 @@ enum LittleEndianBytes {
         out.reserveCapacity(4 * count)
         for i in words.indices {
             let w = words[i]
-            out += [UInt8(truncatingIfNeeded: w), UInt8(truncatingIfNeeded: w >> 8),
-                    UInt8(truncatingIfNeeded: w >> 16), UInt8(truncatingIfNeeded: w >> 24)]
+            // Appended one by one: `out += [a, b, c, d]` built an array per word.
+            out.append(UInt8(truncatingIfNeeded: w))
+            out.append(UInt8(truncatingIfNeeded: w >> 8))
+            out.append(UInt8(truncatingIfNeeded: w >> 16))
+            out.append(UInt8(truncatingIfNeeded: w >> 24))
         }
         return out
     }

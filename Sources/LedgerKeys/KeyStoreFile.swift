@@ -68,9 +68,7 @@ enum KeyStoreFile {
             let entry = contents.live[id]!
             ByteWriter.append(id, to: &out)
             append(entry.scope, to: &out)
-            var keyBytes = entry.key.bytes
-            out += keyBytes
-            wipe(&keyBytes)
+            entry.key.appendBytes(to: &out)
         }
         for id in contents.tombstones.keys.sorted() {
             let tombstone = contents.tombstones[id]!

@@ -170,7 +170,7 @@ package final class LogWriter: Sendable {
         do {
             let version = options.sealedFormat ? LogFormat.sealedFormatVersion : LogFormat.formatVersion
             let header = LogFileHeader(formatVersion: version, minReaderVersion: version,
-                                       ledgerId: ledgerId, createdAt: options.clock())
+                                       ledgerId: ledgerId, createdAt: options.createdAt ?? options.clock())
             let bytes = header.encoded()
             let file = try fs.open(logFileName, .createNew)
             try file.lockExclusive()

@@ -29,6 +29,10 @@ public struct LogWriterOptions: Sendable {
     /// The writer's salt (`SealedRecord`); nil, as everywhere but in golden files and
     /// tests: drawn at random when the writer opens.
     public var sealSalt: UInt32?
+    /// `create` only: the file header's `createdAt` (nil: the clock's time). A copy of
+    /// another ledger's history (`encrypt`) begins when its source began, so that its
+    /// events keep their times (`recordedAt` never precedes `createdAt` nor decreases).
+    public var createdAt: Int64?
 
     public init(lockTimeout: Double = 0, clock: @escaping @Sendable () -> Int64 = LogClock.now,
                 allocationChunk: UInt64 = 4 << 20, sealedFormat: Bool = false, recordKeys: (any RecordKeys)? = nil,

@@ -136,6 +136,11 @@ package enum EventJSON {
         case .credentialRevoked(let id, let reason):
             o.set("credential", id.description)
             o.set("reason", reason)
+        case .encryptedFrom(let origin):
+            o.set("sourceLedger", origin.ledgerId.uuidString)
+            o.set("sourceChainHead", hex(origin.chainHead))
+            o.set("sourceEvents", origin.events)
+            o.set("copiedAt", ISO8601.string(Date(timeIntervalSince1970: Double(origin.copiedAt) / 1e9)))
         case .erased(let e):
             o.set("scope", e.scope.description)
             o.set("reason", e.reason)
@@ -224,6 +229,9 @@ package enum EventJSON {
                 + (c.name.map { " (\($0))" } ?? "")
         case .credentialRevoked(let id, let reason):
             return head + "\tcredential \(id) revoked" + (reason.map { " (\($0))" } ?? "")
+        case .encryptedFrom(let origin):
+            return head + "\tan encrypted copy of ledger \(origin.ledgerId.uuidString) (\(origin.events) events, chain head "
+                + "\(hex(origin.chainHead))), made \(ISO8601.string(Date(timeIntervalSince1970: Double(origin.copiedAt) / 1e9)))"
         case .erased(let e):
             return head + "\terased \(e.scope): \(e.keyIds.count) key\(e.keyIds.count == 1 ? "" : "s") destroyed, "
                 + "\(e.liveAtErasure) live sample\(e.liveAtErasure == 1 ? "" : "s") (\(e.samples.count) sealed); reason: \(e.reason)"

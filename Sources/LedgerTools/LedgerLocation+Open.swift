@@ -20,7 +20,7 @@ extension LedgerLocation {
     /// log of format version 2 whose health-bearing events are sealed.
     /// - Throws: `LedgerLocationError.keyFile` (the file exists, or cannot be made),
     ///   `.encryptionUnsupported` for a PostgreSQL location; `LogError.ledgerExists`.
-    package func createEncrypted() throws -> Ledger {
+    package func createEncrypted(createdAt: Int64? = nil) throws -> Ledger {
         guard !isDatabase else {
             throw LedgerLocationError.encryptionUnsupported(
                 "usage: init --encrypt makes a ledger folder; encrypted PostgreSQL ledgers are not supported yet")
@@ -31,6 +31,7 @@ extension LedgerLocation {
         do { _ = try KeyEncryptionKey.create(at: keyFile) } catch { throw LedgerLocationError.keyFile(error.description) }
         var options = LedgerOptions()
         options.log.sealedFormat = true
+        options.log.createdAt = createdAt
         return try Ledger.create(fileSystem(), options: options)
     }
 }

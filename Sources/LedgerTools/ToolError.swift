@@ -1,3 +1,4 @@
+import Foundation
 import HealthLedger
 
 /// What the owner's tools refuse, each with the kind of failure it is (so that every
@@ -35,6 +36,10 @@ package enum ToolError: Error, Equatable, Sendable, CustomStringConvertible {
     case sequenceNotFound(UInt64, treeSize: UInt64)
     /// A file of the tools' own could not be written (errno).
     case io(operation: String, path: String, errno: Int32)
+    /// `encrypt`'s source ends inside an import transaction still open (rule E11).
+    case sourceOpenImport(importId: UUID)
+    /// `encrypt` stopped part way: the destination holds part of the source.
+    case incompleteCopy(path: String, cause: String)
 
     /// Which kind of failure it is.
     package var kind: FailureKind {
@@ -45,7 +50,8 @@ package enum ToolError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unprotectedKey: .forbidden
         case .keyExists, .ledgerExists, .outputNotEmpty: .conflict
         case .fewerEventsThanCheckpoint, .rootDiffers: .damaged
-        case .io: .failure
+        case .io, .incompleteCopy: .failure
+        case .sourceOpenImport: .conflict
         }
     }
 
@@ -60,7 +66,7 @@ package enum ToolError: Error, Equatable, Sendable, CustomStringConvertible {
         case .malformedVerifierKey(let reason): "malformedVerifierKey: \(reason)"
         case .invalidKeyName(let name): "invalidKeyName: '\(name)' (a key's name is non-empty, without spaces or '+')"
         case .outputNotEmpty(let path): "outputNotEmpty: \(path) holds files already; an export writes into a new or empty folder"
-        case .ledgerExists(let path): "ledgerExists: \(path) already holds a ledger; copy writes only to an empty destination"
+        case .ledgerExists(let path): "ledgerExists: \(path) already holds a ledger; copy and encrypt write only to an empty destination"
         case .keyExists(let path): "keyExists: \(path) already holds a key (--force replaces it)"
         case .checkpointNotFound(let path): "checkpointNotFound: \(path)"
         case .malformedCheckpoint(let path, let reason): "malformedCheckpoint: \(path): \(reason)"
@@ -71,6 +77,10 @@ package enum ToolError: Error, Equatable, Sendable, CustomStringConvertible {
             "notExtended: the ledger's first \(size) events hash to \(ledgerRoot), the checkpoint says \(checkpointRoot)"
         case .sequenceNotFound(let sequence, let size): "sequenceNotFound: event \(sequence) (the ledger has \(size))"
         case .io(let operation, let path, let errno): "io: \(operation) \(path): errno \(errno)"
+        case .sourceOpenImport(let id):
+            "sourceOpenImport: the source ends inside import \(id.uuidString), still open; open it for writing once (its writer aborts the import), then encrypt it"
+        case .incompleteCopy(let path, let cause):
+            "incompleteCopy: \(path) holds part of the source only (\(cause)); remove it and its key file before trying again"
         }
     }
 }

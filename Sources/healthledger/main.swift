@@ -44,6 +44,7 @@ let commands: [Command] = [
     KeyCommand.command,
     UnitCommand.command,
     CopyCommand.command,
+    EncryptCommand.command,
     LedgersCommand.command,
     TokenCommand.command,
     ServeCommand.command,

@@ -21,7 +21,7 @@ struct CopyCommandTests {
         #expect(q1.stdout == q2.stdout)
         let again = try CLIRunner.run(["copy", dir.path, copy])
         #expect(again.status == 5)
-        #expect(again.stderr == "healthledger: ledgerExists: \(copy) already holds a ledger; copy writes only to an empty destination\n")
+        #expect(again.stderr == "healthledger: ledgerExists: \(copy) already holds a ledger; copy and encrypt write only to an empty destination\n")
         let list = try CLIRunner.run(["--store", store.path])
         #expect(list.status == 0)
         #expect(list.stdout == "copy.ledger\t\(b.count)\n")

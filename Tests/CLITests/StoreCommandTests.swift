@@ -193,7 +193,7 @@ struct StoreCommandTests {
         let top = try CLIRunner.run(["--help"])
         let names = top.stdout.split(separator: "\n", omittingEmptySubsequences: false).drop { !$0.hasPrefix("COMMANDS:") }.dropFirst()
             .prefix { !$0.isEmpty }.map { String($0.split(separator: " ").first!) }
-        #expect(names.count == 40)  // 20 + checkpoint, prove, key + request, request-status, timezone, available + changes + statistics, priority + report + preferred-unit, activity + copy, ledgers + token, serve + export, diff + erase
+        #expect(names.count == 41)  // 20 + checkpoint, prove, key + request, request-status, timezone, available + changes + statistics, priority + report + preferred-unit, activity + copy, ledgers + token, serve + export, diff + erase, encrypt
         for name in names {
             let r = try CLIRunner.run([name, "--help"])
             #expect(r.status == 0, "\(name)")

@@ -132,6 +132,11 @@ struct CodecTests {
             .erased(Erasure(scope: .importRun(fixedUUID(31)), reason: "r", keyIds: [1], samples: [], liveAtErasure: 0, replacements: [])),
             .erased(Erasure(scope: .type(code: 3), reason: "r", keyIds: [1], samples: [], liveAtErasure: 0, replacements: [])),
             .erased(Erasure(scope: .all, reason: "r", keyIds: [1], samples: [], liveAtErasure: 0, replacements: [])),
+            .erased(Erasure(scope: .typeRange(code: 3, from: date("2026-11-03T00:00:00Z"), to: date("2026-11-06T00:00:00Z")), reason: "r",
+                            keyIds: [5], samples: [fixedUUID(3)], liveAtErasure: 1, replacements: [], resealed: [8, 9],
+                            restoredAssociations: [.init(workout: fixedUUID(40), samples: [fixedUUID(41), fixedUUID(42)])])),
+            .encryptedFrom(LedgerOrigin(ledgerId: fixedUUID(50), chainHead: [UInt8](0..<32), events: 1_000_000,
+                                        copiedAt: 1_800_000_000_000_000_000)),
         ]
         #expect(Set(events.map(\.kind)) == Set(EventKind.allCases))
         for event in events {

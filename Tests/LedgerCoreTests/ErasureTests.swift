@@ -276,6 +276,16 @@ import TestSupport
         #expect(e.split(samplesPerEvent: 5) { _ in true } == [e])
     }
 
+    /// E17: `encryptedFrom` begins a ledger, and only begins one.
+    @Test func anEncryptedCopysOriginIsItsFirstEventOnly() async throws {
+        let origin = Event.encryptedFrom(LedgerOrigin(ledgerId: fixedUUID(1), chainHead: [UInt8](repeating: 7, count: 32), events: 3, copiedAt: 0))
+        #expect(LedgerRules.violation(.other(origin), in: LedgerState()) == nil)
+        let ledger = try makeLedger()
+        try await ledger.grant(appA, share: [.quantity(.bodyMass)])
+        #expect(LedgerRules.violation(.other(origin), in: await ledger.state) == .notFirst("encryptedFrom"))
+        #expect(RuleViolation.notFirst("encryptedFrom").ruleID == "E17")
+    }
+
     /// An `erased` payload built field by field (FORMAT.md, kind 27), each field settable.
     static func erasedPayload(scope: UInt8 = 4, keyIds: [UInt64] = [1], sampleCount: Int? = nil, samples: [UUID] = [],
                               live: UInt64 = 0, replacementKind: UInt16? = nil, reason: String = "r") -> [UInt8] {

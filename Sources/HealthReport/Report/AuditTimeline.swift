@@ -116,6 +116,9 @@ public enum AuditTimeline {
         case .credentialRevoked(let id, let reason):
             guard app == nil else { return nil }
             return (nil, "owner", "revoked credential \(id)" + (reason.map { " (\($0))" } ?? ""))
+        case .encryptedFrom(let origin):
+            guard app == nil else { return nil }
+            return (nil, "owner", "began as an encrypted copy of ledger \(origin.ledgerId.uuidString) (\(origin.events) events)")
         case .erased(let e):
             guard app == nil else { return nil }
             return (nil, "owner", "erased \(e.scope): \(e.liveAtErasure) sample\(e.liveAtErasure == 1 ? "" : "s"), reason: \(e.reason)")

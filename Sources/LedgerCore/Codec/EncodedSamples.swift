@@ -202,23 +202,46 @@ package struct EncodedSamples: Sendable {
 
     /// The samples grouped by `group(i)` (of each top-level index), groups in the order
     /// of their first sample, samples in order within each: one pass over the bytes.
+    /// One group (the common case: an import's batch is one type, an ingest's samples
+    /// come in date order) is these samples themselves, not a copy; a key equal to the
+    /// previous sample's is not hashed again.
     package func split<Key: Hashable>(by group: (Int) -> Key) -> [(key: Key, samples: EncodedSamples)] {
+        guard count > 0 else { return [] }
+        var keys: [Key] = []
+        keys.reserveCapacity(count)
+        var uniform = true
+        for i in 0..<count {
+            let key = group(i)
+            if uniform, let first = keys.first, first != key { uniform = false }
+            keys.append(key)
+        }
+        if uniform { return [(keys[0], self)] }
         var order: [Key] = []
-        var groups: [Key: EncodedSamples] = [:]
+        var slots: [Key: Int] = [:]
+        var groups: [EncodedSamples] = []
+        var last: (key: Key, slot: Int)?
         body.withWrittenBytes { all in
             for i in 0..<count {
-                let key = group(i)
-                if groups[key] == nil {
+                let key = keys[i]
+                let g: Int
+                if let last, last.key == key {
+                    g = last.slot
+                } else if let known = slots[key] {
+                    g = known
+                } else {
+                    g = groups.count
+                    slots[key] = g
                     order.append(key)
-                    groups[key] = EncodedSamples()
+                    groups.append(EncodedSamples())
                 }
-                groups[key]!.body.append(contentsOf: UnsafeRawBufferPointer(rebasing: all[frameStart(ofSample: i)..<frameEnds[i]]))
-                groups[key]!.copyHeaders(of: i, from: self, replaces: headers[headerIndex(ofSample: i)].replaces)
-                groups[key]!.frameEnds.append(groups[key]!.body.count)
-                groups[key]!.headerEnds.append(groups[key]!.headers.count)
+                last = (key, g)
+                groups[g].body.append(contentsOf: UnsafeRawBufferPointer(rebasing: all[frameStart(ofSample: i)..<frameEnds[i]]))
+                groups[g].copyHeaders(of: i, from: self, replaces: headers[headerIndex(ofSample: i)].replaces)
+                groups[g].frameEnds.append(groups[g].body.count)
+                groups[g].headerEnds.append(groups[g].headers.count)
             }
         }
-        return order.map { ($0, groups[$0]!) }
+        return order.indices.map { (order[$0], groups[$0]) }
     }
 
     /// These samples with top-level sample `i` replacing `replacements[i]` where one is

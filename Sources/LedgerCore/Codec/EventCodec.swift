@@ -150,6 +150,11 @@ package enum EventCodec {
             SampleCodec.optionalString(reason, into: &w)
         case .erased(let erasure):
             encodeErasure(erasure, into: &w)
+        case .encryptedFrom(let o):
+            w.uuid(o.ledgerId)
+            for b in o.chainHead { w.u8(b) }
+            w.varint(o.events)
+            w.zigzag(o.copiedAt)
         case .importFinished(let f):
             // Version 2 (a transaction's): the export's SHA-256 after the id.
             w.uuid(f.importId)
@@ -429,6 +434,10 @@ package enum EventCodec {
         case .erased:
             try owner()
             event = .erased(try decodeErasure(&r))
+        case .encryptedFrom:
+            try owner()
+            event = .encryptedFrom(LedgerOrigin(ledgerId: try r.uuid(), chainHead: try sha256(&r), events: try r.varint(),
+                                                copiedAt: try r.zigzag()))
         }
         try r.finish()
         return event

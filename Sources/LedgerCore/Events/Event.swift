@@ -168,6 +168,9 @@ package enum Event: Hashable, Sendable {
     /// The owner erased a scope by destroying its data keys (kind 27, issue 32): no
     /// content, only what replay needs to fold the log without those keys. Actor: the owner.
     case erased(Erasure)
+    /// This ledger began as an encrypted copy of another (kind 28, issue 32; only as
+    /// its first event, rule E17): which ledger, its chain head. Actor: the owner.
+    case encryptedFrom(LedgerOrigin)
 
     /// Who caused the event.
     package var actor: ActorID {
@@ -176,7 +179,7 @@ package enum Event: Hashable, Sendable {
              .samplesAssociated(let app, _, _): .app(app)
         case .authorizationDecided, .characteristicSet, .characteristicCleared, .activitySummariesRecorded,
              .importStarted, .importFinished, .importAborted, .exportElementsKept, .ownerTimeZoneSet, .sourcePrioritySet, .preferredUnitSet,
-             .absentFromExport, .credentialIssued, .credentialRevoked, .erased: .owner
+             .absentFromExport, .credentialIssued, .credentialRevoked, .erased, .encryptedFrom: .owner
         case .samplesDeleted(let actor, _, _), .workoutActivitiesAdded(let actor, _, _): actor
         }
     }
@@ -216,6 +219,7 @@ package enum Event: Hashable, Sendable {
         case .credentialIssued: .credentialIssued
         case .credentialRevoked: .credentialRevoked
         case .erased: .erased
+        case .encryptedFrom: .encryptedFrom
         }
     }
 }
@@ -244,6 +248,7 @@ package enum EventKind: UInt16, Sendable, CaseIterable {
     case credentialIssued = 25
     case credentialRevoked = 26
     case erased = 27
+    case encryptedFrom = 28
 
     /// The newest version of the kind (`kindVersion`) this release reads and writes.
     /// Version 2 of `samplesSaved` added sample flags 64 (written UTC offsets) and 128
@@ -259,6 +264,26 @@ package enum EventKind: UInt16, Sendable, CaseIterable {
 
     /// `appRegistered`, …
     package var name: String { String(describing: self) }
+}
+
+/// The ledger an encrypted copy was made from (`encrypt SRC DST`): its id, the chain
+/// head and event count the copy reached, and when the copy was made. The copy's events
+/// keep their times; this first event, at the time of the source's first, says when.
+package struct LedgerOrigin: Hashable, Sendable {
+    package let ledgerId: UUID
+    /// The source's chain head after its last event copied (32 bytes).
+    package let chainHead: [UInt8]
+    package let events: UInt64
+    /// When the copy was made (ns since 1970).
+    package let copiedAt: Int64
+
+    package init(ledgerId: UUID, chainHead: [UInt8], events: UInt64, copiedAt: Int64) {
+        precondition(chainHead.count == 32, "a chain head is a SHA-256 digest")
+        self.ledgerId = ledgerId
+        self.chainHead = chainHead
+        self.events = events
+        self.copiedAt = copiedAt
+    }
 }
 
 /// An event with what the log stamped on it.

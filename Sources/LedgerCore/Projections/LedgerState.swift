@@ -161,6 +161,8 @@ package struct LedgerState: Sendable, Equatable {
                 credentials.revoke(id, reason: reason, sequence: sequence, recordedAt: recordedAt)
             case .exportElementsKept:
                 break  // no projection: the log keeps them; `log` and `audit` show them
+            case .encryptedFrom:
+                break  // no projection: the log keeps it; `log` and `audit` show it
             case .erased(let erasure):
                 // What it erased was never folded: replay read it first (`ErasureIndex`).
                 // The samples a cut re-appended join their workouts again: those live

@@ -318,6 +318,9 @@ enum LedgerRules {
             guard entry.revokedAt == nil else {
                 throw .invalidCredential("credential \(id) was already revoked at event #\(entry.revokedAt!)")
             }
+        case .encryptedFrom:
+            // E17: only as a ledger's first event.
+            guard state.lastSequence == 0 else { throw .notFirst("encryptedFrom") }
         case .erased(let erasure):
             // E16: what an erasure names was never folded (replay read it first).
             for uuid in erasure.samples {

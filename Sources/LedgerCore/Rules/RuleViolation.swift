@@ -75,6 +75,8 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     /// An erasure naming a sample that is live where it is folded (rule E16: replay
     /// never folds what an erasure erased, so one that is live was never erased by it).
     case erasedSampleLive(UUID)
+    /// An event that only begins a ledger, elsewhere (rule E17: `encryptedFrom`).
+    case notFirst(String)
 
     public var description: String { "\(text) [\(ruleID)]" }
 
@@ -88,6 +90,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .registrationOutOfOrder: "E1"
         case .duplicateUUID: "E3"
         case .erasedSampleLive: "E16"
+        case .notFirst: "E17"
         case .syncVersionNotNewer, .syncIdentifierRepeated, .syncReplacementTypeMismatch, .replacementMismatch: "E4"
         case .typeNotAuthorizable, .ownerOnly: "E6"
         case .invalidSourcePriority: "E8"
@@ -129,6 +132,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalidBundleIdentifier(let bundle, let why): "invalidBundleIdentifier: '\(bundle)' \(why)"
         case .invalidCredential(let why): "invalidCredential: \(why)"
         case .erasedSampleLive(let u): "erasedSampleLive: the erasure names \(u.uuidString), which is live"
+        case .notFirst(let kind): "notFirst: \(kind) only begins a ledger (its first event)"
         }
     }
 
