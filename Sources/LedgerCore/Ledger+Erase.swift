@@ -66,9 +66,7 @@ extension Ledger {
         guard let ring = keyRing else {
             throw LedgerError.erasureRefused("the ledger is not encrypted: erasure destroys keys, and a plain ledger has none (copy it into an encrypted one with init --encrypt and copy)", notFound: false)
         }
-        guard !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, reason.utf8.count <= Erasure.reasonBytesMax else {
-            throw LedgerError.erasureRefused("an erasure's reason has 1 to \(Erasure.reasonBytesMax) bytes", notFound: false)
-        }
+        if let problem = Erasure.problem(withReason: reason) { throw LedgerError.erasureRefused(problem, notFound: false) }
         let keys = try erasedKeys(scope, ring: ring)
         guard !keys.destroyed.isEmpty else {
             throw LedgerError.erasureRefused("nothing to erase: no live key holds \(scope)", notFound: true)
@@ -101,7 +99,16 @@ extension Ledger {
         let erasures = read.erasure.split(samplesPerEvent: Self.erasedSamplesPerEvent) { uuid in
             state.samples.slot(of: uuid).map(state.samples.isLive) ?? false
         }
-        for erasure in erasures { EventCodec.append(.erased(erasure), to: &batch, sealedUnder: erasureKey) }
+        for erasure in erasures {
+            // What is written must read back: an erasure a reader refused would leave the
+            // ledger unreadable once its keys are gone.
+            let payload = EventCodec.payload(.erased(erasure))
+            let decoded = payload.withUnsafeBytes { try? EventCodec.decode(kind: EventKind.erased.rawValue, version: 1, payload: $0) }
+            guard decoded == .erased(erasure) else {
+                throw LedgerError.erasureRefused("the erasure would not read back as written (nothing was changed)", notFound: false)
+            }
+            EventCodec.append(.erased(erasure), to: &batch, sealedUnder: erasureKey)
+        }
         if let violation = batch.limitViolation { throw violation }
         let ticket = try enqueue(batch, recordedAt: recordedAt)
         do {
@@ -151,9 +158,8 @@ extension Ledger {
             }
             accepts = { $0.source.kind != .importRun && $0.source.appOrdinal == UInt64(ordinal) }
         case .importRun(let id):
-            guard state.imports.contains(where: { $0.start.importId == id }) else {
-                throw LedgerError.erasureRefused("no import \(id.uuidString.lowercased()) is in the ledger", notFound: true)
-            }
+            // Any import the log holds, an aborted one too (its events were never
+            // applied, but they are in the log, sealed under its keys).
             let bytes = SealScopes.uuidBytes(id)
             accepts = { $0.source.belongs(toImport: bytes) }
         case .type(let code):
@@ -166,6 +172,9 @@ extension Ledger {
                                                  + "erase a whole type otherwise", notFound: false)
             }
             guard from < to else { throw LedgerError.erasureRefused("the range ends before it starts", notFound: false) }
+            guard ISO8601.isInRange(from), to <= ISO8601.validRange.upperBound else {
+                throw LedgerError.erasureRefused("a range lies within \(ISO8601.validRangeText)", notFound: false)
+            }
             range = (from, to)
             accepts = { $0.type == code && Self.month($0.month, overlaps: from, to) }
         case .all:
@@ -218,7 +227,10 @@ extension Ledger {
     static func readErased(_ scope: Erasure.Scope, reason: String, keys: ErasedKeys, reader: LogReader,
                            state: LedgerState) throws -> ErasedRead {
         let ids = Set(keys.destroyed)
-        var seen = state.erasures.samples
+        // Each UUID once in this erasure (a sample erased before and saved again since
+        // is this erasure's too).
+        var seen = Set<UUID>()
+        var records: [UInt64] = []
         var samples: [UUID] = []
         var replacements: [ErasureReplacement] = []
         var kept: [(scope: KeyScope, app: AppOrdinal, samples: [Sample])] = []
@@ -232,6 +244,7 @@ extension Ledger {
             if let failure = record.sealFailure {
                 throw LogError.sealedRecordUnopened(sequence: record.sequence, failure: failure)
             }
+            records.append(record.sequence)
             if let cutScope = keys.cut[id], let range, record.kind == EventKind.samplesSaved.rawValue {
                 // A month the range cuts: the live samples outside it stay.
                 guard case .samplesSaved(let app, let saved) = try EventCodec.decode(record) else { return true }
@@ -261,7 +274,9 @@ extension Ledger {
                 for h in headers where seen.insert(h.uuid).inserted { samples.append(h.uuid) }
             } else if ErasureReplacement.kinds.contains(record.kind) {
                 let event = try EventCodec.decode(record)
-                if let r = ErasureReplacement.of(event, sequence: record.sequence, erased: seen) { replacements.append(r) }
+                if let r = ErasureReplacement.of(event, sequence: record.sequence, erased: seen.union(state.erasures.samples)) {
+                    replacements.append(r)
+                }
             }
             return true
         }
@@ -285,7 +300,7 @@ extension Ledger {
                 (part.scope, part.app, Array(part.samples[start..<min(start + resealedSamplesPerRecord, part.samples.count)]))
             }
         }
-        return ErasedRead(erasure: Erasure(scope: scope, reason: reason, keyIds: keys.destroyed, samples: samples, liveAtErasure: live,
+        return ErasedRead(erasure: Erasure(scope: scope, reason: reason, keyIds: keys.destroyed, records: records, samples: samples, liveAtErasure: live,
                                            replacements: replacements, restoredAssociations: restored),
                           kept: parts.map { (scope: $0.0, app: $0.1, samples: $0.2) })
     }
@@ -317,8 +332,13 @@ extension Ledger {
     /// yet gone): destroys the keys and removes the older snapshots, as the erasure would
     /// have. The projections need nothing: replay passes over what the event erased
     /// either way.
+    ///
+    /// A key store older than the log (restored from a backup taken before an
+    /// erasure) would issue again the ids the erasure destroyed, and replay would pass
+    /// over what is sealed under them: the store is made to issue none of them first.
     static func finishErasures(_ erasures: ErasureIndex, ring: LedgerKeyRing, fs: any LogFileSystem) throws {
-        guard let last = erasures.entries.last else { return }
+        guard let last = erasures.entries.last, let highest = erasures.keyIds.max() else { return }
+        do { try ring.issueIDs(through: highest) } catch { throw LedgerError.keyStore(error) }
         let pending = erasures.entries.flatMap(\.erasure.keyIds).filter { ring.isLive($0) }
         if !pending.isEmpty { try destroyKeys(pending, ring: ring) }
         removeSnapshots(fs, before: last.sequence)

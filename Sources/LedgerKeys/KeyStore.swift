@@ -244,6 +244,19 @@ package final class KeyStore: Sendable {
         }
     }
 
+    /// Makes every id up to `id` issued (`nextID` past it), in one durable write: a
+    /// store restored from a backup older than the ledger's log would otherwise issue
+    /// again ids the log already names — keys an erasure destroyed (Y3).
+    /// - Throws: as `destroy`; `idSpaceExhausted` for `UInt64.max`.
+    package func issueIDs(through id: UInt64) throws(KeyStoreError) {
+        try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ((), Bool) in
+            guard id >= contents.nextID else { return ((), false) }
+            guard id < UInt64.max else { throw .idSpaceExhausted }
+            contents.nextID = id + 1
+            return ((), true)
+        }
+    }
+
     /// Destroys every live key whose scope `predicate` accepts, as `destroy(ids:at:)`.
     /// A source: `{ $0.source == s }`; a type: `{ $0.type == t }`; the whole person: `{ _ in true }`.
     package func destroy(at time: Int64, where predicate: (KeyScope) -> Bool) throws(KeyStoreError) -> [Tombstone] {

@@ -39,6 +39,11 @@ extension ReadSession {
                 }
                 // Only registrations matter before the range: they name the apps.
                 guard record.sequence >= from || record.kind == EventKind.appRegistered.rawValue else { return }
+                if case .forged = disposition {
+                    problem = ReplayError.undecodable(sequence: record.sequence, offset: record.offset, ErasureIndex.forgery)
+                    stop = true
+                    return
+                }
                 let erasedBy = erasures.erasure(ofKey: record.sealedKeyId)?.sequence
                 if case .passOver = disposition, let erasedBy {
                     guard record.sequence >= from else { return }

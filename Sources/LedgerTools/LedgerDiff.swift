@@ -125,13 +125,16 @@ extension ReadSession {
     /// The sequence of the event that ended import `id` (finished or aborted).
     func importEnd(_ id: UUID) throws -> UInt64 {
         let (_, reader) = try reader()
+        let erasures = try ErasureIndex.read(reader)
         var end: UInt64?
         var batchStart = reader.start
         try reader.forEachBatch { batch in
             defer { batchStart = batch.endPosition }
             batch.forEachRecord { record in
-                guard end == nil, record.kind == EventKind.importStarted.rawValue, record.kindVersion == 2,
-                      EventCodec.importId(of: record) == id else { return }
+                guard end == nil, record.kind == EventKind.importStarted.rawValue, record.kindVersion == 2 else { return }
+                // An erased start is read from its replacement (its id is kept).
+                guard let event = try? erasures.event(of: record), case .importStarted(let start) = event,
+                      start.importId == id else { return }
                 switch ImportBrackets.close(of: id, startedAt: record.sequence, scanningFrom: batchStart, reader: reader) {
                 case .finished(let sequence, _)?, .aborted(let sequence, _)?: end = sequence
                 case nil: end = UInt64.max  // still open: nothing of it applies yet
@@ -148,6 +151,7 @@ extension ReadSession {
     func deletionReasons(after: UInt64, through: UInt64) throws -> [UUID: String] {
         guard after < through else { return [:] }
         let (_, reader) = try reader()
+        let erasures = try ErasureIndex.read(reader)
         var reasons: [UUID: String] = [:]
         var registry = AppRegistry()
         var failure: (any Error)?
@@ -158,7 +162,7 @@ extension ReadSession {
                 let deletes = kind == EventKind.samplesDeleted.rawValue || kind == EventKind.absentFromExport.rawValue
                 guard kind == EventKind.appRegistered.rawValue || (deletes && record.sequence > after) else { return }
                 do {
-                    switch try EventCodec.decode(record, source: registry.source) {
+                    switch try erasures.event(of: record, source: registry.source) {
                     case .appRegistered(let ordinal, let r): registry.register(ordinal, r)
                     case .samplesDeleted(_, let objects, let reason?): for o in objects { reasons[o.uuid] = reason }
                     case .absentFromExport(let absence): for o in absence.objects { reasons[o.uuid] = absence.reason }

@@ -68,8 +68,9 @@ enum EraseCommand {
             } else if let typeText, let fromText, let toText {
                 let ledgerZone = await owner.timeZone()
                 let zone = global.timeZoneOverride ?? ledgerZone
-                scope = .typeRange(code: try Parse.type(typeText).code, from: try Parse.date(fromText, "--from", zone: zone),
-                                   to: try Self.dayAfter(toText, zone: zone))
+                let from = try Parse.date(fromText, "--from", zone: zone), to = try Self.dayAfter(toText, zone: zone)
+                guard from < to else { throw CLIError.invalidInput("invalidRange: --from \(fromText) is after --to \(toText)") }
+                scope = .typeRange(code: try Parse.type(typeText).code, from: from, to: to)
             } else if let typeText {
                 scope = .type(code: try Parse.type(typeText).code)
             } else {
@@ -103,6 +104,7 @@ enum EraseCommand {
         guard !text.contains("T") else { return start }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
-        return calendar.date(byAdding: .day, value: 1, to: start) ?? start
+        // The last day there is ends where the valid range does (D1).
+        return min(calendar.date(byAdding: .day, value: 1, to: start) ?? start, ISO8601.validRange.upperBound)
     }
 }

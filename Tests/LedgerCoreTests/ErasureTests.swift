@@ -296,6 +296,7 @@ import TestSupport
         w.string(reason)
         w.varint(keyIds.count)
         for id in keyIds { w.varint(id) }
+        w.varint(0)  // no records listed
         w.varint(sampleCount ?? samples.count)
         for u in samples { w.uuid(u) }
         w.varint(live)

@@ -18,12 +18,15 @@ public enum AuditTimeline {
         var entries: [HealthReportData.TimelineEntry] = []
         var omitted = 0
         var problem: Error?
+        let erasures = try ErasureIndex.read(reader)
         try reader.forEachRecord { record in
             guard let kind = EventKind(rawValue: record.kind), kind != .samplesSaved, kind != .activitySummariesRecorded,
                   kind != .exportElementsKept else { return true }
             let event: Event
             do {
-                event = try EventCodec.decode(record, source: registry.source)
+                // A record an erasure took is told as replay folds it: its replacement, or not at all.
+                guard let folded = try erasures.event(of: record, source: registry.source) else { return true }
+                event = folded
             } catch {
                 problem = ReplayError.undecodable(sequence: record.sequence, offset: record.offset, error as? EventDecodingError ?? .truncated(offset: 0))
                 return false

@@ -62,6 +62,11 @@ package struct Erasure: Hashable, Sendable {
     package let reason: String
     /// The data keys destroyed, ascending.
     package let keyIds: [UInt64]
+    /// The sequence numbers of the records those keys sealed, ascending: exactly what
+    /// replay passes over (or replaces). A record naming one of the keys that is not
+    /// listed — written after the erasure, or its key id rewritten by someone without
+    /// the key — is a forgery (E16).
+    package let records: [UInt64]
     /// Every sample (correlation members and workouts included) a destroyed key sealed,
     /// live at the erasure or deleted before it, in log order.
     package let samples: [UUID]
@@ -77,13 +82,15 @@ package struct Erasure: Hashable, Sendable {
     /// The workout associations of those samples.
     package let restoredAssociations: [RestoredAssociation]
 
-    package init(scope: Scope, reason: String, keyIds: [UInt64], samples: [UUID], liveAtErasure: UInt64,
+    package init(scope: Scope, reason: String, keyIds: [UInt64], records: [UInt64] = [], samples: [UUID], liveAtErasure: UInt64,
                  replacements: [ErasureReplacement], resealed: [UInt64] = [], restoredAssociations: [RestoredAssociation] = []) {
         precondition(!keyIds.isEmpty && zip(keyIds, keyIds.dropFirst()).allSatisfy { $0 < $1 },
                      "an erasure's key ids are ascending and not empty")
+        precondition(zip(records, records.dropFirst()).allSatisfy { $0 < $1 }, "an erasure's records ascend")
         self.scope = scope
         self.reason = reason
         self.keyIds = keyIds
+        self.records = records
         self.samples = samples
         self.liveAtErasure = liveAtErasure
         self.replacements = replacements
@@ -94,9 +101,21 @@ package struct Erasure: Hashable, Sendable {
     /// The longest reason accepted, in bytes.
     package static let reasonBytesMax = 1_000
 
+    /// Why `reason` is refused, or nil: 1 to 1,000 bytes of one line (no control
+    /// character: a line feed would forge lines in `log`'s text).
+    package static func problem(withReason reason: String) -> String? {
+        guard !reason.trimmingCharacters(in: .whitespaces).isEmpty, reason.utf8.count <= reasonBytesMax else {
+            return "an erasure's reason has 1 to \(reasonBytesMax) bytes"
+        }
+        guard !reason.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (0x80..<0xA0).contains($0.value) }) else {
+            return "an erasure's reason is one line without control characters"
+        }
+        return nil
+    }
+
     /// This erasure with the sequence numbers of its re-appended saves.
     func with(resealed: [UInt64]) -> Erasure {
-        Erasure(scope: scope, reason: reason, keyIds: keyIds, samples: samples, liveAtErasure: liveAtErasure,
+        Erasure(scope: scope, reason: reason, keyIds: keyIds, records: records, samples: samples, liveAtErasure: liveAtErasure,
                 replacements: replacements, resealed: resealed, restoredAssociations: restoredAssociations)
     }
 
@@ -109,7 +128,7 @@ package struct Erasure: Hashable, Sendable {
             let part = Array(samples[start..<min(start + samplesPerEvent, samples.count)])
             let live = UInt64(part.reduce(0) { $0 + (isLive($1) ? 1 : 0) })
             return start == 0
-                ? Erasure(scope: scope, reason: reason, keyIds: keyIds, samples: part, liveAtErasure: live,
+                ? Erasure(scope: scope, reason: reason, keyIds: keyIds, records: records, samples: part, liveAtErasure: live,
                           replacements: replacements, resealed: resealed, restoredAssociations: restoredAssociations)
                 : Erasure(scope: scope, reason: reason, keyIds: keyIds, samples: part, liveAtErasure: live, replacements: [])
         }
@@ -188,6 +207,12 @@ extension EventCodec {
         w.string(e.reason)
         w.varint(e.keyIds.count)
         for id in e.keyIds { w.varint(id) }
+        w.varint(e.records.count)
+        var previous: UInt64 = 0
+        for sequence in e.records {
+            w.varint(sequence - previous)  // deltas: a few bytes per record
+            previous = sequence
+        }
         w.varint(e.samples.count)
         for u in e.samples { w.uuid(u) }
         w.varint(e.liveAtErasure)
@@ -218,8 +243,12 @@ extension EventCodec {
         case 4: scope = .all
         case 5:
             let code = try r.u16()
-            let from = try r.date(), to = try r.date()
-            guard from < to else { throw .malformed(offset: at, reason: "an erased range ends after it starts") }
+            let from = try r.date()
+            // The end is excluded: it may be the end of the valid range itself (D1).
+            let to = Date(timeIntervalSinceReferenceDate: try r.finite())
+            guard from < to, to <= ISO8601.validRange.upperBound else {
+                throw .malformed(offset: at, reason: "an erased range ends after it starts, by \(ISO8601.validRangeText) at the latest", rule: "D1")
+            }
             scope = .typeRange(code: code, from: from, to: to)
         default: throw .malformed(offset: at, reason: "unknown erasure scope")
         }
@@ -238,6 +267,17 @@ extension EventCodec {
             keyIds.append(id)
         }
         guard !keyIds.isEmpty else { throw .malformed(offset: idsAt, reason: "an erasure destroys at least one key") }
+        let recordsAt = r.absolutePosition
+        let recordCount = try r.count(limit: r.remaining)
+        var records: [UInt64] = []
+        records.reserveCapacity(recordCount)
+        for _ in 0..<recordCount {
+            let (sum, overflow) = (records.last ?? 0).addingReportingOverflow(try r.varint())
+            guard !overflow, sum > (records.last ?? 0) else {
+                throw .malformed(offset: recordsAt, reason: "an erasure's records ascend from 1")
+            }
+            records.append(sum)
+        }
         let sampleCount = try r.count(limit: r.remaining / 16)
         var samples: [UUID] = []
         samples.reserveCapacity(sampleCount)
@@ -283,7 +323,7 @@ extension EventCodec {
             for _ in 0..<n { uuids.append(try r.uuid()) }
             restored.append(Erasure.RestoredAssociation(workout: workout, samples: uuids))
         }
-        return Erasure(scope: scope, reason: reason, keyIds: keyIds, samples: samples, liveAtErasure: live,
+        return Erasure(scope: scope, reason: reason, keyIds: keyIds, records: records, samples: samples, liveAtErasure: live,
                        replacements: replacements, resealed: resealed, restoredAssociations: restored)
     }
 }

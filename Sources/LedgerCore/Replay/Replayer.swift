@@ -494,6 +494,9 @@ package enum Replayer {
             case .replace(let event):
                 chunk.events.append(event)
                 return .other(chunk.events.count - 1)
+            case .forged:
+                chunk.errors.append(ErasureIndex.forgery)
+                return .undecodable(chunk.errors.count - 1)
             }
             do throws(EventDecodingError) {
                 // One definition of a valid event: every event, saves included, goes

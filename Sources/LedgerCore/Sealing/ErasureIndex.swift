@@ -34,6 +34,8 @@ package struct ErasureIndex: Sendable, Equatable {
     package private(set) var keyIds: Set<UInt64> = []
     package private(set) var samples: Set<UUID> = []
     private var replacements: [UInt64: Event] = [:]
+    /// The records erasures listed (`Erasure.records`).
+    private var records: Set<UInt64> = []
     /// Saves a cut re-appended (`Erasure.resealed`).
     private(set) var resealed: Set<UInt64> = []
     /// Samples whose workout associations a cut restores at its `erased` event.
@@ -50,6 +52,7 @@ package struct ErasureIndex: Sendable, Equatable {
     mutating func add(_ erasure: Erasure, sequence: UInt64, recordedAt: Int64) {
         entries.append(Entry(sequence: sequence, recordedAt: recordedAt, erasure: erasure))
         keyIds.formUnion(erasure.keyIds)
+        records.formUnion(erasure.records)
         samples.formUnion(erasure.samples)
         for r in erasure.replacements { replacements[r.sequence] = r.event }
         resealed.formUnion(erasure.resealed)
@@ -76,14 +79,34 @@ package struct ErasureIndex: Sendable, Equatable {
         case passOver
         /// As this event: its content erased, what later rules need kept.
         case replace(Event)
+        /// Names an erased key but is no record an erasure listed: written after the
+        /// erasure, or its key id rewritten by someone without the key (E16).
+        case forged
     }
 
     /// How replay folds the record at `sequence`, sealed under `keyId` (nil: plain).
     package func disposition(keyId: UInt64?, sequence: UInt64) -> Disposition {
         guard let keyId, keyIds.contains(keyId) else { return .fold }
+        guard records.contains(sequence) else { return .forged }
         if let event = replacements[sequence] { return .replace(event) }
         return .passOver
     }
+
+    /// The event replay folds for `record`: its own, its replacement, or nil when it
+    /// is passed over (for tools that read the log event by event: `diff`, the report's
+    /// timeline).
+    /// - Throws: the record's decoding error, or `forgery`.
+    package func event(of record: borrowing RecordView, source: ((AppOrdinal) -> Source?)? = nil) throws(EventDecodingError) -> Event? {
+        switch disposition(keyId: record.sealedKeyId, sequence: record.sequence) {
+        case .fold: return try EventCodec.decode(record, source: source)
+        case .passOver: return nil
+        case .replace(let event): return event
+        case .forged: throw Self.forgery
+        }
+    }
+
+    /// The error replay names a forged record by.
+    package static let forgery = EventDecodingError.malformed(offset: 0, reason: "sealed under a key an erasure destroyed, yet no record that erasure lists", rule: "E16")
 
     /// `event` without what it names that is erased, in `state` (nil: nothing of it is
     /// left to fold). Only events that name other objects change. An erased UUID saved

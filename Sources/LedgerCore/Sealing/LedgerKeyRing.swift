@@ -165,6 +165,12 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
         try current().rotate(scopes).mapValues(\.id)
     }
 
+    /// Makes the store issue no id up to `id` (a store restored from an older backup
+    /// would issue again ids an erasure destroyed); the writer's alone.
+    package func issueIDs(through id: UInt64) throws(KeyStoreError) {
+        try current().issueIDs(through: id)
+    }
+
     /// Whether the key `id` is live.
     package func isLive(_ id: UInt64) -> Bool {
         if case .live = lookup(keyId: id) { return true }
