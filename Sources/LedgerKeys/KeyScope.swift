@@ -141,7 +141,12 @@ package struct UTCMonth: Hashable, Comparable, Sendable, CustomStringConvertible
     /// The UTC month holding the instant `nanoseconds` after 1970-01-01T00:00:00Z (the
     /// log's time unit). Every Int64 is in years 1677–2262, so this cannot fail.
     package init(containingNanoseconds nanoseconds: Int64) {
-        let day = nanoseconds >= 0 ? nanoseconds / 86_400_000_000_000 : (nanoseconds + 1) / 86_400_000_000_000 - 1
+        self.init(daysSince1970: nanoseconds >= 0 ? nanoseconds / 86_400_000_000_000 : (nanoseconds + 1) / 86_400_000_000_000 - 1)
+    }
+
+    /// The UTC month holding the day `day` days after 1970-01-01 (negative: before);
+    /// days of years 0 to 357,913,941 (about ±130 billion days) only.
+    package init(daysSince1970 day: Int64) {
         // Days to civil date (H. Hinnant, "chrono-compatible low-level date algorithms").
         let z = day + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
@@ -151,7 +156,7 @@ package struct UTCMonth: Hashable, Comparable, Sendable, CustomStringConvertible
         let mp = (5 * dayOfYear + 2) / 153
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        assert(year >= 1677 && year <= 2262 && (1...12).contains(month))
+        assert(year >= 0 && (1...12).contains(month))
         index = UInt32(year * 12 + month - 1)
     }
 

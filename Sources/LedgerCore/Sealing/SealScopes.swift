@@ -113,17 +113,7 @@ enum SealScopes {
     static func month(ofReferenceSeconds seconds: Double) -> UTCMonth {
         let unix = seconds.isFinite ? seconds + 978_307_200 : 0
         // Years 1…9999 are days -719,162 … 2,932,896 from 1970.
-        let day = Int64(max(-719_162, min(2_932_896, (unix / 86_400).rounded(.down))))
-        // Days to civil date (H. Hinnant, "chrono-compatible low-level date algorithms").
-        let z = day + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let monthNumber = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (monthNumber <= 2 ? 1 : 0)
-        return UTCMonth(index: UInt32(year * 12 + monthNumber - 1))
+        return UTCMonth(daysSince1970: Int64(max(-719_162, min(2_932_896, (unix / 86_400).rounded(.down)))))
     }
 }
 
