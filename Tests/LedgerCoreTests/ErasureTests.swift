@@ -276,6 +276,44 @@ import TestSupport
         #expect(e.split(samplesPerEvent: 5) { _ in true } == [e])
     }
 
+    /// A save whose samples fall under several key scopes is appended as one record per
+    /// scope, each folded with its own slice of the save's facts (a correlation's members
+    /// and sync identities renumbered): what the writer folds is what replay folds, and a
+    /// sync replacement inside a part still names what it replaces.
+    @Test func aSaveSplitByScopeFoldsAsReplayFoldsIt() async throws {
+        let folder = try Folder()
+        let ledger = try folder.create()
+        try await ledger.grant(appA, share: [.quantity(.bodyMass), .quantity(.bloodPressureSystolic), .quantity(.bloodPressureDiastolic)])
+        func bp(_ at: String, _ n: Int) throws -> Sample {
+            let t = date(at)
+            let sys = try QuantitySample(type: .bloodPressureSystolic, quantity: try Quantity(120, unit: "mmHg"), start: t, end: t,
+                                         uuid: fixedUUID(n + 1), metadata: [Metadata.WellKnownKey.syncIdentifier: .string("s\(n)"),
+                                                                            Metadata.WellKnownKey.syncVersion: .integer(1)])
+            let dia = try QuantitySample(type: .bloodPressureDiastolic, quantity: try Quantity(80, unit: "mmHg"), start: t, end: t,
+                                         uuid: fixedUUID(n + 2))
+            return .correlation(try Correlation(type: .bloodPressure, start: t, end: t, objects: [sys, dia], uuid: fixedUUID(n)))
+        }
+        func weight(_ v: Double, _ at: String, _ n: Int, sync version: Int64) throws -> Sample {
+            try quantitySample(.bodyMass, v, "kg", at: at, uuid: fixedUUID(n),
+                               metadata: [Metadata.WellKnownKey.syncIdentifier: .string("w"), Metadata.WellKnownKey.syncVersion: .integer(version)])
+        }
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+            try weight(80, "2026-10-30T08:00:00Z", 1, sync: 1), try bp("2026-11-02T08:00:00Z", 10),
+            try quantitySample(.bodyMass, 81, "kg", at: "2026-11-03T08:00:00Z", uuid: fixedUUID(2)), try bp("2026-10-31T08:00:00Z", 20),
+        ]))
+        // Replaces the October weight by sync identity, from a save split again.
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+            try bp("2026-12-02T08:00:00Z", 30), try weight(82, "2026-11-05T08:00:00Z", 3, sync: 2),
+        ]))
+        let state = await ledger.state
+        #expect(state.samples.count == 12)
+        #expect(!state.samples.isLive(try #require(state.samples.slot(of: fixedUUID(1)))))
+        #expect(state.samples.liveSyncVersion(app: 1, identifier: "w") == 2)
+        try await ledger.close()
+        #expect(try folder.replayed() == state)
+        #expect(try LedgerVerifier.verify(try folder.fs()).isIntact)
+    }
+
     /// E17: `encryptedFrom` begins a ledger, and only begins one.
     @Test func anEncryptedCopysOriginIsItsFirstEventOnly() async throws {
         let origin = Event.encryptedFrom(LedgerOrigin(ledgerId: fixedUUID(1), chainHead: [UInt8](repeating: 7, count: 32), events: 3, copiedAt: 0))

@@ -143,18 +143,51 @@ extension SealScopes {
             return [(event, facts, scope(of: event, recordedAt: recordedAt, importId: importId))]
         }
         let source = source(app: app, importId: importId)
-        var order: [KeyScope] = []
-        var groups: [KeyScope: [SavedSample]] = [:]
+        var scopes: [KeyScope] = []
+        scopes.reserveCapacity(samples.count)
+        var uniform = true
         for saved in samples {
-            let s = scope(typeCode: typeCode(of: saved.sample),
-                          start: saved.sample.startDate.timeIntervalSinceReferenceDate, source: source)
-            if groups[s] == nil { order.append(s) }
-            groups[s, default: []].append(saved)
+            let s = scope(typeCode: typeCode(of: saved.sample), start: saved.sample.startDate.timeIntervalSinceReferenceDate, source: source)
+            if uniform, let first = scopes.first, first != s { uniform = false }
+            scopes.append(s)
         }
-        if order.count == 1 { return [(event, facts, order[0])] }
-        return order.map { s in
-            let part = Event.samplesSaved(app: app, samples: groups[s]!)
-            return (part, EventFacts(part), s)
+        guard let first = scopes.first else { return [(event, facts, nil)] }
+        if uniform { return [(event, facts, first)] }
+        // Several scopes: each part's facts are the save's own headers, sliced (a sample's
+        // header, then its members'), renumbered — not derived again from the samples.
+        guard case .samplesSaved(_, let headers, let strings) = facts else { preconditionFailure("a save's facts are a save's") }
+        var order: [KeyScope] = []
+        var parts: [KeyScope: Int] = [:]
+        var grouped: [(samples: [SavedSample], headers: [SampleCodec.Header], strings: [String])] = []
+        var h = headers.startIndex
+        for (i, saved) in samples.enumerated() {
+            let s = scopes[i]
+            let g: Int
+            if let known = parts[s] { g = known } else {
+                g = grouped.count
+                parts[s] = g
+                order.append(s)
+                grouped.append(([], [], []))
+            }
+            grouped[g].samples.append(saved)
+            // This sample's headers: its own (top level), then its members'.
+            let start = h
+            h += 1
+            while h < headers.endIndex, headers[h].memberOf != nil { h += 1 }
+            let base = grouped[g].headers.count
+            for var header in headers[start..<h] {
+                if let parent = header.memberOf { header.memberOf = parent - (start - headers.startIndex) + base }
+                if header.syncIndex >= 0 {
+                    grouped[g].strings.append(strings[strings.startIndex + Int(header.syncIndex)])
+                    header.syncIndex = Int32(grouped[g].strings.count - 1)
+                }
+                grouped[g].headers.append(header)
+            }
+        }
+        precondition(h == headers.endIndex, "a save's facts hold its samples' headers, in order")
+        return order.indices.map { k in
+            (Event.samplesSaved(app: app, samples: grouped[k].samples),
+             EventFacts.samplesSaved(app: app, headers: grouped[k].headers[...], syncIdentifiers: grouped[k].strings[...]), order[k])
         }
     }
 }
