@@ -54,9 +54,7 @@ extension LedgerLocation {
         let name = "keys/keys.bin"
         let source = try from.open(name, .readOnly)
         defer { source.close() }
-        var bytes = [UInt8](repeating: 0, count: Int(try source.size()))
-        let got = try bytes.withUnsafeMutableBytes { try source.read(into: $0, at: 0) }
-        guard got == bytes.count else { throw LogError.io(operation: "read (short)", path: from.path + "/" + name, errno: 5) }
+        let bytes = try source.readAll(path: from.path + "/" + name)
         try to.createSubfolder("keys")
         try to.syncFolder(nil)
         let target = try to.open(name, .createNew)

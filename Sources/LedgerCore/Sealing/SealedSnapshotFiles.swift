@@ -70,7 +70,7 @@ struct SealedSnapshotFileSystem: LogFileSystem {
         case .readOnly:
             let file = try base.open(name, .readOnly)
             defer { file.close() }
-            var bytes = try Self.readAll(file)
+            var bytes = try file.readAll(path: base.path + "/" + name)
             let image = try open(sealed: &bytes, name: name)
             return MemoryFile(bytes: bytes, range: image)
         case .readWrite:
@@ -132,21 +132,6 @@ struct SealedSnapshotFileSystem: LogFileSystem {
 
     static func associatedData(_ header: ArraySlice<UInt8>, _ ledgerId: UUID) -> [UInt8] {
         Array(header) + withUnsafeBytes(of: ledgerId.uuid) { Array($0) }
-    }
-
-    static func readAll(_ file: any LogFile) throws -> [UInt8] {
-        let size = try file.size()
-        guard size <= UInt64(Int.max / 2) else { throw LogError.io(operation: "read (too large)", path: "", errno: EFBIG) }
-        var bytes = [UInt8](repeating: 0, count: Int(size))
-        var done = 0
-        while done < bytes.count {
-            let got = try bytes.withUnsafeMutableBytes { b in
-                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: b[done...]), at: UInt64(done))
-            }
-            if got == 0 { break }
-            done += got
-        }
-        return Array(bytes[0..<done])
     }
 }
 

@@ -1,3 +1,4 @@
+import Glibc
 /// The seam between the log and the operating system.
 ///
 /// Every byte the log reads or writes, every sync, the folder's entries and its
@@ -41,6 +42,24 @@ public protocol LogFile: AnyObject, Sendable {
 extension LogFile {
     /// Reads are not kept for later unless the file system says they may be.
     public var readsOnDemand: Bool { false }
+
+    /// The whole file, read to its end (a file that shrank while read gives what was
+    /// there). `path` names it in errors.
+    /// - Throws: `LogError.io` (`EFBIG` for a file no array can hold); the file's errors.
+    public func readAll(path: String) throws -> [UInt8] {
+        let size = try size()
+        guard size <= UInt64(Int.max / 2) else { throw LogError.io(operation: "read (too large)", path: path, errno: EFBIG) }
+        var bytes = [UInt8](repeating: 0, count: Int(size))
+        var done = 0
+        while done < bytes.count {
+            let got = try bytes.withUnsafeMutableBytes { b in
+                try read(into: UnsafeMutableRawBufferPointer(rebasing: b[done...]), at: UInt64(done))
+            }
+            if got == 0 { break }
+            done += got
+        }
+        return done == bytes.count ? bytes : Array(bytes[0..<done])
+    }
 }
 
 /// How to open a file of the ledger folder.
