@@ -513,7 +513,7 @@ package enum Replayer {
                 // A save's headers go straight into the chunk (no intermediate arrays).
                 let h = chunk.headers.count, s = chunk.strings.count
                 let version = record.kindVersion
-                if record.sealFailure != nil { _ = try EventCodec.decode(record) }  // names why
+                if let failure = record.sealFailure { throw .sealedRecordUnopened(failure) }
                 try SealScopes.requireSealed(kind: record.kind, inSealedLog: record.inSealedLog, sealed: record.sealedKeyId != nil)
                 let app = try record.withPayload { (payload) throws(EventDecodingError) -> AppOrdinal in
                     try EventFacts.readSave(version: version, payload: payload, into: &chunk.headers, strings: &chunk.strings)
