@@ -50,6 +50,8 @@ extension Ledger {
 
     /// UUIDs per `erased` event: 8 MB of them, well inside a record's 16 MiB.
     static let erasedSamplesPerEvent = 500_000
+    /// Record numbers per `erased` event: at most 10 bytes each (deltas: mostly 1–3).
+    static let erasedRecordsPerEvent = 500_000
     /// Samples per re-appended save.
     static let resealedSamplesPerRecord = 2_048
 
@@ -75,30 +77,19 @@ extension Ledger {
         // 1. What the keys sealed.
         var read = try Self.readErased(scope, reason: reason, keys: keys, reader: reader, state: state)
 
-        // 2. The keys the batch needs.
+        // The batch, its keys named later: the kept samples again, then the erasure
+        // (more than one `erased` event when its lists do not fit one record).
         let recordedAt = writer.nextRecordedAt()
-        let erasureScope = KeyScope(source: .app(ordinal: 0), type: SealScopes.erasure, month: UTCMonth(containingNanoseconds: recordedAt))
-        let newKeys: [KeyScope: UInt64]
-        let erasureKey: UInt64
-        do {
-            newKeys = read.kept.isEmpty ? [:] : try ring.rotate(Set(read.kept.map(\.scope)))
-            guard let id = try ring.keyIds(for: [erasureScope])[erasureScope] else { preconditionFailure("a key per scope asked") }
-            erasureKey = id
-        } catch {
-            throw LedgerError.keyStore(error)
-        }
-
-        // 3. One batch: the kept samples again, then the erasure.
+        let first = writer.nextSequence, offset = writer.encodedLength
         var batch = RecordBatch()
         for part in read.kept {
-            guard let key = newKeys[part.scope] else { preconditionFailure("a new key per cut scope") }
-            EventCodec.append(.samplesSaved(app: part.app, samples: part.samples.map { SavedSample($0) }), to: &batch, sealedUnder: key)
+            EventCodec.append(.samplesSaved(app: part.app, samples: part.samples), to: &batch, sealedUnder: 0)
         }
-        let first = writer.nextSequence
         read.erasure = read.erasure.with(resealed: Array(first..<first + UInt64(batch.count)))
-        let erasures = read.erasure.split(samplesPerEvent: Self.erasedSamplesPerEvent) { uuid in
-            state.samples.slot(of: uuid).map(state.samples.isLive) ?? false
+        let erasures = read.erasure.split(samplesPerEvent: Self.erasedSamplesPerEvent, recordsPerEvent: Self.erasedRecordsPerEvent) {
+            state.samples.isLive(uuid: $0)
         }
+        let sequence = first + UInt64(read.kept.count)
         for erasure in erasures {
             // What is written must read back: an erasure a reader refused would leave the
             // ledger unreadable once its keys are gone.
@@ -107,9 +98,43 @@ extension Ledger {
             guard decoded == .erased(erasure) else {
                 throw LedgerError.erasureRefused("the erasure would not read back as written (nothing was changed)", notFound: false)
             }
-            EventCodec.append(.erased(erasure), to: &batch, sealedUnder: erasureKey)
+            EventCodec.append(.erased(erasure), to: &batch, sealedUnder: 0)
         }
         if let violation = batch.limitViolation { throw violation }
+
+        // Dry run: the log folded as replay will fold it with this erasure, then the batch
+        // checked against that: no rule may break once the keys are gone. The writer's
+        // projections are dropped first (the two are never in memory together) and
+        // become this fold when it passes.
+        let planned = erasures.enumerated().map { k, e in
+            ErasureIndex.Entry(sequence: sequence + UInt64(k), recordedAt: recordedAt, erasure: e)
+        }
+        let folded: LedgerState
+        do {
+            folded = try Self.foldPlanned(batch, kept: read.kept, planned: planned, reader: reader, first: first, offset: offset,
+                                          recordedAt: recordedAt, state: &state)
+        } catch let refusal as LedgerError {
+            try reloadState()
+            throw refusal
+        }
+
+        // 2. The keys the batch needs, then named in it.
+        let erasureScope = KeyScope(source: .app(ordinal: 0), type: SealScopes.erasure, month: UTCMonth(containingNanoseconds: recordedAt))
+        do {
+            let newKeys = read.kept.isEmpty ? [:] : try ring.rotate(Set(read.kept.map(\.scope)))
+            guard let erasureKey = try ring.keyIds(for: [erasureScope])[erasureScope] else { preconditionFailure("a key per scope asked") }
+            for (k, part) in read.kept.enumerated() {
+                guard let key = newKeys[part.scope] else { preconditionFailure("a new key per cut scope") }
+                batch.setSealKey(ofRecord: k, to: key)
+            }
+            for k in read.kept.count..<batch.count { batch.setSealKey(ofRecord: k, to: erasureKey) }
+        } catch {
+            try reloadState()  // nothing was appended: the projections as the log holds them
+            throw LedgerError.keyStore(error)
+        }
+
+        // 3. The batch, durable.
+        let firstStart = UInt64(batch.recordStarts[0])
         let ticket = try enqueue(batch, recordedAt: recordedAt)
         do {
             try await writer.wait(for: ticket, durability: .durable)
@@ -117,24 +142,59 @@ extension Ledger {
             failure = error
             throw error
         }
-        precondition(ticket.sequences.lowerBound == first, "the ledger is the log's only writer")
-        let sequence = first + UInt64(read.kept.count)
+        precondition(ticket.sequences.lowerBound == first && ticket.recordedAt == recordedAt
+                     && ticket.recordOffsets.first == offset + firstStart, "the ledger is the log's only writer")
+        state = folded
         let kept = read.kept.reduce(0) { $0 + $1.samples.count }
         func outcome(_ snapshot: String?) -> ErasureOutcome {
             ErasureOutcome(sequence: sequence, erasures: erasures, snapshot: snapshot, samplesKept: kept)
         }
         if stop == .afterAppend { return outcome(nil) }
-
-        // 4–5. Keys destroyed, snapshots removed.
-        try Self.destroyKeys(keys.destroyed, ring: ring)
-        if stop == .afterDestroy { return outcome(nil) }
-        Self.removeSnapshots(fs)
-        if stop == .afterSnapshotsRemoved { return outcome(nil) }
-
-        // 6. The projections rebuilt without what was erased, and a snapshot of them.
-        try reloadState()
         signalCommitted()
-        return outcome(try await snapshot())
+
+        // 4–6. Keys destroyed, snapshots removed, a snapshot of the projections written.
+        // The erasure has happened: a failure here fails the ledger, and the next writer
+        // finishes it (`finishErasures`).
+        do {
+            try Self.destroyKeys(keys.destroyed, ring: ring)
+            if stop == .afterDestroy { return outcome(nil) }
+            Self.removeSnapshots(fs)
+            if stop == .afterSnapshotsRemoved { return outcome(nil) }
+            return outcome(try await snapshot())
+        } catch {
+            if failure == nil { failure = error }
+            throw error
+        }
+    }
+
+    /// The dry run of an erasure: the log replayed from the start with `planned` known,
+    /// then the batch's re-appended saves and `erased` events held to the rules and
+    /// folded where the writer will put them (`first`, `offset`, `recordedAt`). `state`
+    /// is emptied first. Returns the projections as a replay after the append gives them.
+    /// - Throws: `LedgerError.erasureRefused` naming the rule the erasure would break.
+    static func foldPlanned(_ batch: RecordBatch, kept: [(scope: KeyScope, app: AppOrdinal, samples: [SavedSample])],
+                            planned: [ErasureIndex.Entry], reader: LogReader, first: UInt64, offset: UInt64, recordedAt: Int64,
+                            state: inout LedgerState) throws -> LedgerState {
+        state = LedgerState()
+        var folded = LedgerState()
+        do {
+            _ = try Replayer.replay(reader, into: &folded, from: reader.start, limit: .end, decodeFully: false, progress: nil,
+                                    onBatch: nil, beforeFold: nil, planned: planned)
+        } catch let error as ReplayError {
+            throw LedgerError.erasureRefused("the log would not replay with this erasure: \(error) (nothing was changed)", notFound: false)
+        }
+        var events: [(facts: EventFacts, kind: UInt16, resealed: Bool)] = kept.map {
+            (EventFacts(.samplesSaved(app: $0.app, samples: $0.samples)), EventKind.samplesSaved.rawValue, true)
+        }
+        events += planned.map { (EventFacts.other(.erased($0.erasure)), EventKind.erased.rawValue, false) }
+        for (k, e) in events.enumerated() {
+            let sequence = first + UInt64(k)
+            if let violation = LedgerRules.violation(e.facts, in: folded, resealed: e.resealed) {
+                throw LedgerError.erasureRefused("event \(sequence) of the erasure would break a rule: \(violation) (nothing was changed)", notFound: false)
+            }
+            folded.apply(e.facts, kind: e.kind, sequence: sequence, recordedAt: recordedAt, offset: offset + UInt64(batch.recordStarts[k]))
+        }
+        return folded
     }
 
     /// The live keys an erasure destroys, and of those the ones whose month a range only
@@ -192,15 +252,11 @@ extension Ledger {
         return keys
     }
 
-    /// The first instant of `month` (UTC) and of the month after it.
+    /// The first instant of `month` (UTC) and of the month after it, in the keys' own
+    /// (proleptic Gregorian) calendar: Foundation's switches to Julian before 1582.
     static func bounds(of month: UTCMonth) -> (start: Date, end: Date) {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        func start(_ index: UInt32) -> Date {
-            let m = UTCMonth(index: index)
-            return calendar.date(from: DateComponents(year: m.year, month: m.month, day: 1)) ?? .distantFuture
-        }
-        return (start(month.index), start(month.index + 1))
+        func start(_ m: UTCMonth) -> Date { Date(timeIntervalSince1970: Double(m.firstDaySince1970) * 86_400) }
+        return (start(month), start(UTCMonth(index: month.index &+ 1)))
     }
 
     static func month(_ month: UTCMonth, overlaps from: Date, _ to: Date) -> Bool {
@@ -218,7 +274,7 @@ extension Ledger {
         var erasure: Erasure
         /// The samples of cut months that stay, by the scope and app of the save that
         /// held them, in log order.
-        var kept: [(scope: KeyScope, app: AppOrdinal, samples: [Sample])]
+        var kept: [(scope: KeyScope, app: AppOrdinal, samples: [SavedSample])]
     }
 
     /// Step 1: reads every record the keys sealed (they are live), in log order: the
@@ -233,7 +289,7 @@ extension Ledger {
         var records: [UInt64] = []
         var samples: [UUID] = []
         var replacements: [ErasureReplacement] = []
-        var kept: [(scope: KeyScope, app: AppOrdinal, samples: [Sample])] = []
+        var kept: [(scope: KeyScope, app: AppOrdinal, samples: [SavedSample])] = []
         var keptAt: [KeyScope: [AppOrdinal: Int]] = [:]
         var keptUUIDs: [UUID] = []
         var headers: [SampleCodec.Header] = [], strings: [String] = []
@@ -258,7 +314,11 @@ extension Ledger {
                             keptAt[cutScope, default: [:]][app] = kept.count
                             kept.append((cutScope, app, []))
                         }
-                        kept[keptAt[cutScope]![app]!].samples.append(s.sample)
+                        // Still naming what it replaced, unless that is erased (then it
+                        // was never folded): a predecessor outside the erasure is live
+                        // until this sample comes again (E4).
+                        let replaces = s.replaces.flatMap { seen.contains($0) || state.erasures.samples.contains($0) ? nil : $0 }
+                        kept[keptAt[cutScope]![app]!].samples.append(SavedSample(s.sample, replaces: replaces))
                         keptUUIDs.append(s.sample.uuid)
                     } else {
                         for uuid in uuids where seen.insert(uuid).inserted { samples.append(uuid) }
@@ -274,7 +334,8 @@ extension Ledger {
                 for h in headers where seen.insert(h.uuid).inserted { samples.append(h.uuid) }
             } else if ErasureReplacement.kinds.contains(record.kind) {
                 let event = try EventCodec.decode(record)
-                if let r = ErasureReplacement.of(event, sequence: record.sequence, erased: seen.union(state.erasures.samples)) {
+                if let r = ErasureReplacement.of(event, sequence: record.sequence,
+                                                 erased: { seen.contains($0) || state.erasures.samples.contains($0) }) {
                     replacements.append(r)
                 }
             }

@@ -160,6 +160,17 @@ package struct UTCMonth: Hashable, Comparable, Sendable, CustomStringConvertible
         index = UInt32(year * 12 + month - 1)
     }
 
+    /// The first day of the month, in days since 1970-01-01 (proleptic Gregorian, as
+    /// `init(daysSince1970:)` reads them; H. Hinnant's days-from-civil).
+    package var firstDaySince1970: Int64 {
+        let m = Int64(month), y = Int64(year) - (m <= 2 ? 1 : 0)
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
     package var year: Int { Int(index / 12) }
     package var month: Int { Int(index % 12) + 1 }
 

@@ -263,6 +263,32 @@ import TestSupport
         try await third.close()
     }
 
+    /// A kept sample that replaced (by sync identity) one outside the erasure still
+    /// replaces it when it comes again: the predecessor is live until then (E4). Without
+    /// it the erasure's own event broke a rule once the keys were gone (found in review).
+    @Test func aKeptSampleStillReplacesItsPredecessorOutsideTheErasure() async throws {
+        let folder = try Folder()
+        let ledger = try folder.create()
+        try await ledger.grant(appA, share: [.quantity(.bodyMass)])
+        func weight(_ at: String, _ n: Int, _ version: Int64?) throws -> Sample {
+            try quantitySample(.bodyMass, 80, "kg", at: at, uuid: fixedUUID(n), metadata: version.map {
+                [Metadata.WellKnownKey.syncIdentifier: .string("s1"), Metadata.WellKnownKey.syncVersion: .integer($0)]
+            } ?? Metadata())
+        }
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try weight("2026-10-30T08:00:00Z", 1, 1)]))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try weight("2026-11-20T08:00:00Z", 2, 2)]))
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try weight("2026-11-03T08:00:00Z", 3, nil)]))
+        let outcome = try await ledger.erase(.typeRange(code: ObjectType.quantity(.bodyMass).code, from: date("2026-11-01T00:00:00Z"),
+                                                        to: date("2026-11-06T00:00:00Z")), reason: "five days")
+        #expect(outcome.erasures[0].samples == [fixedUUID(3)] && outcome.samplesKept == 1)
+        let state = await ledger.state
+        #expect(Self.live(state) == [fixedUUID(2)])
+        #expect(state.samples.liveSyncVersion(app: 1, identifier: "s1") == 2)
+        try await ledger.close()
+        #expect(try folder.replayed() == state)
+        #expect(try LedgerVerifier.verify(try folder.fs()).isIntact)
+    }
+
     /// An erasure whose UUIDs do not fit one record is written as several `erased`
     /// events, each with the scope and keys, the first with everything else.
     @Test func anErasureSplitsItsUUIDsAcrossEvents() throws {
@@ -370,7 +396,8 @@ import TestSupport
         #expect(refusal(Self.erasedPayload(sampleCount: 1 << 40))?.contains("above") == true)
         #expect(refusal(Self.erasedPayload(samples: [fixedUUID(1)], live: 2))?.contains("2 live of 1") == true)
         #expect(refusal(Self.erasedPayload(replacementKind: EventKind.samplesSaved.rawValue))?.contains("a replacement of kind 6") == true)
-        #expect(refusal(Self.erasedPayload(reason: String(repeating: "r", count: 1_001)))?.contains("at most 1000 bytes") == true)
+        #expect(refusal(Self.erasedPayload(reason: String(repeating: "r", count: 1_001)))?.contains("has 1 to 1000 bytes") == true)
+        #expect(refusal(Self.erasedPayload(reason: "a\nb"))?.contains("one line without control characters") == true)
         // Not the owner: refused as E6.
         var app = Self.erasedPayload()
         app[0] = 1

@@ -153,6 +153,22 @@ import Testing
         #expect(error { try UTCMonth(year: -1, month: 1) } == .badMonth(year: -1, month: 1))
     }
 
+    /// A month's first day and the month of a day agree, proleptic Gregorian on both
+    /// sides (no Julian switch in 1582), from year 1 to 9999 and past 1970 both ways.
+    @Test func firstDaysOfMonthsReadBackAsTheirMonths() throws {
+        #expect(try UTCMonth(year: 1970, month: 1).firstDaySince1970 == 0)
+        #expect(try UTCMonth(year: 2024, month: 3).firstDaySince1970 == 19_783)  // 1709251200 s / 86400
+        #expect(try UTCMonth(year: 1, month: 1).firstDaySince1970 == -719_162)
+        #expect(try UTCMonth(year: 1500, month: 3).firstDaySince1970 == -171_605)  // proleptic: no ten-day shift
+        for year in [1, 4, 100, 400, 1500, 1582, 1600, 1900, 1969, 1970, 2000, 2024, 2100, 9999] {
+            for month in 1...12 {
+                let m = try UTCMonth(year: year, month: month)
+                #expect(UTCMonth(daysSince1970: m.firstDaySince1970) == m, "\(m)")
+                #expect(UTCMonth(daysSince1970: m.firstDaySince1970 - 1).index == m.index - 1, "the day before \(m)")
+            }
+        }
+    }
+
     @Test func sourceIDs() throws {
         let id = (0..<16).map { UInt8($0 * 3) }
         let source = try KeySource(kind: .importRun, id: id)

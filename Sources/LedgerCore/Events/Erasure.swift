@@ -122,15 +122,22 @@ package struct Erasure: Hashable, Sendable {
     /// This erasure as events of at most `samplesPerEvent` UUIDs each (a record holds at
     /// most 16 MiB): the first carries everything else, the others the same scope,
     /// reason and keys with the rest of the UUIDs; `isLive` counts each one's live samples.
-    func split(samplesPerEvent: Int, isLive: (UUID) -> Bool) -> [Erasure] {
-        guard samples.count > samplesPerEvent else { return [self] }
-        return stride(from: 0, to: samples.count, by: samplesPerEvent).map { start in
-            let part = Array(samples[start..<min(start + samplesPerEvent, samples.count)])
-            let live = UInt64(part.reduce(0) { $0 + (isLive($1) ? 1 : 0) })
-            return start == 0
-                ? Erasure(scope: scope, reason: reason, keyIds: keyIds, records: records, samples: part, liveAtErasure: live,
+    func split(samplesPerEvent: Int, recordsPerEvent: Int = .max, isLive: (UUID) -> Bool) -> [Erasure] {
+        guard samples.count > samplesPerEvent || records.count > recordsPerEvent else { return [self] }
+        let parts = max((samples.count + samplesPerEvent - 1) / samplesPerEvent, (records.count + recordsPerEvent - 1) / recordsPerEvent)
+        /// Part `k` of `array` in parts of `size` (no overflow for a size of `.max`).
+        func part<T>(_ array: [T], _ k: Int, _ size: Int) -> [T] {
+            guard size < array.count else { return k == 0 ? array : [] }
+            return Array(array[min(k * size, array.count)..<min((k + 1) * size, array.count)])
+        }
+        return (0..<parts).map { k in
+            let uuids = part(samples, k, samplesPerEvent)
+            let listed = part(records, k, recordsPerEvent)
+            let live = UInt64(uuids.reduce(0) { $0 + (isLive($1) ? 1 : 0) })
+            return k == 0
+                ? Erasure(scope: scope, reason: reason, keyIds: keyIds, records: listed, samples: uuids, liveAtErasure: live,
                           replacements: replacements, resealed: resealed, restoredAssociations: restoredAssociations)
-                : Erasure(scope: scope, reason: reason, keyIds: keyIds, samples: part, liveAtErasure: live, replacements: [])
+                : Erasure(scope: scope, reason: reason, keyIds: keyIds, records: listed, samples: uuids, liveAtErasure: live, replacements: [])
         }
     }
 }
@@ -159,7 +166,7 @@ package struct ErasureReplacement: Hashable, Sendable {
 
     /// The replacement of `event` (a record under an erased key at `sequence`), or nil
     /// when nothing of it is needed. `erased`: every sample UUID erased so far.
-    package static func of(_ event: Event, sequence: UInt64, erased: Set<UUID>) -> ErasureReplacement? {
+    package static func of(_ event: Event, sequence: UInt64, erased: (UUID) -> Bool) -> ErasureReplacement? {
         switch event {
         case .importStarted(let start):
             let kept = start.isTransaction
@@ -170,11 +177,11 @@ package struct ErasureReplacement: Hashable, Sendable {
                                     again: start.again, me: [])
             return ErasureReplacement(sequence: sequence, event: .importStarted(kept))
         case .samplesDeleted(let actor, let objects, _):
-            let kept = objects.filter { !erased.contains($0.uuid) }
+            let kept = objects.filter { !erased($0.uuid) }
             guard !kept.isEmpty else { return nil }
             return ErasureReplacement(sequence: sequence, event: .samplesDeleted(actor: actor, objects: kept, reason: nil))
         case .absentFromExport(let absence):
-            let kept = absence.objects.filter { !erased.contains($0.uuid) }
+            let kept = absence.objects.filter { !erased($0.uuid) }
             return ErasureReplacement(sequence: sequence, event: .absentFromExport(ExportAbsence(
                 importId: absence.importId, exportDate: nil, objects: kept, days: absence.days)))
         default:
@@ -254,9 +261,7 @@ extension EventCodec {
         }
         let reasonAt = r.absolutePosition
         let reason = try r.string()
-        guard reason.utf8.count <= Erasure.reasonBytesMax else {
-            throw .malformed(offset: reasonAt, reason: "an erasure's reason has at most \(Erasure.reasonBytesMax) bytes")
-        }
+        if let problem = Erasure.problem(withReason: reason) { throw .malformed(offset: reasonAt, reason: problem) }
         let idsAt = r.absolutePosition
         let keyCount = try r.count(limit: r.remaining)
         var keyIds: [UInt64] = []

@@ -243,6 +243,9 @@ package struct SampleIndex: Sendable, Equatable {
 
     package func isLive(_ slot: UInt32) -> Bool { slots[Int(slot)].state & Self.deletedBit == 0 }
 
+    /// Whether the sample `uuid` is stored and not deleted.
+    package func isLive(uuid: UUID) -> Bool { slot(of: uuid).map(isLive) ?? false }
+
     /// The most recent live sample of a type: greatest start, then end, then sequence.
     package func latest(typeCode: UInt16) -> UInt32? {
         guard Int(typeCode) < Self.typeCodeLimit, latestSlots[Int(typeCode)] != Self.none else { return nil }

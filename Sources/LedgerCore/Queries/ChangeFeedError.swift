@@ -29,7 +29,7 @@ public enum ChangeFeedError: Error, Equatable, Sendable, CustomStringConvertible
         case .ledgerReplaced(let path, let found, let expected):
             "ledgerReplaced: the ledger at \(path) is another one (ledger \(found)); this feed was reading ledger \(expected)"
         case .erasedSince(let sequence):
-            "anchorBeforeErasure: the erasure at event \(sequence) took samples this anchor counts; fetch again without --anchor (the erased samples are gone)"
+            "anchorBeforeErasure: the erasure at event \(sequence) took samples this anchor counts (or the history was rolled back); fetch again without --anchor (the erased samples are gone)"
         }
     }
 }

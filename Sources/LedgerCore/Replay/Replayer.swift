@@ -122,11 +122,15 @@ package enum Replayer {
     static func replay(_ reader: LogReader, into state: inout LedgerState, from position: LogReader.Position,
                        limit: ReplayLimit, decodeFully: Bool, progress: ((ReplayProgress) -> Void)?,
                        onBatch: ((LogReader.Position, inout LedgerState) throws -> Void)?,
-                       beforeFold: ((Point, EventFacts, LedgerState) -> Void)?) throws -> Outcome {
-        // Every erasure of the log, before anything is folded (issue 32). A state built
-        // before one of them was written (a snapshot older than it, a reader following
-        // the log) holds what it erased: rebuilt from the start.
-        let erasures = try ErasureIndex.read(reader)
+                       beforeFold: ((Point, EventFacts, LedgerState) -> Void)?,
+                       planned: [ErasureIndex.Entry] = []) throws -> Outcome {
+        // Every erasure of the log, before anything is folded (issue 32), and those an
+        // erasure's dry run is about to write. A state built before one of them was
+        // written (a snapshot older than it, a reader following the log) holds what it
+        // erased: rebuilt from the start.
+        var read = try ErasureIndex.read(reader)
+        for p in planned { read.add(p.erasure, sequence: p.sequence, recordedAt: p.recordedAt) }
+        let erasures = read
         let rebuild = position.nextSequence > 1 && erasures.entries.contains { $0.sequence >= position.nextSequence }
         let position = rebuild ? reader.start : position
         if rebuild { state = LedgerState() }
@@ -139,7 +143,8 @@ package enum Replayer {
         }
         let queue = ChunkQueue(capacity: 4)
         let producer = Thread {
-            queue.produce(reader: reader, position: position, decodeFully: decodeFully, erasures: erasures)
+            queue.produce(reader: reader, position: position, decodeFully: decodeFully, erasures: erasures,
+                          through: erasures.readThrough)
         }
         producer.stackSize = 1 << 20
         producer.start()
@@ -435,7 +440,10 @@ package enum Replayer {
         init(capacity: Int) { handOff = BoundedHandOff(capacity: capacity) }
 
         /// The reader thread: scan, decode, hand over.
-        func produce(reader: LogReader, position: LogReader.Position, decodeFully: Bool, erasures: ErasureIndex) {
+        /// `through`: no batch starting at or after this offset is read (the end the
+        /// erasure index was read to).
+        func produce(reader: LogReader, position: LogReader.Position, decodeFully: Bool, erasures: ErasureIndex,
+                     through: UInt64 = .max) {
             defer { spares.withLock { $0 = ([], true) } }
             var chunk = Chunk()
             // The saves' payloads, copied for their full decode (reused from chunk to chunk).
@@ -444,7 +452,7 @@ package enum Replayer {
             var batchStart = position
             do {
                 let end = try reader.forEachBatch(position: position) { batch in
-                    if self.handOff.isCancelled { return false }
+                    if self.handOff.isCancelled || batch.offset >= through { return false }
                     batch.forEachRecord { record in
                         var item = Chunk.Item(sequence: record.sequence, recordedAt: record.recordedAt, offset: record.offset,
                                               kind: record.kind, facts: nil)

@@ -31,6 +31,10 @@ package struct ErasureIndex: Sendable, Equatable {
     }
 
     package private(set) var entries: [Entry] = []
+    /// Where `read` stopped looking: the log's end as it was before the key store was
+    /// asked whether an erasure may exist. Replay folds nothing past it, so an erasure
+    /// appended meanwhile (by a writer running beside a reader) is never met unread.
+    package private(set) var readThrough: UInt64 = .max
     package private(set) var keyIds: Set<UInt64> = []
     package private(set) var samples: Set<UUID> = []
     private var replacements: [UInt64: Event] = [:]
@@ -48,7 +52,8 @@ package struct ErasureIndex: Sendable, Equatable {
     /// Any two compare equal (a state's `==` is over its projections).
     package static func == (a: ErasureIndex, b: ErasureIndex) -> Bool { true }
 
-    /// Adds one `erased` event.
+    /// Adds one `erased` event (read from the log, or about to be written: an erasure's
+    /// dry run).
     mutating func add(_ erasure: Erasure, sequence: UInt64, recordedAt: Int64) {
         entries.append(Entry(sequence: sequence, recordedAt: recordedAt, erasure: erasure))
         keyIds.formUnion(erasure.keyIds)
@@ -157,15 +162,18 @@ package struct ErasureIndex: Sendable, Equatable {
     /// - Throws: the log's damage (`LogError`); `ReplayError.undecodable` for an `erased`
     ///   record that does not open or decode.
     package static func read(_ reader: LogReader) throws -> ErasureIndex {
-        guard reader.header.allowsSealedRecords, let ring = reader.opening.keys as? LedgerKeyRing, ring.mayHoldErasures else {
-            return ErasureIndex()
-        }
+        guard reader.header.allowsSealedRecords, let ring = reader.opening.keys as? LedgerKeyRing else { return ErasureIndex() }
+        // The end first, then the key store: an erasure key is made before its `erased`
+        // record is appended, so none can lie before this end unless the key is seen.
+        var index = ErasureIndex()
+        index.readThrough = try reader.size()
+        guard ring.mayHoldErasures else { return index }
         var found: [(sequence: UInt64, offset: UInt64)] = []
-        try reader.unopened().forEachRecord { record in
+        let end = try reader.unopened().forEachRecord { record in
             if record.kind == EventKind.erased.rawValue { found.append((record.sequence, record.offset)) }
             return true
         }
-        var index = ErasureIndex()
+        index.readThrough = end.endOffset
         for (sequence, offset) in found {
             let stored = try reader.record(atOffset: offset)
             do throws(EventDecodingError) {
