@@ -12,15 +12,15 @@ import LedgerLog
 /// writing (`openForWriting`): only it creates keys, and it does so before the records
 /// they seal are appended (Y5).
 ///
-/// Invariant: `store` is nil until first used; once the writer opened it for writing, it
+/// Invariant: the held store is nil until first used; once the writer opened it for writing, it
 /// stays that handle.
 package final class LedgerKeyRing: RecordKeys, Sendable {
     /// The ledger's `keys/` folder.
     package let folder: String
     private let kek: KeyEncryptionKey
-    private let store = Locked<KeyStore?>(nil)
-    /// Which `keys.bin` a read-only `store` was read from (`fileIdentity`).
-    private let readIdentity = Locked<[Int]?>(nil)
+    /// The store, and — a read-only one — which `keys.bin` it was read from
+    /// (`fileIdentity`): one lock, so the two are always of the same read.
+    private let held = Locked<(store: KeyStore?, identity: [Int]?)>((nil, nil))
 
     /// The key folder of a ledger folder.
     package static func folder(ofLedger path: String) -> String { path + "/keys" }
@@ -36,7 +36,7 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
     /// - Throws: `KeyStoreError` (`storeExists` when one is there).
     package func create() throws(KeyStoreError) {
         let created = try KeyStore.create(folder: folder, kek: kek)
-        store.withLock { $0 = created }
+        held.withLock { $0 = (created, nil) }
     }
 
     /// Opens the store for writing: for the ledger's writer alone, which holds the
@@ -44,20 +44,24 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
     /// removed then, Y6).
     package func openForWriting() throws(KeyStoreError) {
         let opened = try KeyStore.open(folder: folder, kek: kek, access: .write)
-        store.withLock { $0 = opened }
+        held.withLock { $0 = (opened, nil) }
     }
 
     /// The store, opened read-only on first use.
     private func current() throws(KeyStoreError) -> KeyStore {
-        if let s = store.withLock({ $0 }) { return s }
+        if let s = held.withLock({ $0.store }) { return s }
+        return try reread(replacing: nil)
+    }
+
+    /// The store read again, read-only (its file's identity taken first: a write after
+    /// that is seen as a change the next time); kept unless the writer's or a newer read
+    /// was published meanwhile (`replacing`: the read this one replaces, nil for none).
+    private func reread(replacing old: KeyStore?) throws(KeyStoreError) -> KeyStore {
         let identity = Self.fileIdentity(folder)
-        let opened = try KeyStore.open(folder: folder, kek: kek, access: .read)
-        return store.withLock { s in
-            if s == nil {
-                s = opened
-                readIdentity.withLock { $0 = identity }
-            }
-            return s!
+        let fresh = try KeyStore.open(folder: folder, kek: kek, access: .read)
+        return held.withLock { h in
+            if h.store === old { h = (fresh, identity) }
+            return h.store!
         }
     }
 
@@ -68,11 +72,8 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
         let s = try current()
         guard s.access == .read else { return s }
         let identity = Self.fileIdentity(folder)
-        guard identity == nil || identity != readIdentity.withLock({ $0 }) else { return s }
-        let fresh = try KeyStore.open(folder: folder, kek: kek, access: .read)
-        store.withLock { if $0?.access == .read { $0 = fresh } }
-        readIdentity.withLock { $0 = identity }
-        return fresh
+        guard identity == nil || identity != held.withLock({ $0.identity }) else { return s }
+        return try reread(replacing: s)
     }
 
     /// `keys.bin`'s device, inode and change time (nil when it cannot be read).
@@ -93,9 +94,7 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
             return .storeUnreadable(reason: error.description, wrongKey: Self.isOwnersToMend(error))
         }
         var found = s.lookup(id: keyId)
-        if case .unknown = found, keyId >= s.nextID, s.access == .read,
-           let fresh = try? KeyStore.open(folder: folder, kek: kek, access: .read) {
-            store.withLock { if $0?.access == .read { $0 = fresh } }
+        if case .unknown = found, keyId >= s.nextID, s.access == .read, let fresh = try? reread(replacing: s) {
             found = fresh.lookup(id: keyId)
         }
         switch found {
