@@ -128,7 +128,7 @@ package enum Replayer {
         // erasure's dry run is about to write. A state built before one of them was
         // written (a snapshot older than it, a reader following the log) holds what it
         // erased: rebuilt from the start.
-        var read = try ErasureIndex.read(reader)
+        var read = try ErasureIndex.read(reader, continuing: state.erasures, from: position)
         for p in planned { read.add(p.erasure, sequence: p.sequence, recordedAt: p.recordedAt) }
         let erasures = read
         let rebuild = position.nextSequence > 1 && erasures.entries.contains { $0.sequence >= position.nextSequence }

@@ -161,16 +161,27 @@ package struct ErasureIndex: Sendable, Equatable {
     /// `erased` records found opened and decoded.
     /// - Throws: the log's damage (`LogError`); `ReplayError.undecodable` for an `erased`
     ///   record that does not open or decode.
-    package static func read(_ reader: LogReader) throws -> ErasureIndex {
+    ///
+    /// `known`, read before up to `position` (a reader following the log, whose last
+    /// replay ended where that read did): only the log after it is looked at.
+    package static func read(_ reader: LogReader, continuing known: ErasureIndex? = nil,
+                             from position: LogReader.Position? = nil) throws -> ErasureIndex {
         guard reader.header.allowsSealedRecords, let ring = reader.opening.keys as? LedgerKeyRing else { return ErasureIndex() }
         // The end first, then the key store: an erasure key is made before its `erased`
         // record is appended, so none can lie before this end unless the key is seen.
-        var index = ErasureIndex()
-        index.readThrough = try reader.size()
-        guard ring.mayHoldErasures else { return index }
+        let continues = known != nil && position != nil && known!.readThrough == position!.offset
+        var index = continues ? known! : ErasureIndex()
+        let size = try reader.size()
+        guard ring.mayHoldErasures else {
+            index.readThrough = size
+            return index
+        }
         var found: [(sequence: UInt64, offset: UInt64)] = []
-        let end = try reader.unopened().forEachRecord { record in
-            if record.kind == EventKind.erased.rawValue { found.append((record.sequence, record.offset)) }
+        let bare = try reader.unopened()
+        let end = try bare.forEachBatch(position: continues ? position! : bare.start) { batch in
+            batch.forEachRecord { record in
+                if record.kind == EventKind.erased.rawValue { found.append((record.sequence, record.offset)) }
+            }
             return true
         }
         index.readThrough = end.endOffset
