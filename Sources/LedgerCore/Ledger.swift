@@ -132,6 +132,9 @@ public actor Ledger {
                 // The snapshot key from the start, so that a reader's `replay
                 // --write-snapshot` (which never creates keys) finds it.
                 _ = try ring.keyIds(for: [SealedSnapshotFileSystem.scope])
+            } catch .storeExists {
+                // Another creator's store landed first: the ledger is that creator's.
+                throw LogError.ledgerExists(path: fs.path)
             } catch {
                 throw LedgerError.keyStore(error)
             }

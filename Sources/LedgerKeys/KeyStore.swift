@@ -78,25 +78,34 @@ package final class KeyStore: Sendable {
         if let info = try PosixFile.lstatMode(folder) {
             guard info.isDirectory else { throw .notAKeyStore(path: folder) }
             try PosixFile.refuseUnprotected(folder, mode: info.mode)
-        } else {
-            guard unsafe mkdir(folder, 0o700) == 0 else { throw .io(operation: "mkdir", path: folder, errno: errno) }
+        } else if unsafe mkdir(folder, 0o700) == 0 {
             guard unsafe chmod(folder, 0o700) == 0 else { throw .io(operation: "chmod 0700", path: folder, errno: errno) }
             try PosixFile.syncFolder(PosixFile.folder(of: folder))
+        } else {
+            // Made by another creator meanwhile: as if it had been there.
+            let code = errno
+            guard code == EEXIST, let info = try PosixFile.lstatMode(folder), info.isDirectory else {
+                throw .io(operation: "mkdir", path: folder, errno: code)
+            }
+            try PosixFile.refuseUnprotected(folder, mode: info.mode)
         }
         let store = KeyStore(folder: folder, kek: kek, access: .write, contents: KeyStoreContents())
         guard try PosixFile.lstatMode(store.path) == nil else { throw .storeExists(path: store.path) }
-        unsafe unlink(store.newPath)
+        // A name of this creator's own: two creators racing never take each other's
+        // file; the one whose link lands first has the store, the other `storeExists`.
+        let newPath = store.newPath + ".\(getpid())"
+        unsafe unlink(newPath)
         let bytes = try store.sealed(KeyStoreContents())
-        guard try PosixFile.createNew(store.newPath, bytes: bytes) else {
-            throw .io(operation: "create", path: store.newPath, errno: EEXIST)
+        guard try PosixFile.createNew(newPath, bytes: bytes) else {
+            throw .io(operation: "create", path: newPath, errno: EEXIST)
         }
-        if unsafe link(store.newPath, store.path) != 0 {
+        if unsafe link(newPath, store.path) != 0 {
             let code = errno
-            unsafe unlink(store.newPath)
+            unsafe unlink(newPath)
             if code == EEXIST { throw .storeExists(path: store.path) }
             throw .io(operation: "link", path: store.path, errno: code)
         }
-        unsafe unlink(store.newPath)
+        unsafe unlink(newPath)
         try PosixFile.syncFolder(folder)
         return store
     }

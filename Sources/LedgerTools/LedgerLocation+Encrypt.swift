@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import HealthModel
 import LedgerCore
 import LedgerLog
@@ -13,6 +14,9 @@ package struct LedgerEncryptReport: Sendable {
     package let sourceChainHead: String
     /// The copy's chain head (hex) once closed.
     package let chainHead: String
+    /// Bytes at the source's end that no later batch proves durable (a torn last
+    /// write): not copied, as no reader of the source reads them.
+    package let incompleteTail: LogDamage?
 }
 
 extension LedgerLocation {
@@ -34,11 +38,14 @@ extension LedgerLocation {
         }
         let fs = PosixFileSystem(path: text)
         guard fs.exists(LogWriter.logFileName) else { throw LogError.ledgerNotFound(path: text) }
-        guard !(try Self.isEncrypted(fs)) else {
+        let reader = try LogReader(fs, keys: .some(nil))
+        guard !reader.header.allowsSealedRecords else {
             throw LedgerLocationError.encryptionUnsupported("usage: \(text) is encrypted already (copy copies it, with its keys)")
         }
-        let reader = try LogReader(fs, keys: .some(nil))
-        // The whole chain first: what is copied is what the source's chain head proves.
+        // Everything that can refuse the copy, before anything is made.
+        let made = try Self.checkDestination(destination, source: text)
+        // The whole chain, and every event held to the rules (a replay): what is copied
+        // is what the source's chain head proves and what its own replay accepts.
         var firstTime: Int64?
         var events: UInt64 = 0
         let end = try reader.forEachBatch(verifyChain: true) { batch in
@@ -48,26 +55,94 @@ extension LedgerLocation {
             }
             return true
         }
+        do {
+            var scratch = LedgerState()
+            let outcome = try Replayer.replay(reader, into: &scratch, from: reader.start)
+            if let open = outcome.openImport { throw ToolError.sourceOpenImport(importId: open.importId) }
+        }
         let ledger: Ledger
         do {
             ledger = try destination.createEncrypted(createdAt: reader.header.createdAt)
-        } catch LogError.ledgerExists(let path) {
-            throw ToolError.ledgerExists(path: path)
+        } catch {
+            // Another `encrypt` (or `init`) made it first, or it could not be made: this
+            // one's key file goes (the folder may be the other's now).
+            try? FileManager.default.removeItem(atPath: made.keyFile)
+            if case LogError.ledgerExists(let path) = error { throw ToolError.ledgerExists(path: path) }
+            if PosixFileSystem(path: destination.text).exists(LogWriter.logFileName)
+                || FileManager.default.fileExists(atPath: LedgerKeyRing.folder(ofLedger: destination.text)) {
+                throw ToolError.ledgerExists(path: destination.text)
+            }
+            throw error
         }
         do {
             try await ledger.appendCopied([.encryptedFrom(LedgerOrigin(ledgerId: reader.header.ledgerId, chainHead: end.chainHead.array,
                                                                          events: events, copiedAt: now))],
                                           recordedAt: firstTime ?? now, importId: nil, applied: true)
             try await Self.copyEvents(reader, through: end, into: ledger)
+            try await ledger.snapshot()  // what a reader opens from (it would replay every event otherwise)
             try await ledger.close()
+            // Who read what, with the history it was read from (`audit --reads`).
+            let access = AccessLog.fileSystem(ledgerPath: text)
+            if access.exists(LogWriter.logFileName) {
+                _ = try LogCopy.copy(from: access, to: AccessLog.fileSystem(ledgerPath: destination.text))
+            }
         } catch {
             ledger.abandon()
+            Self.remove(made, destination: destination)
             throw ToolError.incompleteCopy(path: destination.text, cause: "\(error)")
         }
         let copy = try LogReader(try destination.fileSystem())
         let copied = try copy.forEachBatch(verifyChain: true) { _ in true }
         return LedgerEncryptReport(from: text, to: destination.text, events: events, sourceChainHead: end.chainHead.hex,
-                                   chainHead: copied.chainHead.hex)
+                                   chainHead: copied.chainHead.hex, incompleteTail: end.incompleteTail)
+    }
+
+    /// What `encrypt` makes, to remove if it stops: the destination folder (when it was
+    /// not there) or its contents, and the key file.
+    struct MadeByEncrypt {
+        let folder: Bool
+        let keyFile: String
+    }
+
+    /// Refuses, before anything is made: a destination inside the source (or the source
+    /// itself), one that is not an empty folder, a key file that exists (a link too).
+    static func checkDestination(_ destination: LedgerLocation, source: String) throws -> MadeByEncrypt {
+        guard let keyFile = destination.keyFile else {
+            throw LedgerLocationError.keyFile("usage: encrypt needs --key-file PATH (or HEALTHLEDGER_KEY_FILE): where to write the new key-encryption key")
+        }
+        let fm = FileManager.default
+        let sourcePath = URL(fileURLWithPath: source).standardizedFileURL.resolvingSymlinksInPath().path
+        let destinationURL = URL(fileURLWithPath: destination.text).standardizedFileURL
+        let resolved = destinationURL.deletingLastPathComponent().resolvingSymlinksInPath()
+            .appendingPathComponent(destinationURL.lastPathComponent).path
+        if resolved == sourcePath { throw ToolError.ledgerExists(path: destination.text) }
+        if resolved.hasPrefix(sourcePath + "/") {
+            throw ToolError.destinationInsideSource(source: source, destination: destination.text)
+        }
+        var isFolder: ObjCBool = false
+        let exists = fm.fileExists(atPath: destination.text, isDirectory: &isFolder)
+        if exists {
+            if PosixFileSystem(path: destination.text).exists(LogWriter.logFileName) { throw ToolError.ledgerExists(path: destination.text) }
+            guard isFolder.boolValue, (try? fm.contentsOfDirectory(atPath: destination.text))?.isEmpty == true else {
+                throw ToolError.destinationNotEmpty(path: destination.text)
+            }
+        }
+        var info = stat()
+        if lstat(keyFile, &info) == 0 { throw ToolError.keyFileExists(path: keyFile) }
+        return MadeByEncrypt(folder: !exists, keyFile: keyFile)
+    }
+
+    /// Removes what `encrypt` made (`MadeByEncrypt`).
+    static func remove(_ made: MadeByEncrypt, destination: LedgerLocation) {
+        let fm = FileManager.default
+        if made.folder {
+            try? fm.removeItem(atPath: destination.text)
+        } else {
+            for name in (try? fm.contentsOfDirectory(atPath: destination.text)) ?? [] {
+                try? fm.removeItem(atPath: destination.text + "/" + name)
+            }
+        }
+        try? fm.removeItem(atPath: made.keyFile)
     }
 
     /// One source batch as the copy appends it.

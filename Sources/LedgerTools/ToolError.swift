@@ -38,8 +38,14 @@ package enum ToolError: Error, Equatable, Sendable, CustomStringConvertible {
     case io(operation: String, path: String, errno: Int32)
     /// `encrypt`'s source ends inside an import transaction still open (rule E11).
     case sourceOpenImport(importId: UUID)
-    /// `encrypt` stopped part way: the destination holds part of the source.
+    /// `encrypt` stopped part way: what it made was removed.
     case incompleteCopy(path: String, cause: String)
+    /// `encrypt`'s destination lies inside its source's folder.
+    case destinationInsideSource(source: String, destination: String)
+    /// `encrypt`'s new key file is there already (a link too: never followed).
+    case keyFileExists(path: String)
+    /// `encrypt`'s destination is not an empty folder (a file, or a folder with files).
+    case destinationNotEmpty(path: String)
 
     /// Which kind of failure it is.
     package var kind: FailureKind {
@@ -51,7 +57,8 @@ package enum ToolError: Error, Equatable, Sendable, CustomStringConvertible {
         case .keyExists, .ledgerExists, .outputNotEmpty: .conflict
         case .fewerEventsThanCheckpoint, .rootDiffers: .damaged
         case .io, .incompleteCopy: .failure
-        case .sourceOpenImport: .conflict
+        case .sourceOpenImport, .keyFileExists, .destinationNotEmpty: .conflict
+        case .destinationInsideSource: .usage
         }
     }
 
@@ -80,7 +87,13 @@ package enum ToolError: Error, Equatable, Sendable, CustomStringConvertible {
         case .sourceOpenImport(let id):
             "sourceOpenImport: the source ends inside import \(id.uuidString), still open; open it for writing once (its writer aborts the import), then encrypt it"
         case .incompleteCopy(let path, let cause):
-            "incompleteCopy: \(path) holds part of the source only (\(cause)); remove it and its key file before trying again"
+            "incompleteCopy: the copy into \(path) stopped (\(cause)); what it made was removed"
+        case .destinationInsideSource(let source, let destination):
+            "usage: \(destination) lies inside \(source): encrypt reads the source, never writes it (and its folder is what you may delete after)"
+        case .keyFileExists(let path):
+            "keyFileExists: \(path) already exists; a new key-encryption key is never written over a file"
+        case .destinationNotEmpty(let path):
+            "destinationNotEmpty: \(path) is not an empty folder; encrypt writes only into a new or empty one"
         }
     }
 }

@@ -20,11 +20,16 @@ enum EncryptCommand {
         of SRC do not carry over; SRC stays as it was, to be kept or erased (deleting its
         folder) by its owner.
 
-        Exit 2 when SRC is encrypted already (use copy), or either is a PostgreSQL URL;
-        5 when DST holds a ledger, PATH exists, or SRC ends inside an open import (open
-        it for writing once: its writer aborts the import); 6 when SRC is damaged
-        (nothing written). A copy that stops part way says so (exit 1): remove DST and
-        the key file before trying again.
+        SRC's access log (who read what, `audit --reads`) is copied with it. SRC is
+        checked whole before anything is made — its chain, and a replay holding every
+        event to the rules — and a copy that stops part way removes what it made: a
+        refusal leaves no DST and no key file. A torn last write at SRC's end (what no
+        read of SRC sees either) is not copied, and a warning says so.
+
+        Exit 2 when SRC is encrypted already (use copy), DST lies inside SRC, or either
+        is a PostgreSQL URL; 5 when DST holds a ledger or anything else, PATH exists, or
+        SRC ends inside an open import (open it for writing once: its writer aborts the
+        import); 6 when SRC is damaged or breaks a rule; 1 when the copy stopped part way.
 
         \(ExitStatus.table)
         """
@@ -38,6 +43,9 @@ enum EncryptCommand {
             throw CLIError.usage("encrypt needs --key-file PATH (or HEALTHLEDGER_KEY_FILE): where to write DST's new key-encryption key")
         }
         let report = try await LedgerLocation(source).encrypt(to: LedgerLocation(destination, keyFile: keyFile))
+        if let tail = report.incompleteTail {
+            Output.error("healthledger: warning: SRC ends with an incomplete batch (\(tail)); the copy stops before it, as every read of SRC does")
+        }
         if global.json {
             var o = JSONObject()
             o.set("from", report.from)

@@ -18,7 +18,7 @@ package final class AccessLog: Sendable {
     private init(writer: LogWriter) { self.writer = writer }
 
     /// The access log's own folder for a ledger at `ledgerPath`.
-    static func fileSystem(ledgerPath: String) -> PosixFileSystem {
+    package static func fileSystem(ledgerPath: String) -> PosixFileSystem {
         PosixFileSystem(path: ledgerPath + "/" + folderName)
     }
 
