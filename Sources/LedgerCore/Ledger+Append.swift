@@ -256,7 +256,7 @@ extension Ledger {
                         let split = samples.split { i in
                             SealScopes.scope(typeCode: samples.typeCode(ofSample: i), start: samples.start(ofSample: i), source: source)
                         }
-                        parts = split.count == 1 ? [(split[0].key, samples)] : split.map { ($0.key, $0.samples) }
+                        parts = split.map { ($0.key, $0.samples) }  // one scope: the samples themselves (`split`)
                     } else {
                         parts = [(nil, samples)]
                     }

@@ -37,15 +37,7 @@ public struct SealKey: Sendable {
 
     /// Appends the key's 32 bytes to `out` (a key store writing thousands of keys: no
     /// array per key to make and wipe).
-    public func appendBytes(to out: inout [UInt8]) {
-        for i in words.indices {
-            let w = words[i]
-            out.append(UInt8(truncatingIfNeeded: w))
-            out.append(UInt8(truncatingIfNeeded: w >> 8))
-            out.append(UInt8(truncatingIfNeeded: w >> 16))
-            out.append(UInt8(truncatingIfNeeded: w >> 24))
-        }
-    }
+    public func appendBytes(to out: inout [UInt8]) { LittleEndianBytes.append(words, to: &out) }
 }
 
 extension SealKey: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {

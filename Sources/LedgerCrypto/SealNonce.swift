@@ -63,14 +63,19 @@ enum LittleEndianBytes {
     static func bytes<let count: Int>(_ words: InlineArray<count, UInt32>) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(4 * count)
+        append(words, to: &out)
+        return out
+    }
+
+    /// Appends `words` as little-endian bytes, one by one (`out += [a, b, c, d]` built
+    /// an array per word).
+    static func append<let count: Int>(_ words: InlineArray<count, UInt32>, to out: inout [UInt8]) {
         for i in words.indices {
             let w = words[i]
-            // Appended one by one: `out += [a, b, c, d]` built an array per word.
             out.append(UInt8(truncatingIfNeeded: w))
             out.append(UInt8(truncatingIfNeeded: w >> 8))
             out.append(UInt8(truncatingIfNeeded: w >> 16))
             out.append(UInt8(truncatingIfNeeded: w >> 24))
         }
-        return out
     }
 }

@@ -64,12 +64,6 @@ package struct ErasureIndex: Sendable, Equatable {
         for a in erasure.restoredAssociations { restored.formUnion(a.samples) }
     }
 
-    /// The erasure that erased the sample `uuid`, if one did.
-    package func erasure(ofSample uuid: UUID) -> Entry? {
-        guard samples.contains(uuid) else { return nil }
-        return entries.first { $0.erasure.samples.contains(uuid) }
-    }
-
     /// The erasure that destroyed the key `keyId`, if one did.
     package func erasure(ofKey keyId: UInt64?) -> Entry? {
         guard let keyId, keyIds.contains(keyId) else { return nil }
