@@ -94,7 +94,7 @@ extension Ledger {
             // What is written must read back: an erasure a reader refused would leave the
             // ledger unreadable once its keys are gone.
             let payload = EventCodec.payload(.erased(erasure))
-            let decoded = payload.withUnsafeBytes { try? EventCodec.decode(kind: EventKind.erased.rawValue, version: 1, payload: $0) }
+            let decoded = payload.withUnsafeBytes { try? EventCodec.decode(kind: EventKind.erased.rawValue, version: erasure.kindVersion, payload: $0) }
             guard decoded == .erased(erasure) else {
                 throw LedgerError.erasureRefused("the erasure would not read back as written (nothing was changed)", notFound: false)
             }
@@ -344,6 +344,16 @@ extension Ledger {
         let live = samples.reduce(into: UInt64(0)) { n, uuid in
             if let slot = state.samples.slot(of: uuid), state.samples.isLive(slot) { n += 1 }
         }
+        // What the change feed gave of each: an anchor issued before the erasure is
+        // answered with these as deletions.
+        // (An unrecognized record of an export has type code 0 in the index: no feed
+        // gives it.)
+        let feedSlots = samples.map { uuid -> ErasedFeedSlot? in
+            guard let slot = state.samples.slot(of: uuid), case let code = state.samples.slots[Int(slot)].typeCode, code != 0 else {
+                return nil
+            }
+            return ErasedFeedSlot(typeCode: code, app: state.samples.app(slot))
+        }
         // The workouts the staying samples were associated with (live ones: a deleted
         // workout's associations are not restored).
         var restored: [Erasure.RestoredAssociation] = []
@@ -362,7 +372,7 @@ extension Ledger {
             }
         }
         return ErasedRead(erasure: Erasure(scope: scope, reason: reason, keyIds: keys.destroyed, records: records, samples: samples, liveAtErasure: live,
-                                           replacements: replacements, restoredAssociations: restored),
+                                           replacements: replacements, restoredAssociations: restored, feedSlots: feedSlots),
                           kept: parts.map { (scope: $0.0, app: $0.1, samples: $0.2) })
     }
 

@@ -4,7 +4,7 @@ import LedgerCore
 
 /// A change of the anchored feed as one JSON line: `{"change":"added","sample":{…}}`
 /// or `{"change":"deleted","uuid":…,"type":…,"syncIdentifier":…,"syncVersion":…,
-/// "replacedBy":…}`; the anchor after them as `{"anchor":"…"}`.
+/// "replacedBy":…,"erasedAt":…}`; the anchor after them as `{"anchor":"…"}`.
 package enum ChangeJSON {
     package static func append(_ change: Change, to bytes: inout [UInt8]) {
         switch change {
@@ -20,6 +20,7 @@ package enum ChangeJSON {
             o.set("syncIdentifier", d.syncIdentifier)
             o.set("syncVersion", d.syncVersion.map { Int($0) })
             o.set("replacedBy", d.replacedBy?.uuidString)
+            o.set("erasedAt", d.erasedAt.map { Int($0) })
             bytes.append(contentsOf: o.string.utf8)
         }
     }

@@ -22,14 +22,18 @@ enum ChangesCommand {
         sample is tested as it was saved).
 
         Each line says what it is: `added …` (the sample as `query` prints it) or
-        `deleted UUID TYPE [sync ID vN] [replaced by UUID]`, and last `anchor: A`.
-        With --json: {"change":"added","sample":{…}}, {"change":"deleted","uuid":…,
-        "type":…,"syncIdentifier":…,"syncVersion":…,"replacedBy":…} and {"anchor":"A"}.
+        `deleted UUID TYPE [sync ID vN] [replaced by UUID] [erased at event N]`, and last
+        `anchor: A`. With --json: {"change":"added","sample":{…}}, {"change":"deleted",
+        "uuid":…,"type":…,"syncIdentifier":…,"syncVersion":…,"replacedBy":…,"erasedAt":…}
+        and {"anchor":"A"}.
 
         Anchors never expire. An anchor from another ledger, or from a ledger whose
         history was rolled back or rewritten since (a copy cut and re-appended), is
         refused (exit 5, saying which). A read grant given after an anchor makes the
-        older samples it reveals appear once, before the newer changes.
+        older samples it reveals appear once, before the newer changes. An anchor
+        issued before an erasure (`erase`) is answered with the erased samples it could
+        have been given, as deletions (`erased at event N`), then everything current as
+        from the start: applied by UUID, that ends where a fetch without --anchor does.
 
         --follow: after catching up, keep printing each commit's changes (each answer
         ending with its anchor line) as other processes write, until interrupted or
@@ -152,11 +156,13 @@ enum ChangesCommand {
                 o.set("syncIdentifier", d.syncIdentifier)
                 o.set("syncVersion", d.syncVersion.map { Int($0) })
                 o.set("replacedBy", d.replacedBy?.uuidString)
+                o.set("erasedAt", d.erasedAt.map { Int($0) })
                 Output.line(o.string)
             } else {
                 var line = "deleted  \(d.uuid.uuidString)  \(d.type?.identifier ?? "raw")"
                 if let s = d.syncIdentifier { line += "  sync \(s) v\(d.syncVersion ?? 0)" }
                 if let r = d.replacedBy { line += "  replaced by \(r.uuidString)" }
+                if let e = d.erasedAt { line += "  erased at event \(e)" }
                 Output.line(line)
             }
         }

@@ -47,7 +47,7 @@ struct AbsentRecordDeletionTests {
         let feed = try run(["--json", "changes", "sleepAnalysis", "--owner", "--anchor", anchors["sleepAnalysis"]!])
         let lines = feed.stdout.split(separator: "\n")
         try #require(lines.count == 2)
-        #expect(lines[0] == "{\"change\":\"deleted\",\"uuid\":\"\(uuid)\",\"type\":\"HKCategoryTypeIdentifierSleepAnalysis\",\"syncIdentifier\":null,\"syncVersion\":null,\"replacedBy\":null}")
+        #expect(lines[0] == "{\"change\":\"deleted\",\"uuid\":\"\(uuid)\",\"type\":\"HKCategoryTypeIdentifierSleepAnalysis\",\"syncIdentifier\":null,\"syncVersion\":null,\"replacedBy\":null,\"erasedAt\":null}")
         for type in types where type != "sleepAnalysis" {
             let other = try run(["--json", "changes", type, "--owner", "--anchor", anchors[type]!])
             #expect(other.stdout.split(separator: "\n").count == 1, "\(type): \(other.stdout)")

@@ -70,7 +70,7 @@ struct ChangesCommandTests {
         let json = next.stdout.split(separator: "\n").map(String.init)
         // saved and deleted since the anchor: only the deletion (a deleted sample is never handed out)
         try #require(json.count == 2)
-        #expect(json[0] == "{\"change\":\"deleted\",\"uuid\":\"\(second)\",\"type\":\"HKQuantityTypeIdentifierBodyMass\",\"syncIdentifier\":null,\"syncVersion\":null,\"replacedBy\":null}")
+        #expect(json[0] == "{\"change\":\"deleted\",\"uuid\":\"\(second)\",\"type\":\"HKQuantityTypeIdentifierBodyMass\",\"syncIdentifier\":null,\"syncVersion\":null,\"replacedBy\":null,\"erasedAt\":null}")
         #expect(json[1].hasPrefix("{\"anchor\":\""))
         // --where filters deletions too
         let filtered = try run(dir, ["changes", "bodyMass", "--owner", "--where", "value < 70.5 kg"])

@@ -611,10 +611,10 @@ import TestSupport
     }
 
     /// A `changes --follow` reader open while the owner erases: its anchor counts the
-    /// erased weight, so it stops by name (anchorBeforeErasure, exit 5) rather than go on
-    /// from a history that no longer exists (stated plainly: it does not report the
-    /// erased sample as deleted); the erasure itself is not held up.
-    @Test func aFollowerOpenDuringAnErasureStopsWithAnchorBeforeErasure() throws {
+    /// erased weight, so it is told of it as deleted (naming the erasure), then of
+    /// everything current again (the heart rate), and follows on from there; the erasure
+    /// itself is not held up.
+    @Test func aFollowerOpenDuringAnErasureIsToldOfTheErasedSampleAsDeleted() throws {
         let dir = TemporaryDirectory("erase-follow")
         try Self.ledger(dir)
         try Self.save(dir, "bodyMass", "123.456", "kg", at: "2026-11-03T08:00:00Z", uuid: Self.weight)
@@ -629,10 +629,17 @@ import TestSupport
         #expect(follower.output.contains(Self.weight))
         let erased = try Self.hl(dir, ["--json", "erase", "--type", "bodyMass", "--reason", "asked"])
         #expect(erased.status == 0, "\(erased.stderr)")
-        let sequence = try ErasureCommandTests.json(erased.stdout)["sequence"] as? Int
-        #expect(follower.waitForStderr(containing: "anchorBeforeErasure", seconds: 60), "\(follower.errorOutput)")
-        #expect(follower.errorOutput.contains("anchorBeforeErasure: the erasure at event \(sequence ?? -1) took samples this anchor counts"))
-        #expect(follower.wait() == .exited(5))
+        let sequence = try #require(try ErasureCommandTests.json(erased.stdout)["sequence"] as? Int)
+        let deletion = "{\"change\":\"deleted\",\"uuid\":\"\(Self.weight.uppercased())\",\"type\":\"HKQuantityTypeIdentifierBodyMass\",\"syncIdentifier\":null,\"syncVersion\":null,\"replacedBy\":null,\"erasedAt\":\(sequence)}"
+        #expect(follower.waitForOutput(containing: deletion, seconds: 60), "\(follower.output)\(follower.errorOutput)")
+        // Then everything current again: the heart rate a second time, and an anchor.
+        try Self.save(dir, "heartRate", "62", "count/min", at: "2026-11-04T08:00:00Z")
+        #expect(follower.waitForOutput(containing: "\"value\":62", seconds: 60), "\(follower.output)\(follower.errorOutput)")
+        let lines = follower.output.split(separator: "\n").map(String.init)
+        let after = try #require(lines.firstIndex(of: deletion))
+        #expect(lines[after...].filter { $0.contains("\"value\":61,") }.count == 1, "\(lines)")
+        #expect(!lines[after...].contains { $0.contains("123.456") })
+        #expect(!follower.errorOutput.contains("anchorBeforeErasure"))
     }
 
     // MARK: Odd input

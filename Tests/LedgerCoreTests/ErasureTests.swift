@@ -114,6 +114,79 @@ import TestSupport
         #expect(try LedgerVerifier.verify(try folder.fs()).isIntact)
     }
 
+    /// The change feed across an erasure: an anchor issued before it is answered with
+    /// the erased samples the caller could have been given, as deletions naming the
+    /// erasure (the one deleted before too), then everything current as from the start
+    /// — applied by UUID, that ends where a fetch without an anchor does — and an anchor
+    /// after which nothing is new. Pages of one change lose and repeat nothing; an app
+    /// is told only of erased samples it could have read; a version 1 anchor (issued
+    /// before anchors named erasures) is taken as knowing none.
+    @Test func anAnchorFromBeforeAnErasureIsToldOfTheErasedSamplesAsDeletions() async throws {
+        let folder = try Folder()
+        let ledger = try folder.create()
+        try await Self.story(ledger)
+        let types: Set<ObjectType> = [.quantity(.bodyMass), .quantity(.heartRate)]
+        func feed(_ anchor: ChangeAnchor?, app: AppOrdinal? = nil, limit: Int = 0) throws -> ChangeSet {
+            var state = try folder.replayed()
+            return try ChangeFeed.changes(of: types, predicate: nil, anchor: anchor, limit: limit, app: app, ledgerId: ledger.ledgerId,
+                                          fs: try folder.fs(), in: &state)
+        }
+        let ordinalB = try #require(try folder.replayed().registry.ordinal(of: appB.bundleIdentifier))
+        let before = try feed(nil), beforeB = try feed(nil, app: ordinalB)
+        let outcome = try await ledger.erase(.source(bundleIdentifier: appA.bundleIdentifier), reason: "asked")
+        try await ledger.close()
+
+        let after = try feed(before.newAnchor), fresh = try feed(nil)
+        let erased: [Change] = [1, 2, 3, 6].map {
+            .deleted(DeletedSample(uuid: fixedUUID($0), type: $0 == 6 ? .quantity(.heartRate) : .quantity(.bodyMass), syncIdentifier: nil,
+                                   syncVersion: nil, replacedBy: nil, erasedAt: outcome.sequence))
+        }
+        #expect(Array(after.changes.prefix(4)) == erased)
+        #expect(Array(after.changes.dropFirst(4)) == fresh.changes && !fresh.changes.isEmpty)
+        #expect(after.newAnchor == fresh.newAnchor && !after.hasMore)
+        #expect(try feed(after.newAnchor).changes.isEmpty)
+        // By pages of one: the same changes, each once.
+        var paged: [Change] = []
+        var anchor = before.newAnchor
+        for _ in 0..<50 {
+            let page = try feed(anchor, limit: 1)
+            paged += page.changes
+            anchor = page.newAnchor
+            if !page.hasMore { break }
+        }
+        #expect(paged == after.changes)
+        #expect(anchor == after.newAnchor)
+        // A page boundary inside the erased samples survives the anchor's text.
+        let firstPage = try feed(before.newAnchor, limit: 2)
+        #expect(firstPage.changes == Array(erased.prefix(2)) && firstPage.hasMore)
+        let rest = try feed(try ChangeAnchor(text: firstPage.newAnchor.text))
+        #expect(firstPage.changes + rest.changes == after.changes)
+        // B, which may not read A's samples, is told of none of them.
+        let afterB = try feed(beforeB.newAnchor, app: ordinalB)
+        #expect(afterB.changes == (try feed(nil, app: ordinalB)).changes)
+        #expect(!afterB.changes.contains { if case .deleted(let d) = $0 { d.erasedAt != nil } else { false } })
+        // A version 1 token: the same fields without the erasure it knew.
+        var bytes = [UInt8](try #require(Data(base64Encoded: Self.base64(before.newAnchor.text))))
+        bytes[0] = 1
+        bytes.removeLast(9)
+        let v1 = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        #expect(try feed(try ChangeAnchor(text: v1)).changes == after.changes)
+        // An anchor naming an erasure this ledger does not hold is refused.
+        bytes = [UInt8](try #require(Data(base64Encoded: Self.base64(after.newAnchor.text))))
+        bytes[bytes.count - 9] &+= 1
+        let forged = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        #expect(throws: ChangeFeedError.self) { try feed(try ChangeAnchor(text: forged)) }
+    }
+
+    /// base64url to base64 with padding.
+    static func base64(_ text: String) -> String {
+        var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while s.count % 4 != 0 { s += "=" }
+        return s
+    }
+
     @Test func erasingATypeFoldsLaterEventsThatNameItsSamplesWithoutThem() async throws {
         let folder = try Folder()
         let ledger = try folder.create()
@@ -130,7 +203,8 @@ import TestSupport
         #expect(try folder.replayed() == state)
         #expect(try LedgerVerifier.verify(try folder.fs()).isIntact)
         // An erasure naming a live sample is refused by replay (E16).
-        let forged = Erasure(scope: .all, reason: "x", keyIds: [1], samples: [fixedUUID(6)], liveAtErasure: 1, replacements: [])
+        let forged = Erasure(scope: .all, reason: "x", keyIds: [1], samples: [fixedUUID(6)], liveAtErasure: 1, replacements: [],
+                             feedSlots: nil)
         #expect(LedgerRules.violation(.other(.erased(forged)), in: state) == .erasedSampleLive(fixedUUID(6)))
     }
 
@@ -293,9 +367,11 @@ import TestSupport
     /// events, each with the scope and keys, the first with everything else.
     @Test func anErasureSplitsItsUUIDsAcrossEvents() throws {
         let e = Erasure(scope: .all, reason: "r", keyIds: [1, 2], samples: (1...5).map(fixedUUID), liveAtErasure: 3,
-                        replacements: [], resealed: [4], restoredAssociations: [.init(workout: fixedUUID(9), samples: [fixedUUID(1)])])
+                        replacements: [], resealed: [4], restoredAssociations: [.init(workout: fixedUUID(9), samples: [fixedUUID(1)])],
+                        feedSlots: (1...5).map { $0 == 2 ? nil : ErasedFeedSlot(typeCode: ObjectType.quantity(.stepCount).code, app: UInt32($0)) })
         let parts = e.split(samplesPerEvent: 2) { $0 != fixedUUID(2) && $0 != fixedUUID(5) }
         #expect(parts.map(\.samples) == [[fixedUUID(1), fixedUUID(2)], [fixedUUID(3), fixedUUID(4)], [fixedUUID(5)]])
+        #expect(parts.map { $0.feedSlots?.map { $0?.app } } == [[1, nil], [3, 4], [5]])
         #expect(parts.map(\.liveAtErasure) == [1, 2, 0])
         #expect(parts.map(\.keyIds) == [[1, 2], [1, 2], [1, 2]])
         #expect(parts[0].resealed == [4] && parts[1].resealed.isEmpty && parts[0].restoredAssociations.count == 1)
@@ -406,6 +482,40 @@ import TestSupport
         let whole = Self.erasedPayload(scope: 1, keyIds: [2, 9], samples: [fixedUUID(1), fixedUUID(2)], live: 1,
                                        replacementKind: EventKind.samplesDeleted.rawValue)
         for cut in 0..<whole.count { #expect(refusal(Array(whole[0..<cut])) != nil, "cut at \(cut)") }
+    }
+
+    /// Version 2 adds, per erased sample, the type and app the change feed had given it
+    /// (type code 0: never folded, and then app 0): anything else is malformed, and a
+    /// version 1 reader of a version 2 payload finds bytes left over.
+    @Test func version2FeedSlotsAreRangeChecked() throws {
+        func decode(_ payload: [UInt8], version: UInt16) throws -> Erasure {
+            let event = try payload.withUnsafeBytes { try EventCodec.decode(kind: EventKind.erased.rawValue, version: version, payload: $0) }
+            guard case .erased(let e) = event else { throw EventDecodingError.malformed(offset: 0, reason: "not an erasure: \(event)") }
+            return e
+        }
+        func v2(_ slots: [(UInt16, UInt64)]) -> [UInt8] {
+            var w = ByteWriter(capacity: 16)
+            for (code, app) in slots {
+                w.u16(code)
+                w.varint(app)
+            }
+            return Self.erasedPayload(samples: [fixedUUID(1), fixedUUID(2)], live: 1) + w.bytes
+        }
+        let mass = ObjectType.quantity(.bodyMass).code
+        let fine = try decode(v2([(mass, 7), (0, 0)]), version: 2)
+        #expect(fine.feedSlots == [ErasedFeedSlot(typeCode: mass, app: 7), nil])
+        #expect(fine.kindVersion == 2)
+        #expect(try decode(Self.erasedPayload(samples: [fixedUUID(1), fixedUUID(2)], live: 1), version: 1).feedSlots == nil)
+        #expect(throws: EventDecodingError.self) { try decode(v2([(mass, 7), (0, 0)]), version: 1) }
+        func refusal(_ slots: [(UInt16, UInt64)]) -> String {
+            do { return "decoded \(try decode(v2(slots), version: 2))" } catch { return "\(error)" }
+        }
+        #expect(refusal([(mass, 7), (0, 1)]).contains("an erased sample never folded names no app"))
+        #expect(refusal([(mass, 7), (ObjectType.characteristic(.biologicalSex).code, 1)]).contains("is no sample type's"))
+        #expect(refusal([(mass, 7), (0x0999, 1)]).contains("type code 2457 is no sample type's"))
+        #expect(refusal([(mass, 1 << 32), (0, 0)]).contains("app ordinal 4294967296 out of range"))
+        // One slot for two samples: the bytes end early.
+        #expect(!refusal([(mass, 7)]).hasPrefix("decoded"))
     }
 
     @Test func aStateFromBeforeAnErasureIsRebuiltByTheNextReplay() async throws {

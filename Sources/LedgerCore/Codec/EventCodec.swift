@@ -433,7 +433,7 @@ package enum EventCodec {
             event = .credentialRevoked(id: CredentialID(try r.varint()), reason: try SampleCodec.optionalString(&r))
         case .erased:
             try owner()
-            event = .erased(try decodeErasure(&r))
+            event = .erased(try decodeErasure(&r, version: version))
         case .encryptedFrom:
             try owner()
             event = .encryptedFrom(LedgerOrigin(ledgerId: try r.uuid(), chainHead: try sha256(&r), events: try r.varint(),

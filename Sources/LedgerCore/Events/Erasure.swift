@@ -81,12 +81,20 @@ package struct Erasure: Hashable, Sendable {
     package let resealed: [UInt64]
     /// The workout associations of those samples.
     package let restoredAssociations: [RestoredAssociation]
+    /// What the change feed had given of each of `samples`, by position: its type and
+    /// the app that saved it, or nil for one never folded (an aborted import's). The
+    /// feed answers an anchor issued before the erasure with these as deletions.
+    /// Written from version 2 of the kind on; nil in a version 1 event.
+    package let feedSlots: [ErasedFeedSlot?]?
 
     package init(scope: Scope, reason: String, keyIds: [UInt64], records: [UInt64] = [], samples: [UUID], liveAtErasure: UInt64,
-                 replacements: [ErasureReplacement], resealed: [UInt64] = [], restoredAssociations: [RestoredAssociation] = []) {
+                 replacements: [ErasureReplacement], resealed: [UInt64] = [], restoredAssociations: [RestoredAssociation] = [],
+                 feedSlots: [ErasedFeedSlot?]?) {
         precondition(!keyIds.isEmpty && zip(keyIds, keyIds.dropFirst()).allSatisfy { $0 < $1 },
                      "an erasure's key ids are ascending and not empty")
         precondition(zip(records, records.dropFirst()).allSatisfy { $0 < $1 }, "an erasure's records ascend")
+        precondition(feedSlots.map { $0.count == samples.count } ?? true, "a feed slot per erased sample")
+        self.feedSlots = feedSlots
         self.scope = scope
         self.reason = reason
         self.keyIds = keyIds
@@ -116,8 +124,11 @@ package struct Erasure: Hashable, Sendable {
     /// This erasure with the sequence numbers of its re-appended saves.
     func with(resealed: [UInt64]) -> Erasure {
         Erasure(scope: scope, reason: reason, keyIds: keyIds, records: records, samples: samples, liveAtErasure: liveAtErasure,
-                replacements: replacements, resealed: resealed, restoredAssociations: restoredAssociations)
+                replacements: replacements, resealed: resealed, restoredAssociations: restoredAssociations, feedSlots: feedSlots)
     }
+
+    /// The version of kind 27 this erasure is written in: 2 with `feedSlots`, else 1.
+    var kindVersion: UInt16 { feedSlots == nil ? 1 : 2 }
 
     /// This erasure as events of at most `samplesPerEvent` UUIDs each (a record holds at
     /// most 16 MiB): the first carries everything else, the others the same scope,
@@ -132,13 +143,28 @@ package struct Erasure: Hashable, Sendable {
         }
         return (0..<parts).map { k in
             let uuids = part(samples, k, samplesPerEvent)
+            let slots = feedSlots.map { part($0, k, samplesPerEvent) }
             let listed = part(records, k, recordsPerEvent)
             let live = UInt64(uuids.reduce(0) { $0 + (isLive($1) ? 1 : 0) })
             return k == 0
                 ? Erasure(scope: scope, reason: reason, keyIds: keyIds, records: listed, samples: uuids, liveAtErasure: live,
-                          replacements: replacements, resealed: resealed, restoredAssociations: restoredAssociations)
-                : Erasure(scope: scope, reason: reason, keyIds: keyIds, records: listed, samples: uuids, liveAtErasure: live, replacements: [])
+                          replacements: replacements, resealed: resealed, restoredAssociations: restoredAssociations, feedSlots: slots)
+                : Erasure(scope: scope, reason: reason, keyIds: keyIds, records: listed, samples: uuids, liveAtErasure: live,
+                          replacements: [], feedSlots: slots)
         }
+    }
+}
+
+/// How the change feed had given an erased sample: its type and the app that saved it
+/// (an index slot's, when the erasure was made).
+package struct ErasedFeedSlot: Hashable, Sendable {
+    package let typeCode: UInt16
+    package let app: AppOrdinal
+
+    package init(typeCode: UInt16, app: AppOrdinal) {
+        precondition(typeCode != 0, "type code 0 names no type (it marks a sample never folded)")
+        self.typeCode = typeCode
+        self.app = app
     }
 }
 
@@ -238,9 +264,15 @@ extension EventCodec {
             w.varint(a.samples.count)
             for u in a.samples { w.uuid(u) }
         }
+        if let slots = e.feedSlots {  // version 2
+            for slot in slots {
+                w.u16(slot?.typeCode ?? 0)
+                w.varint(UInt64(slot?.app ?? 0))
+            }
+        }
     }
 
-    static func decodeErasure(_ r: inout ByteReader) throws(EventDecodingError) -> Erasure {
+    static func decodeErasure(_ r: inout ByteReader, version: UInt16) throws(EventDecodingError) -> Erasure {
         let at = r.absolutePosition
         let scope: Erasure.Scope
         switch try r.u8() {
@@ -328,7 +360,28 @@ extension EventCodec {
             for _ in 0..<n { uuids.append(try r.uuid()) }
             restored.append(Erasure.RestoredAssociation(workout: workout, samples: uuids))
         }
+        var feedSlots: [ErasedFeedSlot?]?
+        if version >= 2 {
+            var slots: [ErasedFeedSlot?] = []
+            slots.reserveCapacity(sampleCount)
+            for _ in 0..<sampleCount {
+                let at = r.absolutePosition
+                let code = try r.u16()
+                let app = try r.varint()
+                if code == 0 {
+                    guard app == 0 else { throw .malformed(offset: at, reason: "an erased sample never folded names no app") }
+                    slots.append(nil)
+                    continue
+                }
+                guard let type = ObjectType(code: code), type.isSampleType else {
+                    throw .malformed(offset: at, reason: "an erased sample's type code \(code) is no sample type's")
+                }
+                guard app <= UInt64(AppOrdinal.max) else { throw .malformed(offset: at, reason: "app ordinal \(app) out of range") }
+                slots.append(ErasedFeedSlot(typeCode: type.code, app: AppOrdinal(app)))
+            }
+            feedSlots = slots
+        }
         return Erasure(scope: scope, reason: reason, keyIds: keyIds, records: records, samples: samples, liveAtErasure: live,
-                       replacements: replacements, resealed: resealed, restoredAssociations: restored)
+                       replacements: replacements, resealed: resealed, restoredAssociations: restored, feedSlots: feedSlots)
     }
 }

@@ -191,6 +191,7 @@ package enum Event: Hashable, Sendable {
         switch self {
         case .importStarted(let s): s.isTransaction ? 2 : 1
         case .importFinished(let f): f.contentSHA256 == nil ? 1 : 2
+        case .erased(let e): e.kindVersion
         default: kind.currentVersion
         }
     }
@@ -254,10 +255,11 @@ package enum EventKind: UInt16, Sendable, CaseIterable {
     /// Version 2 of `samplesSaved` added sample flags 64 (written UTC offsets) and 128
     /// (HRV beats) and an unrecognized sample's reason; version 2 of `importStarted`
     /// and `importFinished` made an import a transaction (the content hash moved to
-    /// the finish). Version 1 of each is still read.
+    /// the finish); version 2 of `erased` added what the change feed had given of each
+    /// erased sample. Version 1 of each is still read.
     package var currentVersion: UInt16 {
         switch self {
-        case .samplesSaved, .importStarted, .importFinished: 2
+        case .samplesSaved, .importStarted, .importFinished, .erased: 2
         default: 1
         }
     }

@@ -18,6 +18,11 @@ import LedgerLog
 /// It also carries the visibility it was issued under (for an app: the queried types
 /// whose other apps' samples it could read), so that a later read grant delivers the
 /// older samples it reveals exactly once (DESIGN.md, "The change feed").
+///
+/// And the last erasure it knew (issue 32): erased samples leave the feed's history, so
+/// an anchor issued before an erasure is answered with the erased samples as deletions,
+/// then everything current, as a fetch from the start (`erasedCursor`: how far through
+/// the erased samples that answer has come, when a limit cut it).
 public struct ChangeAnchor: Sendable, Hashable, CustomStringConvertible {
     /// The ledger it belongs to.
     public let ledgerId: UUID
@@ -32,8 +37,15 @@ public struct ChangeAnchor: Sendable, Hashable, CustomStringConvertible {
     /// Types newly readable whose older samples are being delivered, and the slot to resume that at.
     let backfill: [UInt16]
     let backfillSlot: UInt64
+    /// The sequence number of the last `erased` event of the ledger when issued (0: none).
+    let erasuresSeen: UInt64
+    /// Answering an anchor from before an erasure: how many of the samples erased since
+    /// `erasuresSeen` (in log order) were gone through. Then `slots` and `tombstones` are 0.
+    let erasedCursor: UInt64?
 
-    static let version: UInt8 = 1
+    /// Version 2 added `erasuresSeen` and `erasedCursor` (a version 1 token reads as
+    /// knowing no erasure).
+    static let version: UInt8 = 2
 
     /// The printable token (base64url, no padding).
     public var text: String {
@@ -49,6 +61,13 @@ public struct ChangeAnchor: Sendable, Hashable, CustomStringConvertible {
         readable.forEach(u16)
         u16(UInt16(backfill.count))
         backfill.forEach(u16)
+        u64(erasuresSeen)
+        if let erasedCursor {
+            b.append(1)
+            u64(erasedCursor)
+        } else {
+            b.append(0)
+        }
         return Data(b).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
@@ -72,7 +91,7 @@ public struct ChangeAnchor: Sendable, Hashable, CustomStringConvertible {
         }
         func u64() throws(ChangeFeedError) -> UInt64 { try take(8).reversed().reduce(0) { $0 << 8 | UInt64($1) } }
         func u16() throws(ChangeFeedError) -> UInt16 { try take(2).reversed().reduce(0) { $0 << 8 | UInt16($1) } }
-        guard try take(1).first == Self.version else { throw .malformedAnchor(text) }
+        guard let version = try take(1).first, version == 1 || version == Self.version else { throw .malformedAnchor(text) }
         let id = Array(try take(16))
         ledgerId = UUID(uuid: (id[0], id[1], id[2], id[3], id[4], id[5], id[6], id[7], id[8], id[9], id[10], id[11], id[12],
                                id[13], id[14], id[15]))
@@ -86,11 +105,27 @@ public struct ChangeAnchor: Sendable, Hashable, CustomStringConvertible {
         var f: [UInt16] = []
         for _ in 0..<(try u16()) { f.append(try u16()) }
         backfill = f
-        guard at == b.count, backfillSlot <= slots else { throw .malformedAnchor(text) }
+        if version >= 2 {
+            erasuresSeen = try u64()
+            switch try take(1).first {
+            case 0: erasedCursor = nil
+            case 1: erasedCursor = try u64()
+            default: throw .malformedAnchor(text)
+            }
+        } else {
+            erasuresSeen = 0
+            erasedCursor = nil
+        }
+        guard at == b.count, backfillSlot <= slots, erasedCursor == nil || (slots == 0 && tombstones == 0) else {
+            throw .malformedAnchor(text)
+        }
     }
 
     init(ledgerId: UUID, slots: UInt64, tombstones: UInt64, check: [UInt8], readable: [UInt16], backfill: [UInt16],
-         backfillSlot: UInt64) {
+         backfillSlot: UInt64, erasuresSeen: UInt64, erasedCursor: UInt64? = nil) {
+        precondition(erasedCursor == nil || (slots == 0 && tombstones == 0), "an anchor going through erased samples is at the start")
+        self.erasuresSeen = erasuresSeen
+        self.erasedCursor = erasedCursor
         self.ledgerId = ledgerId
         self.slots = slots
         self.tombstones = tombstones

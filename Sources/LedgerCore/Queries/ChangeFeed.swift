@@ -33,14 +33,7 @@ package enum ChangeFeed {
         let readable = app == nil ? [] : Scan.readable(types: types, app: app, state: state)
         return ChangeAnchor(ledgerId: ledgerId, slots: UInt64(index.count), tombstones: UInt64(index.tombstones.count),
                             check: try scan.check(slots: UInt64(index.count), tombstones: UInt64(index.tombstones.count), index: index),
-                            readable: readable, backfill: [], backfillSlot: 0)
-    }
-
-    /// Checks that `anchor` belongs to this ledger and history (throws which it is not).
-    package static func validate(_ anchor: ChangeAnchor, ledgerId: UUID, fs: any LogFileSystem, state: LedgerState) throws {
-        let scan = try Scan(fs: fs, ledgerId: ledgerId)
-        defer { scan.file.close() }
-        try scan.validate(anchor, ledgerId: ledgerId, index: state.samples, erasures: state.erasures)
+                            readable: readable, backfill: [], backfillSlot: 0, erasuresSeen: state.erasures.entries.last?.sequence ?? 0)
     }
 
     private final class Scan {
@@ -102,16 +95,50 @@ package enum ChangeFeed {
             return withUnsafeBytes(of: d.bytes) { Array($0.prefix(16)) }
         }
 
-        func validate(_ a: ChangeAnchor, ledgerId: UUID, index: SampleIndex, erasures: ErasureIndex) throws {
-            guard a.ledgerId == ledgerId else { throw ChangeFeedError.otherLedger(anchor: a.ledgerId, ledger: ledgerId) }
-            do {
-                try validateHistory(a, index: index)
-            } catch let error as ChangeFeedError {
-                // Erased samples were never folded: the history an older anchor counted
-                // is not this one (issue 32).
-                guard let last = erasures.entries.last else { throw error }
-                throw ChangeFeedError.erasedSince(erasure: last.sequence)
+        /// The samples erased since `a` was issued (each erasure after `a.erasuresSeen`,
+        /// from `a.erasedCursor`) of the types `codes` that the caller could have been
+        /// given, as deletions, at most `limit`; and where a limit stopped them (nil: all
+        /// given). An erased UUID saved again since (an export imported again) is not
+        /// deleted: it comes with everything current.
+        /// - Throws: `historyRewritten` for an anchor naming an erasure this ledger does
+        ///   not hold; `erasedSince` for an erasure written before the `erased` event said
+        ///   what the feed had given (version 1: the caller fetches again from the start).
+        func erasedSince(_ a: ChangeAnchor, codes: Set<UInt16>, visibility: [UInt16: QueryVisibility], limit: Int,
+                         state: LedgerState) throws -> (deleted: [Change], stoppedAt: UInt64?) {
+            let entries = state.erasures.entries
+            guard a.erasuresSeen == 0 || entries.contains(where: { $0.sequence == a.erasuresSeen }) else {
+                throw ChangeFeedError.historyRewritten(slots: a.slots, deletions: a.tombstones)
             }
+            let later = entries.filter { $0.sequence > a.erasuresSeen }
+            if let old = later.last(where: { $0.erasure.feedSlots == nil }) { throw ChangeFeedError.erasedSince(erasure: old.sequence) }
+            func given(_ slot: ErasedFeedSlot) -> Bool {
+                switch visibility[slot.typeCode] {
+                case nil: false
+                case .everything?: true
+                case .ownSamplesOnly(let app)?: slot.app == app
+                // Another app's correlation: given when a member type is readable (which
+                // members it held is erased with it).
+                case .correlationMembers(let app, let readable)?: slot.app == app || !readable.isEmpty
+                }
+            }
+            var deleted: [Change] = []
+            var position: UInt64 = 0
+            let start = a.erasedCursor ?? 0
+            for entry in later {
+                let erasure = entry.erasure, slots = erasure.feedSlots ?? []
+                let count = UInt64(erasure.samples.count)
+                defer { position += count }
+                guard position + count > start else { continue }
+                for i in Int(max(start, position) - position)..<erasure.samples.count {
+                    guard let slot = slots[i], codes.contains(slot.typeCode), given(slot),
+                          state.samples.slot(of: erasure.samples[i]) == nil else { continue }
+                    if deleted.count == limit { return (deleted, position + UInt64(i)) }
+                    deleted.append(.deleted(DeletedSample(uuid: erasure.samples[i], type: ObjectType(code: slot.typeCode),
+                                                          syncIdentifier: nil, syncVersion: nil, replacedBy: nil,
+                                                          erasedAt: entry.sequence)))
+                }
+            }
+            return (deleted, nil)
         }
 
         func validateHistory(_ a: ChangeAnchor, index: SampleIndex) throws {
@@ -144,10 +171,32 @@ package enum ChangeFeed {
         func run(types: Set<ObjectType>, predicate: SamplePredicate?, anchor: ChangeAnchor?, limit: Int, app: AppOrdinal?,
                  ledgerId: UUID, state: inout LedgerState) throws -> ChangeSet {
             let index = state.samples
-            if let anchor { try validate(anchor, ledgerId: ledgerId, index: index, erasures: state.erasures) }
             let codes = Set(types.map(\.code))
             var visibility: [UInt16: QueryVisibility] = [:]
             for t in types { visibility[t.code] = state.visibility(app: app, type: t) }
+            let erasuresSeen = state.erasures.entries.last?.sequence ?? 0
+            var anchor = anchor
+            var changes: [Change] = []
+            if let a = anchor {
+                guard a.ledgerId == ledgerId else { throw ChangeFeedError.otherLedger(anchor: a.ledgerId, ledger: ledgerId) }
+                if a.erasuresSeen == erasuresSeen && a.erasedCursor == nil {
+                    try validateHistory(a, index: index)
+                } else {
+                    // Issued before an erasure: the erased samples as deletions, then
+                    // everything current, as from the start (the history it counted
+                    // is not this one: erased samples were never folded).
+                    let (deleted, stoppedAt) = try erasedSince(a, codes: codes, visibility: visibility, limit: limit, state: state)
+                    changes = deleted
+                    if let stoppedAt {
+                        let newAnchor = ChangeAnchor(ledgerId: ledgerId, slots: 0, tombstones: 0,
+                                                     check: try check(slots: 0, tombstones: 0, index: index),
+                                                     readable: a.readable, backfill: [], backfillSlot: 0, erasuresSeen: a.erasuresSeen,
+                                                     erasedCursor: stoppedAt)
+                        return ChangeSet(changes: changes, newAnchor: newAnchor, hasMore: true)
+                    }
+                    anchor = nil
+                }
+            }
             let readableNow = app == nil ? [] : Self.readable(types: types, app: app, state: state)
             var readable = anchor?.readable ?? readableNow
             var backfill = anchor?.backfill ?? []
@@ -160,7 +209,6 @@ package enum ChangeFeed {
             let sourceList = (0...state.registry.apps.count).map { state.registry.source(AppOrdinal($0)) }
             let source: (AppOrdinal) -> Source? = { $0 < UInt32(sourceList.count) ? sourceList[Int($0)] : nil }
             let reads = try RecordReads(fs: fs)
-            var changes: [Change] = []
             var slotCursor = anchor.map { Int($0.slots) } ?? 0
             var tombCursor = anchor.map { Int($0.tombstones) } ?? 0
             let slotEnd = index.count, tombEnd = index.tombstones.count
@@ -321,7 +369,7 @@ package enum ChangeFeed {
             }
             let newAnchor = ChangeAnchor(ledgerId: ledgerId, slots: UInt64(slotCursor), tombstones: UInt64(tombCursor),
                                          check: try check(slots: UInt64(slotCursor), tombstones: UInt64(tombCursor), index: index),
-                                         readable: readable, backfill: backfill, backfillSlot: backfillSlot)
+                                         readable: readable, backfill: backfill, backfillSlot: backfillSlot, erasuresSeen: erasuresSeen)
             try state.checkIntact()  // nothing answered from a damaged mapped snapshot (S8)
             return ChangeSet(changes: changes, newAnchor: newAnchor, hasMore: hasMore)
         }

@@ -14,8 +14,11 @@ public enum ChangeFeedError: Error, Equatable, Sendable, CustomStringConvertible
     /// the feed holds: the folder was replaced (say, by another ledger's copy) since it
     /// was opened. Nothing is read from it.
     case ledgerReplaced(path: String, found: UUID, expected: UUID)
-    /// The anchor counts samples an erasure took (issue 32): they were never folded
-    /// since, so the history it covers is gone. Fetch again without an anchor.
+    /// The anchor was issued before an erasure written as `erased` version 1 (issue 32),
+    /// which does not say what the feed had given of the samples it took: they were
+    /// never folded since, so the history the anchor covers is gone. Fetch again
+    /// without an anchor. (An erasure since version 2 is answered instead: its erased
+    /// samples as deletions, then everything current.)
     case erasedSince(erasure: UInt64)
 
     public var description: String {

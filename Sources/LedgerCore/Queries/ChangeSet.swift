@@ -11,8 +11,13 @@ public struct DeletedSample: Sendable, Hashable {
     public let syncVersion: Int64?
     /// The object that replaced it through its sync identifier, if that is why it went.
     public let replacedBy: UUID?
+    /// The sequence number of the `erased` event that took it, if that is why it went
+    /// (an anchor issued before an erasure learns of it so).
+    public let erasedAt: UInt64?
 
-    public init(uuid: UUID, type: ObjectType?, syncIdentifier: String?, syncVersion: Int64?, replacedBy: UUID?) {
+    public init(uuid: UUID, type: ObjectType?, syncIdentifier: String?, syncVersion: Int64?, replacedBy: UUID?,
+                erasedAt: UInt64? = nil) {
+        self.erasedAt = erasedAt
         self.uuid = uuid
         self.type = type
         self.syncIdentifier = syncIdentifier
