@@ -30,8 +30,11 @@ extension LedgerLocation {
     /// - Throws: `encryptionUnsupported` (PostgreSQL at either end, or a source already
     ///   encrypted: `copy` copies those); `ToolError.sourceOpenImport` for a source that
     ///   ends inside an import still open (open it for writing once: its writer aborts
-    ///   it); what `createEncrypted` throws; a rule an event breaks (the copy is left
-    ///   incomplete, and says so).
+    ///   it); what `createEncrypted` throws; a rule an event breaks (`incompleteCopy`);
+    ///   `keyFileExists` or `ledgerExists` for a key file or ledger made at PATH or DST
+    ///   meanwhile. The copy is made under names of its own and published whole at the
+    ///   end (`publish`): stopped anywhere, even by `kill -9`, nothing stands at DST or
+    ///   PATH (what a killed copy left under its own names is removed by the next).
     package func encrypt(to destination: LedgerLocation, now: Int64 = LogClock.now()) async throws -> LedgerEncryptReport {
         guard !isDatabase, !destination.isDatabase else {
             throw LedgerLocationError.encryptionUnsupported("usage: encrypt copies a ledger folder into a new one; encrypted PostgreSQL ledgers are not supported yet")
@@ -43,7 +46,7 @@ extension LedgerLocation {
             throw LedgerLocationError.encryptionUnsupported("usage: \(text) is encrypted already (copy copies it, with its keys)")
         }
         // Everything that can refuse the copy, before anything is made.
-        let made = try Self.checkDestination(destination, source: text)
+        let keyFile = try Self.checkDestination(destination, source: text)
         // The whole chain, and every event held to the rules (a replay): what is copied
         // is what the source's chain head proves and what its own replay accepts.
         var firstTime: Int64?
@@ -60,18 +63,14 @@ extension LedgerLocation {
             let outcome = try Replayer.replay(reader, into: &scratch, from: reader.start)
             if let open = outcome.openImport { throw ToolError.sourceOpenImport(importId: open.importId) }
         }
+        // Made under names of its own beside DST and the key file, and published whole
+        // at the end: a copy stopped part way (`kill -9` too) never stands at DST.
+        let staging = Self.staging(for: destination, keyFile: keyFile)
         let ledger: Ledger
         do {
-            ledger = try destination.createEncrypted(createdAt: reader.header.createdAt)
+            ledger = try staging.createEncrypted(createdAt: reader.header.createdAt)
         } catch {
-            // Another `encrypt` (or `init`) made it first, or it could not be made: this
-            // one's key file goes (the folder may be the other's now).
-            try? FileManager.default.removeItem(atPath: made.keyFile)
-            if case LogError.ledgerExists(let path) = error { throw ToolError.ledgerExists(path: path) }
-            if PosixFileSystem(path: destination.text).exists(LogWriter.logFileName)
-                || FileManager.default.fileExists(atPath: LedgerKeyRing.folder(ofLedger: destination.text)) {
-                throw ToolError.ledgerExists(path: destination.text)
-            }
+            Self.remove(staging)
             throw error
         }
         do {
@@ -84,29 +83,24 @@ extension LedgerLocation {
             // Who read what, with the history it was read from (`audit --reads`).
             let access = AccessLog.fileSystem(ledgerPath: text)
             if access.exists(LogWriter.logFileName) {
-                _ = try LogCopy.copy(from: access, to: AccessLog.fileSystem(ledgerPath: destination.text))
+                _ = try LogCopy.copy(from: access, to: AccessLog.fileSystem(ledgerPath: staging.text))
             }
         } catch {
             ledger.abandon()
-            Self.remove(made, destination: destination)
+            Self.remove(staging)
             throw ToolError.incompleteCopy(path: destination.text, cause: "\(error)")
         }
+        try Self.publish(staging, as: destination, keyFile: keyFile)
         let copy = try LogReader(try destination.fileSystem())
         let copied = try copy.forEachBatch(verifyChain: true) { _ in true }
         return LedgerEncryptReport(from: text, to: destination.text, events: events, sourceChainHead: end.chainHead.hex,
                                    chainHead: copied.chainHead.hex, incompleteTail: end.incompleteTail)
     }
 
-    /// What `encrypt` makes, to remove if it stops: the destination folder (when it was
-    /// not there) or its contents, and the key file.
-    struct MadeByEncrypt {
-        let folder: Bool
-        let keyFile: String
-    }
-
     /// Refuses, before anything is made: a destination inside the source (or the source
     /// itself), one that is not an empty folder, a key file that exists (a link too).
-    static func checkDestination(_ destination: LedgerLocation, source: String) throws -> MadeByEncrypt {
+    /// Returns the key file's path.
+    static func checkDestination(_ destination: LedgerLocation, source: String) throws -> String {
         guard let keyFile = destination.keyFile else {
             throw LedgerLocationError.keyFile("usage: encrypt needs --key-file PATH (or HEALTHLEDGER_KEY_FILE): where to write the new key-encryption key")
         }
@@ -129,20 +123,73 @@ extension LedgerLocation {
         }
         var info = stat()
         if lstat(keyFile, &info) == 0 { throw ToolError.keyFileExists(path: keyFile) }
-        return MadeByEncrypt(folder: !exists, keyFile: keyFile)
+        return keyFile
     }
 
-    /// Removes what `encrypt` made (`MadeByEncrypt`).
-    static func remove(_ made: MadeByEncrypt, destination: LedgerLocation) {
-        let fm = FileManager.default
-        if made.folder {
-            try? fm.removeItem(atPath: destination.text)
-        } else {
-            for name in (try? fm.contentsOfDirectory(atPath: destination.text)) ?? [] {
-                try? fm.removeItem(atPath: destination.text + "/" + name)
-            }
+    /// Where the copy is made before it is published: a hidden folder beside DST and a
+    /// key file beside PATH, both named for this process
+    /// (`.NAME.encrypting-PID`, `PATH.encrypting-PID`). Those a process no longer
+    /// running left behind (`kill -9`) are removed first.
+    static func staging(for destination: LedgerLocation, keyFile: String) -> LedgerLocation {
+        let url = URL(fileURLWithPath: destination.text).standardizedFileURL
+        let parent = url.deletingLastPathComponent().path
+        let prefix = "." + url.lastPathComponent + ".encrypting-"
+        let keyURL = URL(fileURLWithPath: keyFile).standardizedFileURL
+        let keyPrefix = keyURL.lastPathComponent + ".encrypting-"
+        func leftBehind(_ name: String, _ prefix: String) -> Bool {
+            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)), pid > 0 else { return false }
+            return kill(pid, 0) != 0 && errno == ESRCH
         }
-        try? fm.removeItem(atPath: made.keyFile)
+        let fm = FileManager.default
+        for name in (try? fm.contentsOfDirectory(atPath: parent)) ?? [] where leftBehind(name, prefix) {
+            try? fm.removeItem(atPath: parent + "/" + name)
+        }
+        let keyFolder = keyURL.deletingLastPathComponent().path
+        for name in (try? fm.contentsOfDirectory(atPath: keyFolder)) ?? [] where leftBehind(name, keyPrefix) {
+            try? fm.removeItem(atPath: keyFolder + "/" + name)
+        }
+        let pid = getpid()
+        return LedgerLocation(parent + "/" + prefix + String(pid), keyFile: keyFile + ".encrypting-" + String(pid))
+    }
+
+    /// Publishes the finished copy: its key file linked to PATH (never overwriting: a
+    /// key file made there meanwhile refuses it), then its folder renamed to DST (which
+    /// replaces only an empty folder: a ledger another process put there meanwhile
+    /// refuses it, and the key file just linked goes). Each step durable.
+    /// - Throws: `ToolError.keyFileExists`, `ToolError.ledgerExists`; nothing of the
+    ///   copy is left then.
+    static func publish(_ staging: LedgerLocation, as destination: LedgerLocation, keyFile: String) throws {
+        guard let stagedKey = staging.keyFile else { preconditionFailure("a staged copy has its key file") }
+        guard link(stagedKey, keyFile) == 0 else {
+            let e = errno
+            remove(staging)
+            if e == EEXIST { throw ToolError.keyFileExists(path: keyFile) }
+            throw LedgerLocationError.keyFile("the key file \(keyFile) could not be made: \(String(cString: strerror(e)))")
+        }
+        unlink(stagedKey)
+        syncFolder(of: keyFile)
+        guard rename(staging.text, destination.text) == 0 else {
+            let e = errno
+            unlink(keyFile)
+            remove(staging)
+            if e == ENOTEMPTY || e == EEXIST || e == ENOTDIR || e == EISDIR { throw ToolError.ledgerExists(path: destination.text) }
+            throw ToolError.incompleteCopy(path: destination.text, cause: "the finished copy could not be renamed into place: \(String(cString: strerror(e)))")
+        }
+        syncFolder(of: destination.text)
+    }
+
+    /// fsyncs the folder holding `path` (a link or rename in it durable).
+    private static func syncFolder(of path: String) {
+        let fd = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
+    /// Removes a staged copy: its folder and key file.
+    static func remove(_ staging: LedgerLocation) {
+        try? FileManager.default.removeItem(atPath: staging.text)
+        if let key = staging.keyFile { unlink(key) }
     }
 
     /// One source batch as the copy appends it.

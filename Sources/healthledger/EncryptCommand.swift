@@ -22,8 +22,10 @@ enum EncryptCommand {
 
         SRC's access log (who read what, `audit --reads`) is copied with it. SRC is
         checked whole before anything is made — its chain, and a replay holding every
-        event to the rules — and a copy that stops part way removes what it made: a
-        refusal leaves no DST and no key file. A torn last write at SRC's end (what no
+        event to the rules. The copy is made under names of its own beside DST and PATH
+        (.NAME.encrypting-PID, PATH.encrypting-PID) and only then moved to them, so a copy
+        that stops part way, even killed, leaves no DST and no key file (the next encrypt
+        there removes what a killed one left). A torn last write at SRC's end (what no
         read of SRC sees either) is not copied, and a warning says so.
 
         Exit 2 when SRC is encrypted already (use copy), DST lies inside SRC, or either
