@@ -352,7 +352,8 @@ extension Ledger {
             guard let slot = state.samples.slot(of: uuid), case let code = state.samples.slots[Int(slot)].typeCode, code != 0 else {
                 return nil
             }
-            return ErasedFeedSlot(typeCode: code, app: state.samples.app(slot))
+            return ErasedFeedSlot(typeCode: code, app: state.samples.app(slot),
+                                  isMember: state.samples.slots[Int(slot)].state & SampleIndex.memberBit != 0)
         }
         // The workouts the staying samples were associated with (live ones: a deleted
         // workout's associations are not restored).

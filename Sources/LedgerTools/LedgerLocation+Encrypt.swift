@@ -120,6 +120,14 @@ extension LedgerLocation {
             guard isFolder.boolValue, (try? fm.contentsOfDirectory(atPath: destination.text))?.isEmpty == true else {
                 throw ToolError.destinationNotEmpty(path: destination.text)
             }
+            // The copy is made beside DST and renamed onto it: DST must be a folder of
+            // its parent's file system, named by itself (not a link, a mount point, `.`).
+            var own = stat(), parent = stat()
+            let name = destinationURL.lastPathComponent
+            guard lstat(destination.text, &own) == 0, (own.st_mode & S_IFMT) == S_IFDIR, name != ".", name != "..",
+                  stat(destinationURL.deletingLastPathComponent().path, &parent) == 0, parent.st_dev == own.st_dev else {
+                throw LedgerLocationError.encryptionUnsupported("usage: encrypt makes DST beside it and renames it into place: \(destination.text) is a link, a mount point or not named by itself; give a new folder inside it")
+            }
         }
         var info = stat()
         if lstat(keyFile, &info) == 0 { throw ToolError.keyFileExists(path: keyFile) }
@@ -136,35 +144,53 @@ extension LedgerLocation {
         let prefix = "." + url.lastPathComponent + ".encrypting-"
         let keyURL = URL(fileURLWithPath: keyFile).standardizedFileURL
         let keyPrefix = keyURL.lastPathComponent + ".encrypting-"
-        func leftBehind(_ name: String, _ prefix: String) -> Bool {
+        /// One this user's process, no longer running, left: of this user, a real folder
+        /// (or file), never a link.
+        func leftBehind(_ folder: String, _ name: String, _ prefix: String, kind: mode_t) -> Bool {
             guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)), pid > 0 else { return false }
+            var info = stat()
+            guard lstat(folder + "/" + name, &info) == 0, info.st_uid == getuid(), (info.st_mode & S_IFMT) == kind else { return false }
             return kill(pid, 0) != 0 && errno == ESRCH
         }
         let fm = FileManager.default
-        for name in (try? fm.contentsOfDirectory(atPath: parent)) ?? [] where leftBehind(name, prefix) {
+        for name in (try? fm.contentsOfDirectory(atPath: parent)) ?? [] where leftBehind(parent, name, prefix, kind: S_IFDIR) {
             try? fm.removeItem(atPath: parent + "/" + name)
         }
         let keyFolder = keyURL.deletingLastPathComponent().path
-        for name in (try? fm.contentsOfDirectory(atPath: keyFolder)) ?? [] where leftBehind(name, keyPrefix) {
-            try? fm.removeItem(atPath: keyFolder + "/" + name)
+        for name in (try? fm.contentsOfDirectory(atPath: keyFolder)) ?? [] where leftBehind(keyFolder, name, keyPrefix, kind: S_IFREG) {
+            unlink(keyFolder + "/" + name)
         }
         let pid = getpid()
         return LedgerLocation(parent + "/" + prefix + String(pid), keyFile: keyFile + ".encrypting-" + String(pid))
     }
 
-    /// Publishes the finished copy: its key file linked to PATH (never overwriting: a
-    /// key file made there meanwhile refuses it), then its folder renamed to DST (which
+    /// Publishes the finished copy: its key file written to PATH (created new: a key
+    /// file made there meanwhile refuses it), then its folder renamed to DST (which
     /// replaces only an empty folder: a ledger another process put there meanwhile
     /// refuses it, and the key file just linked goes). Each step durable.
     /// - Throws: `ToolError.keyFileExists`, `ToolError.ledgerExists`; nothing of the
     ///   copy is left then.
     static func publish(_ staging: LedgerLocation, as destination: LedgerLocation, keyFile: String) throws {
         guard let stagedKey = staging.keyFile else { preconditionFailure("a staged copy has its key file") }
-        guard link(stagedKey, keyFile) == 0 else {
+        // Written new (O_EXCL, never through a link: a file system without hard links,
+        // a USB stick's, takes it too), durable, before the ledger that needs it appears.
+        let bytes = (try? Data(contentsOf: URL(fileURLWithPath: stagedKey))).map { [UInt8]($0) } ?? []
+        let fd = open(keyFile, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0, !bytes.isEmpty else {
             let e = errno
+            if fd >= 0 { close(fd); unlink(keyFile) }
             remove(staging)
-            if e == EEXIST { throw ToolError.keyFileExists(path: keyFile) }
+            if fd < 0 && e == EEXIST { throw ToolError.keyFileExists(path: keyFile) }
             throw LedgerLocationError.keyFile("the key file \(keyFile) could not be made: \(String(cString: strerror(e)))")
+        }
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == bytes.count, synced else {
+            let e = errno
+            unlink(keyFile)
+            remove(staging)
+            throw LedgerLocationError.keyFile("the key file \(keyFile) could not be written: \(String(cString: strerror(e)))")
         }
         unlink(stagedKey)
         syncFolder(of: keyFile)

@@ -28,8 +28,8 @@ enum EncryptCommand {
         there removes what a killed one left). A torn last write at SRC's end (what no
         read of SRC sees either) is not copied, and a warning says so.
 
-        Exit 2 when SRC is encrypted already (use copy), DST lies inside SRC, or either
-        is a PostgreSQL URL; 5 when DST holds a ledger or anything else, PATH exists, or
+        Exit 2 when SRC is encrypted already (use copy), DST lies inside SRC, DST is a
+        link or a mount point (the copy is renamed onto it), or either is a PostgreSQL URL; 5 when DST holds a ledger or anything else, PATH exists, or
         SRC ends inside an open import (open it for writing once: its writer aborts the
         import); 6 when SRC is damaged or breaks a rule; 1 when the copy stopped part way.
 

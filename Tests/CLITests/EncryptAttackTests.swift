@@ -432,6 +432,20 @@ import TestSupport
         try Self.sameAnswer(dir, "P", "D", key: "k", ["--owner", "query", "bodyMass", "--json"])
     }
 
+    /// DST an empty folder reached through a symbolic link: the copy is made beside DST
+    /// and renamed onto it, which a link cannot take. Refused (2) before anything is
+    /// made: no key file, nothing staged, the link and its folder as they were.
+    @Test func anEmptyFolderThroughALinkIsRefusedBeforeAnythingIsMade() throws {
+        let dir = TemporaryDirectory("encrypt-link")
+        try Self.plain(dir, "P")
+        try FileManager.default.createDirectory(atPath: dir.path + "/real", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: dir.path + "/D", withDestinationPath: dir.path + "/real")
+        let r = try Self.encrypt(dir, "P", "D", key: "k")
+        #expect(r.status == 2 && r.stderr.contains("is a link, a mount point or not named by itself"), "\(r.status) \(r.stderr)")
+        #expect(!Self.exists(dir.path + "/k") && Self.names(dir.path + "/real").isEmpty)
+        #expect(Self.names(dir.path).filter { $0.contains("encrypting") }.isEmpty, "\(Self.names(dir.path))")
+    }
+
     /// DST a folder holding someone's files (no ledger): "copy and encrypt write only to
     /// an empty destination", says the refusal message. Found: the encrypted ledger is
     /// written among them.

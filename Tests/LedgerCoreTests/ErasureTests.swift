@@ -502,8 +502,11 @@ import TestSupport
             return Self.erasedPayload(samples: [fixedUUID(1), fixedUUID(2)], live: 1) + w.bytes
         }
         let mass = ObjectType.quantity(.bodyMass).code
-        let fine = try decode(v2([(mass, 7), (0, 0)]), version: 2)
+        // The app word is the ordinal shifted left once, its low bit "a correlation's member".
+        let fine = try decode(v2([(mass, 14), (0, 0)]), version: 2)
         #expect(fine.feedSlots == [ErasedFeedSlot(typeCode: mass, app: 7), nil])
+        #expect(try decode(v2([(mass, 15), (mass, 2)]), version: 2).feedSlots
+                == [ErasedFeedSlot(typeCode: mass, app: 7, isMember: true), ErasedFeedSlot(typeCode: mass, app: 1)])
         #expect(fine.kindVersion == 2)
         #expect(try decode(Self.erasedPayload(samples: [fixedUUID(1), fixedUUID(2)], live: 1), version: 1).feedSlots == nil)
         #expect(throws: EventDecodingError.self) { try decode(v2([(mass, 7), (0, 0)]), version: 1) }
@@ -513,7 +516,7 @@ import TestSupport
         #expect(refusal([(mass, 7), (0, 1)]).contains("an erased sample never folded names no app"))
         #expect(refusal([(mass, 7), (ObjectType.characteristic(.biologicalSex).code, 1)]).contains("is no sample type's"))
         #expect(refusal([(mass, 7), (0x0999, 1)]).contains("type code 2457 is no sample type's"))
-        #expect(refusal([(mass, 1 << 32), (0, 0)]).contains("app ordinal 4294967296 out of range"))
+        #expect(refusal([(mass, 1 << 33), (0, 0)]).contains("app ordinal 4294967296 out of range"))
         // One slot for two samples: the bytes end early.
         #expect(!refusal([(mass, 7)]).hasPrefix("decoded"))
     }

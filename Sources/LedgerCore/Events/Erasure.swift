@@ -4,9 +4,10 @@ import HealthModel
 /// An erasure (event kind 27, `erased`; issue 32): the owner destroyed the data keys
 /// of a scope, so every record they sealed is unreadable from then on, in every copy.
 ///
-/// It carries no health content: which scope, why, the destroyed key ids, the UUIDs of
-/// the samples those keys sealed (random identifiers: later events may still name them,
-/// and `audit` answers for them), and — for the few records under those keys that later
+/// It carries no health values or times: which scope, why, the destroyed key ids, the
+/// UUIDs of the samples those keys sealed (random identifiers: later events may still
+/// name them, and `audit` answers for them) with, since version 2, each one's type and
+/// app (what the change feed had given), and — for the few records under those keys that later
 /// rules still need — a *replacement*: the record's event with the erased content taken
 /// out (`ErasureReplacement`). Written sealed under a key of its own (type 0xFFFC) that
 /// no erasure destroys, so that only the key holder can write one and it stays readable.
@@ -160,11 +161,15 @@ package struct Erasure: Hashable, Sendable {
 package struct ErasedFeedSlot: Hashable, Sendable {
     package let typeCode: UInt16
     package let app: AppOrdinal
+    /// A correlation's member (it follows its correlation in `Erasure.samples`): an app
+    /// reading another app's correlation was given it when a member's type was readable.
+    package let isMember: Bool
 
-    package init(typeCode: UInt16, app: AppOrdinal) {
+    package init(typeCode: UInt16, app: AppOrdinal, isMember: Bool = false) {
         precondition(typeCode != 0, "type code 0 names no type (it marks a sample never folded)")
         self.typeCode = typeCode
         self.app = app
+        self.isMember = isMember
     }
 }
 
@@ -267,7 +272,7 @@ extension EventCodec {
         if let slots = e.feedSlots {  // version 2
             for slot in slots {
                 w.u16(slot?.typeCode ?? 0)
-                w.varint(UInt64(slot?.app ?? 0))
+                w.varint(slot.map { UInt64($0.app) << 1 | ($0.isMember ? 1 : 0) } ?? 0)
             }
         }
     }
@@ -367,17 +372,18 @@ extension EventCodec {
             for _ in 0..<sampleCount {
                 let at = r.absolutePosition
                 let code = try r.u16()
-                let app = try r.varint()
+                let word = try r.varint()
                 if code == 0 {
-                    guard app == 0 else { throw .malformed(offset: at, reason: "an erased sample never folded names no app") }
+                    guard word == 0 else { throw .malformed(offset: at, reason: "an erased sample never folded names no app") }
                     slots.append(nil)
                     continue
                 }
                 guard let type = ObjectType(code: code), type.isSampleType else {
                     throw .malformed(offset: at, reason: "an erased sample's type code \(code) is no sample type's")
                 }
+                let app = word >> 1
                 guard app <= UInt64(AppOrdinal.max) else { throw .malformed(offset: at, reason: "app ordinal \(app) out of range") }
-                slots.append(ErasedFeedSlot(typeCode: type.code, app: AppOrdinal(app)))
+                slots.append(ErasedFeedSlot(typeCode: type.code, app: AppOrdinal(app), isMember: word & 1 == 1))
             }
             feedSlots = slots
         }

@@ -111,31 +111,57 @@ package enum ChangeFeed {
             }
             let later = entries.filter { $0.sequence > a.erasuresSeen }
             if let old = later.last(where: { $0.erasure.feedSlots == nil }) { throw ChangeFeedError.erasedSince(erasure: old.sequence) }
-            func given(_ slot: ErasedFeedSlot) -> Bool {
-                switch visibility[slot.typeCode] {
-                case nil: false
-                case .everything?: true
-                case .ownSamplesOnly(let app)?: slot.app == app
-                // Another app's correlation: given when a member type is readable (which
-                // members it held is erased with it).
-                case .correlationMembers(let app, let readable)?: slot.app == app || !readable.isEmpty
+            // The erased samples of those erasures, in order (one erasure may span events).
+            let lists = later.map { (sequence: $0.sequence, uuids: $0.erasure.samples, slots: $0.erasure.feedSlots ?? []) }
+            let total = lists.reduce(0) { $0 + $1.uuids.count }
+            // A rollback the erasures cannot account for: the anchor counted more samples
+            // or deletions than the ledger holds now and the erasures took together.
+            guard a.slots <= UInt64(state.samples.count + total), a.tombstones <= UInt64(state.samples.tombstones.count + total) else {
+                throw ChangeFeedError.rolledBack(anchorSlots: a.slots, ledgerSlots: UInt64(state.samples.count),
+                                                 anchorDeletions: a.tombstones, ledgerDeletions: UInt64(state.samples.tombstones.count))
+            }
+            var at: [(list: Int, index: Int)] = []  // (only built when a correlation needs its members)
+            func slot(_ g: Int) -> ErasedFeedSlot? {
+                if at.isEmpty { at = lists.enumerated().flatMap { k, l in (0..<l.uuids.count).map { (k, $0) } } }
+                return g < at.count ? lists[at[g].list].slots[at[g].index] : nil
+            }
+            /// Whether the caller could have been given the erased sample at `g`: as the
+            /// feed gives a slot (SampleReader's `visible`), another app's correlation when
+            /// one of its members (which follow it) is of a readable type.
+            func given(_ s: ErasedFeedSlot, at g: Int) -> Bool {
+                switch visibility[s.typeCode] {
+                case nil: return false
+                case .everything?: return true
+                case .ownSamplesOnly(let app)?: return s.app == app
+                case .correlationMembers(let app, let readable)?:
+                    if s.app == app { return true }
+                    var m = g + 1
+                    while let member = slot(m), member.isMember {
+                        if readable.contains(member.typeCode) { return true }
+                        m += 1
+                    }
+                    return false
                 }
             }
+            /// Whether an erased UUID saved again since is given now (then it comes with
+            /// everything current, and is not deleted).
+            func givenAgain(_ uuid: UUID) -> Bool {
+                guard let again = state.samples.slot(of: uuid), let v = visibility[state.samples.slots[Int(again)].typeCode] else { return false }
+                return state.samples.visible(again, to: v)
+            }
             var deleted: [Change] = []
-            var position: UInt64 = 0
-            let start = a.erasedCursor ?? 0
-            for entry in later {
-                let erasure = entry.erasure, slots = erasure.feedSlots ?? []
-                let count = UInt64(erasure.samples.count)
-                defer { position += count }
-                guard position + count > start else { continue }
-                for i in Int(max(start, position) - position)..<erasure.samples.count {
-                    guard let slot = slots[i], codes.contains(slot.typeCode), given(slot),
-                          state.samples.slot(of: erasure.samples[i]) == nil else { continue }
-                    if deleted.count == limit { return (deleted, position + UInt64(i)) }
-                    deleted.append(.deleted(DeletedSample(uuid: erasure.samples[i], type: ObjectType(code: slot.typeCode),
+            var position = 0
+            let start = a.erasedCursor.map { Int(min($0, UInt64(total))) } ?? 0
+            for list in lists {
+                defer { position += list.uuids.count }
+                guard position + list.uuids.count > start else { continue }
+                for i in max(start, position) - position..<list.uuids.count {
+                    guard let s = list.slots[i], codes.contains(s.typeCode), given(s, at: position + i),
+                          !givenAgain(list.uuids[i]) else { continue }
+                    if deleted.count == limit { return (deleted, UInt64(position + i)) }
+                    deleted.append(.deleted(DeletedSample(uuid: list.uuids[i], type: ObjectType(code: s.typeCode),
                                                           syncIdentifier: nil, syncVersion: nil, replacedBy: nil,
-                                                          erasedAt: entry.sequence)))
+                                                          erasedAt: list.sequence)))
                 }
             }
             return (deleted, nil)
