@@ -151,7 +151,7 @@ var postgresTargets: [Target] {
         // libpq's C API (`libpq-fe.h`), linked from the system (Debian: libpq-dev).
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // Layer 2, beside the file system: the log's bytes in a PostgreSQL table of batches.
-        .target(name: "LedgerPostgres", dependencies: ["LedgerLog", "CLibPQ"]),
+        .target(name: "LedgerPostgres", dependencies: ["LedgerLog", "LedgerKeys", "CLibPQ"]),
         // Runs only against a server named by HEALTHLEDGER_TEST_POSTGRES (tools/pg_test.sh starts one).
         .testTarget(name: "LedgerPostgresTests",
                     dependencies: ["LedgerPostgres", "LedgerChecksums", "LedgerLog", "TestSupport", "healthledger"]),

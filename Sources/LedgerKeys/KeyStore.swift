@@ -38,10 +38,12 @@ package final class KeyStore: Sendable {
     /// The file a write goes through before its rename.
     package static let newFileName = "keys.bin.new"
 
-    /// The key folder.
+    /// The key folder (a store kept elsewhere: its medium's name).
     package let folder: String
     package let access: Access
     let kek: KeyEncryptionKey
+    /// Where the store lives when not in a folder (nil: `folder`).
+    private let medium: (any KeyStoreMedium)?
 
     /// What readers see: the contents as last written durably. Held only for a lookup
     /// or to publish a write, never across file I/O, so a read never waits for an fsync.
@@ -55,7 +57,9 @@ package final class KeyStore: Sendable {
     /// is then unusable, as after any failed write).
     let crashAt: WriteStep?
 
-    private init(folder: String, kek: KeyEncryptionKey, access: Access, contents: KeyStoreContents, crashAt: WriteStep? = nil) {
+    private init(folder: String, kek: KeyEncryptionKey, access: Access, contents: KeyStoreContents, crashAt: WriteStep? = nil,
+                 medium: (any KeyStoreMedium)? = nil) {
+        self.medium = medium
         self.folder = folder
         self.kek = kek
         self.access = access
@@ -63,8 +67,8 @@ package final class KeyStore: Sendable {
         self.published = Mutex(contents)
     }
 
-    /// `keys.bin`'s path.
-    package var path: String { PosixFile.join(folder, Self.fileName) }
+    /// `keys.bin`'s path (a store kept elsewhere: its medium's name).
+    package var path: String { medium?.name ?? PosixFile.join(folder, Self.fileName) }
     var newPath: String { PosixFile.join(folder, Self.newFileName) }
 
     // MARK: Creating and opening
@@ -108,6 +112,24 @@ package final class KeyStore: Sendable {
         unsafe unlink(newPath)
         try PosixFile.syncFolder(folder)
         return store
+    }
+
+    /// A new, empty store in `medium`, sealed under `kek`; never replaces one.
+    /// - Throws: `storeExists`; the medium's `io`; `randomSourceFailed`.
+    package static func create(medium: any KeyStoreMedium, kek: KeyEncryptionKey) throws(KeyStoreError) -> KeyStore {
+        let store = KeyStore(folder: medium.name, kek: kek, access: .write, contents: KeyStoreContents(), medium: medium)
+        try medium.create(try store.sealed(KeyStoreContents()))
+        return store
+    }
+
+    /// The store in `medium`, opened with `kek`.
+    /// - Throws: `storeMissing`; `notAKeyStore`; `unknownVersion`; `truncated`;
+    ///   `wrongKey`; `tampered`; `malformed`; the medium's `io`.
+    package static func open(medium: any KeyStoreMedium, kek: KeyEncryptionKey, access: Access = .write) throws(KeyStoreError) -> KeyStore {
+        var bytes = try medium.read()
+        defer { wipe(&bytes) }
+        let contents = try KeyStoreFile.decode(bytes, kek: kek, path: medium.name)
+        return KeyStore(folder: medium.name, kek: kek, access: access, contents: contents, medium: medium)
     }
 
     /// The store in `folder`, opened with `kek`. For `.write`, a leftover
@@ -243,14 +265,17 @@ package final class KeyStore: Sendable {
 
     /// Destroys the live keys among `ids` (others are skipped) in one durable write,
     /// leaving tombstones dated `time` (ns since 1970). Returns the tombstones made, by
-    /// id; after it returns, `keys.bin` holds none of their bytes.
+    /// id; after it returns, `keys.bin` holds none of their bytes (a store in a medium:
+    /// the medium's earlier versions are purged too, `purgeEarlierVersions`).
     /// - Throws: `readOnly`; `unusableAfterFailedWrite`; `randomSourceFailed`; `io` (the
     ///   keys may or may not be destroyed on disk: open the store again and destroy again).
     package func destroy(ids: some Sequence<UInt64>, at time: Int64) throws(KeyStoreError) -> [Tombstone] {
-        try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ([Tombstone], Bool) in
+        let destroyed = try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ([Tombstone], Bool) in
             let destroyed = contents.destroy(ids, at: time)
             return (destroyed, !destroyed.isEmpty)
         }
+        if !destroyed.isEmpty { try medium?.purgeEarlierVersions() }
+        return destroyed
     }
 
     /// Makes every id up to `id` issued (`nextID` past it), in one durable write: a
@@ -269,11 +294,13 @@ package final class KeyStore: Sendable {
     /// Destroys every live key whose scope `predicate` accepts, as `destroy(ids:at:)`.
     /// A source: `{ $0.source == s }`; a type: `{ $0.type == t }`; the whole person: `{ _ in true }`.
     package func destroy(at time: Int64, where predicate: (KeyScope) -> Bool) throws(KeyStoreError) -> [Tombstone] {
-        try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ([Tombstone], Bool) in
+        let destroyed = try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ([Tombstone], Bool) in
             let ids = contents.live.values.filter { predicate($0.scope) }.map(\.id)
             let destroyed = contents.destroy(ids, at: time)
             return (destroyed, !destroyed.isEmpty)
         }
+        if !destroyed.isEmpty { try medium?.purgeEarlierVersions() }
+        return destroyed
     }
 
     /// Applies `body` to a copy of the contents; when it reports a change, writes the
@@ -319,6 +346,10 @@ package final class KeyStore: Sendable {
     /// fsynced; renamed over `keys.bin`; the folder fsynced.
     private func write(_ contents: KeyStoreContents) throws(KeyStoreError) {
         let bytes = try sealed(contents)
+        if let medium {
+            try medium.replace(bytes)
+            return
+        }
         guard try PosixFile.createNew(newPath, bytes: bytes, crash: crashAt) else {
             throw .io(operation: "create", path: newPath, errno: EEXIST)  // another writer, or a planted file
         }

@@ -4,8 +4,9 @@ import LedgerLog
 /// A ledger whose log lives in PostgreSQL and whose derived files live in a local cache.
 ///
 /// `ledger.log` is the ledger's rows (`PostgresLogFile`); every other name — the
-/// checkpoint index, snapshots, the Merkle tree, quarantine, keys — is a file in the
-/// worker's cache folder (`PosixFileSystem`), rebuilt from the log when absent or
+/// checkpoint index, snapshots, the Merkle tree, quarantine — is a file in the
+/// worker's cache folder (an encrypted ledger's keys are a row beside the log,
+/// `PostgresKeyStore`, reached through `recordKeys`) (`PosixFileSystem`), rebuilt from the log when absent or
 /// stale exactly as beside a file log (each derived file is checked against the log's
 /// links before it is used). The writer lock is a session advisory lock on the ledger's
 /// name, held by the connection the writer appends through: another worker on any
@@ -21,6 +22,9 @@ public final class PostgresLogFileSystem: LogFileSystem, CommittedLogStore, @unc
     private var writerSession: PostgresConnection?
     /// False only in tests that show the keys alone refuse a fork.
     let advisoryLock: Bool
+    /// The keys that open an encrypted ledger's sealed records (a `LedgerKeyRing` over
+    /// its `PostgresKeyStore`), nil for a plain ledger or without the key file.
+    public let recordKeys: (any RecordKeys)?
 
     /// The default cache root: `$HEALTHLEDGER_CACHE`, else `$XDG_CACHE_HOME/healthledger`,
     /// else `~/.cache/healthledger`.
@@ -35,8 +39,9 @@ public final class PostgresLogFileSystem: LogFileSystem, CommittedLogStore, @unc
     /// `cacheRoot/<host-port-db>/<ledger>`. `advisoryLock: false` leaves the writer
     /// lock out (tests use it to show that the keys alone refuse a fork).
     public init(_ location: PostgresLocation, cacheRoot: String = PostgresLogFileSystem.defaultCacheRoot,
-                advisoryLock: Bool = true) throws {
+                advisoryLock: Bool = true, recordKeys: (any RecordKeys)? = nil) throws {
         self.advisoryLock = advisoryLock
+        self.recordKeys = recordKeys
         guard let ledger = location.ledger else {
             throw PostgresLocationError(url: location.description, reason: "no ledger= in the URL")
         }

@@ -1,4 +1,7 @@
 import LedgerLog
+#if HEALTHLEDGER_POSTGRES
+import LedgerPostgres
+#endif
 
 /// What a copy wrote: the log's bytes, byte for byte, and the chain head both ends agree on.
 package struct LedgerCopyReport: Sendable {
@@ -18,25 +21,20 @@ extension LedgerLocation {
     /// not copied. No ledger here is `LogError.ledgerNotFound`; one there is
     /// `ToolError.ledgerExists`.
     ///
-    /// An encrypted ledger's key store (`keys/keys.bin`, sealed under the same
-    /// key-encryption key) is copied with its log, or the copy could never be read; a
-    /// PostgreSQL destination cannot hold one yet (`encryptionUnsupported`, nothing
-    /// written).
+    /// An encrypted ledger's key store (sealed under the same key-encryption key) is
+    /// copied with its log, byte for byte, or the copy could never be read: a folder's
+    /// `keys/keys.bin`, a PostgreSQL ledger's `healthledger_keys` row.
     package func copy(to destination: LedgerLocation) throws -> LedgerCopyReport {
         let from = try fileSystem(), to = try destination.fileSystem()
         guard from.exists(LogWriter.logFileName) else { throw LogError.ledgerNotFound(path: from.path) }
         let sealed = try Self.isEncrypted(from)
-        if sealed, destination.isDatabase {
-            throw LedgerLocationError.encryptionUnsupported(
-                "usage: an encrypted ledger is copied to a folder; encrypted PostgreSQL ledgers are not supported yet")
-        }
         let report: LogCopy.Report
         do {
             report = try LogCopy.copy(from: from, to: to)
         } catch LogError.ledgerExists(let path) {
             throw ToolError.ledgerExists(path: path)
         }
-        if sealed { try Self.copyKeyStore(from: from, to: to) }
+        if sealed { try destination.putKeyStore(try keyStoreBytes(from), into: to) }
         return LedgerCopyReport(from: from.path, to: to.path, bytes: UInt64(report.bytes), batches: UInt64(report.batches),
                                 records: UInt64(report.records), chainHead: report.chainHead.hex)
     }
@@ -48,13 +46,34 @@ extension LedgerLocation {
         return try LogFileHeader.read(from: file, path: fs.path).allowsSealedRecords
     }
 
-    /// Copies `keys/keys.bin` byte for byte (a new file, 0600 in a 0700 folder, synced
-    /// with its folder).
-    static func copyKeyStore(from: any LogFileSystem, to: any LogFileSystem) throws {
+    /// The sealed key store's bytes: `keys/keys.bin`, or the ledger's row.
+    func keyStoreBytes(_ fs: any LogFileSystem) throws -> [UInt8] {
+        #if HEALTHLEDGER_POSTGRES
+        if isDatabase {
+            do { return try PostgresKeyStore(Self.postgresLocation(text)).read() } catch let e as PostgresLocationError {
+                throw LedgerLocationError.malformedURL(e.description)
+            }
+        }
+        #endif
         let name = "keys/keys.bin"
-        let source = try from.open(name, .readOnly)
+        let source = try fs.open(name, .readOnly)
         defer { source.close() }
-        let bytes = try source.readAll(path: from.path + "/" + name)
+        return try source.readAll(path: fs.path + "/" + name)
+    }
+
+    /// Puts a copied key store's bytes here: a new `keys/keys.bin` (0600 in a 0700
+    /// folder, synced with its folder), or a new row of `healthledger_keys` (refused
+    /// when the ledger has one).
+    func putKeyStore(_ bytes: [UInt8], into to: any LogFileSystem) throws {
+        #if HEALTHLEDGER_POSTGRES
+        if isDatabase {
+            do { try PostgresKeyStore(Self.postgresLocation(text)).create(bytes) } catch let e as PostgresLocationError {
+                throw LedgerLocationError.malformedURL(e.description)
+            }
+            return
+        }
+        #endif
+        let name = "keys/keys.bin"
         try to.createSubfolder("keys")
         try to.syncFolder(nil)
         let target = try to.open(name, .createNew)

@@ -27,8 +27,9 @@ extension LedgerLocation {
     /// writer lays out its own, held to the rules and folded (an aborted import's
     /// passed over, as replay passes over it). The source is read, never written: its
     /// chain is checked first, whole.
-    /// - Throws: `encryptionUnsupported` (PostgreSQL at either end, or a source already
-    ///   encrypted: `copy` copies those); `ToolError.sourceOpenImport` for a source that
+    /// - Throws: `encryptionUnsupported` (PostgreSQL at either end — encrypt into a
+    ///   folder, then `copy` it into the database — or a source already encrypted:
+    ///   `copy` copies those); `ToolError.sourceOpenImport` for a source that
     ///   ends inside an import still open (open it for writing once: its writer aborts
     ///   it); what `createEncrypted` throws; a rule an event breaks (`incompleteCopy`);
     ///   `keyFileExists` or `ledgerExists` for a key file or ledger made at PATH or DST
@@ -37,7 +38,7 @@ extension LedgerLocation {
     ///   PATH (what a killed copy left under its own names is removed by the next).
     package func encrypt(to destination: LedgerLocation, now: Int64 = LogClock.now()) async throws -> LedgerEncryptReport {
         guard !isDatabase, !destination.isDatabase else {
-            throw LedgerLocationError.encryptionUnsupported("usage: encrypt copies a ledger folder into a new one; encrypted PostgreSQL ledgers are not supported yet")
+            throw LedgerLocationError.encryptionUnsupported("usage: encrypt copies a ledger folder into a new folder; for PostgreSQL, encrypt into a folder, then copy that into the database")
         }
         let fs = PosixFileSystem(path: text)
         guard fs.exists(LogWriter.logFileName) else { throw LogError.ledgerNotFound(path: text) }

@@ -18,16 +18,13 @@ extension LedgerLocation {
     /// Creates a new encrypted ledger here (issue 32): a new key-encryption key written
     /// to `keyFile` (never overwriting anything there), the key store under it, and a
     /// log of format version 2 whose health-bearing events are sealed.
-    /// - Throws: `LedgerLocationError.keyFile` (the file exists, or cannot be made),
-    ///   `.encryptionUnsupported` for a PostgreSQL location; `LogError.ledgerExists`.
+    /// A PostgreSQL location keeps its key store in `healthledger_keys`, beside the log.
+    /// - Throws: `LedgerLocationError.keyFile` (the file exists, or cannot be made);
+    ///   `LogError.ledgerExists`.
     package func createEncrypted(createdAt: Int64? = nil) throws -> Ledger {
-        guard !isDatabase else {
-            throw LedgerLocationError.encryptionUnsupported(
-                "usage: init --encrypt makes a ledger folder; encrypted PostgreSQL ledgers are not supported yet")
-        }
         guard let keyFile else { throw LedgerLocationError.keyFile("usage: init --encrypt needs --key-file PATH (or HEALTHLEDGER_KEY_FILE): where to write the new key-encryption key") }
-        // The key file is made below: the folder is looked at without it.
-        guard !PosixFileSystem(path: text).exists(LogWriter.logFileName) else { throw LogError.ledgerExists(path: text) }
+        // The key file is made below: the location is looked at without it.
+        guard !(try LedgerLocation(text).fileSystem().exists(LogWriter.logFileName)) else { throw LogError.ledgerExists(path: text) }
         do { _ = try KeyEncryptionKey.create(at: keyFile) } catch { throw LedgerLocationError.keyFile(error.description) }
         var options = LedgerOptions()
         options.log.sealedFormat = true

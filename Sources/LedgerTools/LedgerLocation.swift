@@ -36,7 +36,11 @@ package struct LedgerLocation: Sendable, CustomStringConvertible {
         if isDatabase {
             #if HEALTHLEDGER_POSTGRES
             let location = try Self.postgresLocation(text)
-            do { return try PostgresLogFileSystem(location) } catch let e as PostgresLocationError {
+            do {
+                // An encrypted ledger's keys are a row beside its log (`PostgresKeyStore`).
+                let keys = try kek().map { LedgerKeyRing(medium: try PostgresKeyStore(location), kek: $0) }
+                return try PostgresLogFileSystem(location, recordKeys: keys)
+            } catch let e as PostgresLocationError {
                 throw LedgerLocationError.malformedURL(e.description)  // e.g. no ledger= in it
             }
             #else
@@ -50,13 +54,14 @@ package struct LedgerLocation: Sendable, CustomStringConvertible {
     /// plain ledger never opens a store).
     /// - Throws: `LedgerLocationError.keyFile` when the file is missing or malformed.
     package func keyRing() throws(LedgerLocationError) -> LedgerKeyRing? {
+        try kek().map { LedgerKeyRing(folder: LedgerKeyRing.folder(ofLedger: text), kek: $0) }
+    }
+
+    /// The key-encryption key of the key file, when one was given.
+    /// - Throws: `LedgerLocationError.keyFile` when the file is missing or malformed.
+    func kek() throws(LedgerLocationError) -> KeyEncryptionKey? {
         guard let keyFile else { return nil }
-        do {
-            let kek = try KeyEncryptionKey.load(from: keyFile)
-            return LedgerKeyRing(folder: LedgerKeyRing.folder(ofLedger: text), kek: kek)
-        } catch {
-            throw .keyFile(error.description)
-        }
+        do { return try KeyEncryptionKey.load(from: keyFile) } catch { throw .keyFile(error.description) }
     }
 
     #if HEALTHLEDGER_POSTGRES

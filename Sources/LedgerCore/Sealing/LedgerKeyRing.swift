@@ -15,8 +15,10 @@ import LedgerLog
 /// Invariant: the held store is nil until first used; once the writer opened it for writing, it
 /// stays that handle.
 package final class LedgerKeyRing: RecordKeys, Sendable {
-    /// The ledger's `keys/` folder.
+    /// The ledger's `keys/` folder (a store kept in a medium: the medium's name).
     package let folder: String
+    /// Where the store lives when not in a folder: a PostgreSQL ledger's row.
+    private let medium: (any KeyStoreMedium)?
     private let kek: KeyEncryptionKey
     /// The store, and — a read-only one — which `keys.bin` it was read from
     /// (`fileIdentity`): one lock, so the two are always of the same read.
@@ -30,12 +32,21 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
     package init(folder: String, kek: KeyEncryptionKey) {
         self.folder = folder
         self.kek = kek
+        medium = nil
+    }
+
+    /// The keys of a ledger whose store lives in `medium` (a PostgreSQL ledger's keys,
+    /// beside its log), under `kek`.
+    package init(medium: any KeyStoreMedium, kek: KeyEncryptionKey) {
+        folder = medium.name
+        self.kek = kek
+        self.medium = medium
     }
 
     /// Creates the key store of a new ledger (its folder 0700, the store 0600, durable).
     /// - Throws: `KeyStoreError` (`storeExists` when one is there).
     package func create() throws(KeyStoreError) {
-        let created = try KeyStore.create(folder: folder, kek: kek)
+        let created = if let medium { try KeyStore.create(medium: medium, kek: kek) } else { try KeyStore.create(folder: folder, kek: kek) }
         held.withLock { $0 = (created, nil) }
     }
 
@@ -43,7 +54,7 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
     /// ledger's lock (a `keys.bin.new` left by a write that was never acknowledged is
     /// removed then, Y6).
     package func openForWriting() throws(KeyStoreError) {
-        let opened = try KeyStore.open(folder: folder, kek: kek, access: .write)
+        let opened = try open(.write)
         held.withLock { $0 = (opened, nil) }
     }
 
@@ -57,8 +68,8 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
     /// that is seen as a change the next time); kept unless the writer's or a newer read
     /// was published meanwhile (`replacing`: the read this one replaces, nil for none).
     private func reread(replacing old: KeyStore?) throws(KeyStoreError) -> KeyStore {
-        let identity = Self.fileIdentity(folder)
-        let fresh = try KeyStore.open(folder: folder, kek: kek, access: .read)
+        let identity = storeIdentity()
+        let fresh = try open(.read)
         return held.withLock { h in
             if h.store === old { h = (fresh, identity) }
             return h.store!
@@ -71,10 +82,20 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
     private func currentAsOnDisk() throws(KeyStoreError) -> KeyStore {
         let s = try current()
         guard s.access == .read else { return s }
-        let identity = Self.fileIdentity(folder)
+        let identity = storeIdentity()
         guard identity == nil || identity != held.withLock({ $0.identity }) else { return s }
         return try reread(replacing: s)
     }
+
+    /// The store, opened from its folder or medium.
+    private func open(_ access: KeyStore.Access) throws(KeyStoreError) -> KeyStore {
+        if let medium { return try KeyStore.open(medium: medium, kek: kek, access: access) }
+        return try KeyStore.open(folder: folder, kek: kek, access: access)
+    }
+
+    /// What changes with every write of the store: `keys.bin`'s identity, or the
+    /// medium's version.
+    private func storeIdentity() -> [Int]? { medium.map { $0.version() } ?? Self.fileIdentity(folder) }
 
     /// `keys.bin`'s device, inode and change time (nil when it cannot be read).
     private static func fileIdentity(_ folder: String) -> [Int]? {

@@ -1,0 +1,33 @@
+/// Where a key store's sealed bytes live when not in a folder: a database row beside
+/// the ledger's log (`LedgerPostgres`'s `PostgresKeyStore`). The bytes are the same
+/// sealed file a folder holds as `keys.bin` (sealed under the owner's key-encryption
+/// key: the medium never sees a data key).
+///
+/// What a medium must guarantee, as the folder does with `link(2)` and `rename(2)`:
+/// - `create` puts a store where there is none, never replacing one;
+/// - `replace` is atomic and durable on return: a reader sees the old bytes or the
+///   new, and after a crash the medium holds one of them;
+/// - `purgeEarlierVersions`, after keys were destroyed, removes what the medium still
+///   keeps of the store's earlier versions where that is the medium's to remove (a
+///   database's dead row versions); what lies beyond it (backups, replicas' history,
+///   a disk's old blocks) DESIGN.md states plainly.
+package protocol KeyStoreMedium: Sendable {
+    /// Names the store in errors and messages (no password).
+    var name: String { get }
+    /// Puts `bytes` as a new store.
+    /// - Throws: `storeExists` when there is one; `io`.
+    func create(_ bytes: [UInt8]) throws(KeyStoreError)
+    /// The store's bytes.
+    /// - Throws: `storeMissing`; `io`.
+    func read() throws(KeyStoreError) -> [UInt8]
+    /// Replaces the store's bytes, atomically and durably.
+    /// - Throws: `storeMissing`; `io` (the replacement may or may not have happened).
+    func replace(_ bytes: [UInt8]) throws(KeyStoreError)
+    /// What changes with every `replace` (a reader holding an older read reads again);
+    /// nil when it cannot be told.
+    func version() -> [Int]?
+    /// Removes what the medium keeps of the store's earlier versions (after keys were
+    /// destroyed).
+    /// - Throws: `io` (the keys are destroyed in the store all the same).
+    func purgeEarlierVersions() throws(KeyStoreError)
+}
