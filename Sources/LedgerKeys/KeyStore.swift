@@ -129,6 +129,9 @@ package final class KeyStore: Sendable {
         var bytes = try medium.read()
         defer { wipe(&bytes) }
         let contents = try KeyStoreFile.decode(bytes, kek: kek, path: medium.name)
+        // A purge a failed erasure left due: tried again by the next writer (a failure
+        // leaves it due; the keys are destroyed in the store either way).
+        if access == .write { try? medium.purgeIfPending() }
         return KeyStore(folder: medium.name, kek: kek, access: access, contents: contents, medium: medium)
     }
 
@@ -321,7 +324,7 @@ package final class KeyStore: Sendable {
             assert(next.invariantFailure() == nil, next.invariantFailure() ?? "")
             assert(next.nextID >= current.nextID, "ids are never reissued")
             do throws(KeyStoreError) {
-                try write(next)
+                try write(next, destroying: next.tombstones.count > current.tombstones.count)
             } catch {
                 failed = true
                 throw error
@@ -344,10 +347,10 @@ package final class KeyStore: Sendable {
 
     /// One durable write of the whole store: `keys.bin.new` created new, written and
     /// fsynced; renamed over `keys.bin`; the folder fsynced.
-    private func write(_ contents: KeyStoreContents) throws(KeyStoreError) {
+    private func write(_ contents: KeyStoreContents, destroying: Bool) throws(KeyStoreError) {
         let bytes = try sealed(contents)
         if let medium {
-            try medium.replace(bytes)
+            try medium.replace(bytes, destroying: destroying)
             return
         }
         guard try PosixFile.createNew(newPath, bytes: bytes, crash: crashAt) else {

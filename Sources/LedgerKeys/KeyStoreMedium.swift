@@ -20,14 +20,23 @@ package protocol KeyStoreMedium: Sendable {
     /// The store's bytes.
     /// - Throws: `storeMissing`; `io`.
     func read() throws(KeyStoreError) -> [UInt8]
-    /// Replaces the store's bytes, atomically and durably.
-    /// - Throws: `storeMissing`; `io` (the replacement may or may not have happened).
-    func replace(_ bytes: [UInt8]) throws(KeyStoreError)
+    /// Replaces the store's bytes, atomically and durably — only if they are still the
+    /// ones this medium last read or wrote (a writer that lost the ledger's lock must
+    /// not write back an older store over a newer one). `destroying`: the new bytes
+    /// lack keys the old had (`purgeEarlierVersions` is due, and stays due until it
+    /// succeeds: `purgeIfPending`).
+    /// - Throws: `storeMissing`; `io` (the replacement may or may not have happened, or
+    ///   the store changed since it was read).
+    func replace(_ bytes: [UInt8], destroying: Bool) throws(KeyStoreError)
     /// What changes with every `replace` (a reader holding an older read reads again);
     /// nil when it cannot be told.
     func version() -> [Int]?
     /// Removes what the medium keeps of the store's earlier versions (after keys were
     /// destroyed).
-    /// - Throws: `io` (the keys are destroyed in the store all the same).
+    /// - Throws: `io` (the keys are destroyed in the store all the same; the purge stays
+    ///   due).
     func purgeEarlierVersions() throws(KeyStoreError)
+    /// Runs a purge left due by an earlier one that failed (a writer opening the store
+    /// calls it; a failure leaves it due).
+    func purgeIfPending() throws(KeyStoreError)
 }

@@ -163,6 +163,34 @@ public final class PostgresConnection: @unchecked Sendable {
         return PostgresRows(rows: rows)
     }
 
+    /// Runs `body` (statements on this connection) and returns the notices the server
+    /// sent meanwhile (INFO, WARNING …: `VACUUM VERBOSE` reports what it could not
+    /// remove, and a VACUUM of another role's table only warns that it skipped it).
+    /// The receiver stays set afterwards: for a connection used for this alone.
+    func collectingNotices(_ body: () throws -> Void) throws -> [String] {
+        let box = NoticeBox()
+        let context = Unmanaged.passRetained(box)
+        defer { context.release() }
+        do {
+            lock.lock()
+            defer { lock.unlock() }
+            guard let conn = connection else {
+                throw PostgresError(operation: "notices", sqlState: "", message: "the connection is closed", connectionLost: true)
+            }
+            _ = PQsetNoticeReceiver(conn, { arg, result in
+                guard let arg, let result, let message = PQresultErrorMessage(result) else { return }
+                Unmanaged<NoticeBox>.fromOpaque(arg).takeUnretainedValue().append(String(cString: message))
+            }, context.toOpaque())
+        }
+        defer {
+            lock.lock()
+            if let conn = connection { _ = PQsetNoticeReceiver(conn, { _, _ in }, nil) }
+            lock.unlock()
+        }
+        try body()
+        return box.messages
+    }
+
     /// The socket, for waiting on notifications.
     func socket() -> Int32 {
         lock.lock()
@@ -195,4 +223,13 @@ public final class PostgresConnection: @unchecked Sendable {
         text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }.joined(separator: " ")
     }
+}
+
+/// The notices a connection received (`collectingNotices`): written by libpq's notice
+/// receiver on the thread running the statement, read after it.
+private final class NoticeBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var received: [String] = []
+    func append(_ message: String) { lock.withLock { received.append(message) } }
+    var messages: [String] { lock.withLock { received } }
 }

@@ -28,13 +28,22 @@ extension LedgerLocation {
         let from = try fileSystem(), to = try destination.fileSystem()
         guard from.exists(LogWriter.logFileName) else { throw LogError.ledgerNotFound(path: from.path) }
         let sealed = try Self.isEncrypted(from)
+        // Into a database the key row goes first, as `init --encrypt` makes it: a log
+        // there is never deleted, so a copy stopped after it must not leave a log
+        // without its keys (a key row left by a stopped copy is taken again when it
+        // holds the same bytes).
+        let keys = sealed ? try keyStoreBytes(from) : nil
+        if let keys, destination.isDatabase {
+            guard !to.exists(LogWriter.logFileName) else { throw ToolError.ledgerExists(path: to.path) }
+            try destination.putKeyStore(keys, into: to)
+        }
         let report: LogCopy.Report
         do {
             report = try LogCopy.copy(from: from, to: to)
         } catch LogError.ledgerExists(let path) {
             throw ToolError.ledgerExists(path: path)
         }
-        if sealed { try destination.putKeyStore(try keyStoreBytes(from), into: to) }
+        if let keys, !destination.isDatabase { try destination.putKeyStore(keys, into: to) }
         return LedgerCopyReport(from: from.path, to: to.path, bytes: UInt64(report.bytes), batches: UInt64(report.batches),
                                 records: UInt64(report.records), chainHead: report.chainHead.hex)
     }
@@ -62,13 +71,20 @@ extension LedgerLocation {
     }
 
     /// Puts a copied key store's bytes here: a new `keys/keys.bin` (0600 in a 0700
-    /// folder, synced with its folder), or a new row of `healthledger_keys` (refused
-    /// when the ledger has one).
+    /// folder, synced with its folder), or a new row of `healthledger_keys` (one with
+    /// other bytes is `ToolError.ledgerExists`).
     func putKeyStore(_ bytes: [UInt8], into to: any LogFileSystem) throws {
         #if HEALTHLEDGER_POSTGRES
         if isDatabase {
-            do { try PostgresKeyStore(Self.postgresLocation(text)).create(bytes) } catch let e as PostgresLocationError {
+            let store: PostgresKeyStore
+            do { store = try PostgresKeyStore(Self.postgresLocation(text)) } catch let e as PostgresLocationError {
                 throw LedgerLocationError.malformedURL(e.description)
+            }
+            do {
+                try store.create(bytes)
+            } catch .storeExists {
+                // Another ledger's keys, or this copy's from a run that stopped before its log.
+                guard try store.read() == bytes else { throw ToolError.ledgerExists(path: to.path) }
             }
             return
         }

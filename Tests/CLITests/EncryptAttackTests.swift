@@ -821,7 +821,7 @@ import TestSupport
 
     // MARK: kill -9
 
-    /// `kill -9` of `encrypt` part way through a 200,000-sample source: SRC is byte for
+    /// `kill -9` of `encrypt` part way through a 100,000-sample source: SRC is byte for
     /// byte as it was; nothing stands at DST or at the key file's path (the copy is made
     /// under names of its own and published whole at the end); a retry into the same DST
     /// with the same key file removes what the killed copy left, makes the copy, and it
@@ -830,8 +830,8 @@ import TestSupport
         let dir = TemporaryDirectory("encrypt-kill")
         try Self.plain(dir, "P")
         let ingest = try CLIRunner.run(["--ledger", dir.path + "/P", "ingest", "--app", Self.app, "--batch", "5000"],
-                                       stdin: Self.weightLines(200_000), currentDirectory: dir.url)
-        #expect(ingest.status == 0 && ingest.stdout.contains("committed 195001-200000"), "\(ingest.stderr)")
+                                       stdin: Self.weightLines(100_000), currentDirectory: dir.url)
+        #expect(ingest.status == 0 && ingest.stdout.contains("committed 95001-100000"), "\(ingest.stderr)")
         let source = try Self.tree(dir.path + "/P")
 
         let child = try CLIRunner.start(["--key-file", dir.path + "/k", "encrypt", dir.path + "/P", dir.path + "/D"],

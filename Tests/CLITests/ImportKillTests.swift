@@ -6,9 +6,9 @@ import TestSupport
 /// open, readers see nothing of it; the next import aborts it (rule E11: none of it
 /// applies) and brings everything, so the ledger verifies and answers exactly as one
 /// uninterrupted import (nothing doubled, nothing lost).
-/// The export is the shared ashtom-hkimport-2017 grown to 5 copies by the shared
-/// generator (`synth_apple_health.py`), so that the writing pass lasts long enough
-/// to be killed in the middle.
+/// The export is the shared ashtom-hkimport-2017 grown to 2 copies by the shared
+/// generator (`synth_apple_health.py`): about 22,000 records, eleven batches, and the
+/// importer pauses after its second (the kill lands there, whatever the machine's load).
 struct ImportKillTests {
     static let source = SharedData.file("data/apple-health/ashtom-hkimport-2017/export.xml")
     static let generator = SharedData.file("tools/synth_apple_health.py")
@@ -45,7 +45,7 @@ struct ImportKillTests {
         try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
         let big = dir.path + "/big.xml"
         let generate = try ChildProcess.run("/usr/bin/env", ["python3", try #require(Self.generator).path, try #require(Self.source).path,
-                                                              big, "--copies", "5"], stdout: .null, stderr: .null)
+                                                              big, "--copies", "2"], stdout: .null, stderr: .null)
         #expect(generate.termination == .exited(0))
 
         // The reference: one import, never interrupted.

@@ -6,14 +6,15 @@ import Testing
 /// The key store kept in a `KeyStoreMedium` instead of a folder (a PostgreSQL ledger's
 /// row, rule P6), here an in-memory one that records what it was asked: the same
 /// sealed bytes a folder's `keys.bin` holds, created once, replaced whole on every
-/// change, and — only after keys were destroyed — asked to purge its earlier versions.
+/// change, and — only after keys were destroyed — asked to purge its earlier versions;
+/// a purge that failed stays due until the next writer's open runs it.
 @Suite struct KeyStoreMediumTests {
     /// A medium in memory: its bytes, how many writes, how many purges.
     final class MemoryMedium: KeyStoreMedium, Sendable {
-        let state = Mutex<(bytes: [UInt8]?, writes: Int, purges: Int, failPurge: Bool)>((nil, 0, 0, false))
+        let state = Mutex<(bytes: [UInt8]?, writes: Int, purges: Int, failPurge: Bool, pending: Bool)>((nil, 0, 0, false, false))
         var name: String { "memory" }
         func create(_ bytes: [UInt8]) throws(KeyStoreError) {
-            try state.withLock { (s: inout (bytes: [UInt8]?, writes: Int, purges: Int, failPurge: Bool)) throws(KeyStoreError) in
+            try state.withLock { (s: inout (bytes: [UInt8]?, writes: Int, purges: Int, failPurge: Bool, pending: Bool)) throws(KeyStoreError) in
                 guard s.bytes == nil else { throw .storeExists(path: name) }
                 s.bytes = bytes
                 s.writes += 1
@@ -23,19 +24,24 @@ import Testing
             guard let bytes = state.withLock({ $0.bytes }) else { throw .storeMissing(path: name) }
             return bytes
         }
-        func replace(_ bytes: [UInt8]) throws(KeyStoreError) {
-            try state.withLock { (s: inout (bytes: [UInt8]?, writes: Int, purges: Int, failPurge: Bool)) throws(KeyStoreError) in
+        func replace(_ bytes: [UInt8], destroying: Bool) throws(KeyStoreError) {
+            try state.withLock { (s: inout (bytes: [UInt8]?, writes: Int, purges: Int, failPurge: Bool, pending: Bool)) throws(KeyStoreError) in
                 guard s.bytes != nil else { throw .storeMissing(path: name) }
                 s.bytes = bytes
                 s.writes += 1
+                s.pending = s.pending || destroying
             }
         }
         func version() -> [Int]? { state.withLock { [$0.writes] } }
         func purgeEarlierVersions() throws(KeyStoreError) {
-            try state.withLock { (s: inout (bytes: [UInt8]?, writes: Int, purges: Int, failPurge: Bool)) throws(KeyStoreError) in
+            try state.withLock { (s: inout (bytes: [UInt8]?, writes: Int, purges: Int, failPurge: Bool, pending: Bool)) throws(KeyStoreError) in
                 s.purges += 1
                 if s.failPurge { throw .io(operation: "purge", path: name, errno: EIO) }
+                s.pending = false
             }
+        }
+        func purgeIfPending() throws(KeyStoreError) {
+            if state.withLock({ $0.pending }) { try purgeEarlierVersions() }
         }
     }
 
@@ -71,9 +77,15 @@ import Testing
         #expect(throws: KeyStoreError.io(operation: "purge", path: "memory", errno: EIO)) {
             try store.destroy(at: 9) { $0 == b }
         }
+        #expect(medium.state.withLock { $0.pending })
+        // A reader leaves the purge due; the next writer to open the store runs it.
+        _ = try KeyStore.open(medium: medium, kek: countingKEK, access: .read)
+        #expect(medium.state.withLock { $0.pending && $0.purges == 2 })
+        medium.state.withLock { $0.failPurge = false }
         guard case .destroyed = try KeyStore.open(medium: medium, kek: countingKEK).lookup(id: try #require(keys[b]).id) else {
             Issue.record("a failed purge undid the destruction")
             return
         }
+        #expect(medium.state.withLock { !$0.pending && $0.purges == 3 })
     }
 }

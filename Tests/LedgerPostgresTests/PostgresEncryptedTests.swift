@@ -108,4 +108,53 @@ struct PostgresEncryptedTests {
         #expect(again.status == 1 && again.stderr.contains("ledgerExists"), "\(again.status) \(again.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/kek2"))
     }
+
+    /// A transaction older than the erasure, still open, can see the key row's earlier
+    /// version, and VACUUM FULL keeps that version ("dead row versions cannot be removed
+    /// yet"): the erasure does not report success (the keys are destroyed in the store;
+    /// it says what is left), the purge stays due, and once the old transaction ended the
+    /// next writer to open the ledger runs it.
+    @Test func anOlderOpenTransactionKeepsThePurgeDueUntilTheNextWriter() throws {
+        let cache = TemporaryDirectory("cache")
+        let dir = TemporaryDirectory("pg-purge")
+        try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
+        let name = PGTest.freshName("purge")
+        let url = PGTest.ledgerURL(name)
+        let kek = dir.path + "/kek"
+        func hl(_ args: [String]) throws -> PGCLI.Result { try PGCLI.run(["--key-file", kek, "--ledger", url] + args, cache: cache) }
+        let app = "com.example.scale"
+        for args in [["init", "--encrypt"], ["--app", app, "app", "register", "--name", "A", "--share-purpose", "s", "--read-purpose", "r"],
+                     ["--app", app, "request", "--share", "bodyMass", "--read", "bodyMass"],
+                     ["authorize", "--app", app, "--share", "bodyMass", "--read", "bodyMass"],
+                     ["save", "--app", app, "--type", "bodyMass", "--value", "123.456", "--unit", "kg", "--start", "2026-11-03T08:00:00Z"]] {
+            let r = try hl(args)
+            #expect(r.status == 0, "\(args): \(r.stderr)")
+        }
+        func pending() throws -> Bool? {
+            let c = try PGTest.connection()
+            defer { c.close() }
+            return try c.execute("SELECT purge_pending FROM healthledger_keys WHERE ledger = $1", [.text(name)]).bool(0, 0)
+        }
+        // An older transaction, open across the erasure (it holds a transaction id).
+        let old = try PGTest.connection()
+        try old.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        try old.execute("SELECT txid_current(), count(*) FROM healthledger_keys")
+        let erased = try hl(["erase", "--source", app, "--reason", "asked"])
+        #expect(erased.status != 0 && erased.stderr.contains("dead row versions are still seen by older transactions"),
+                "\(erased.status) \(erased.stdout)\(erased.stderr)")
+        #expect(try pending() == true)
+        // Erased all the same: the key is gone from the store, nothing reads the weight.
+        let query = try hl(["--owner", "--json", "query", "bodyMass"])
+        #expect(query.status == 0 && !query.stdout.contains("123.456"), "\(query.stdout)\(query.stderr)")
+        try old.execute("COMMIT")
+        old.close()
+        let node = try Self.keysFileNode()
+        // The next writer runs the purge due, then does its own work.
+        let save = try hl(["save", "--app", app, "--type", "bodyMass", "--value", "80", "--unit", "kg", "--start", "2026-11-04T08:00:00Z"])
+        #expect(save.status == 0, "\(save.stderr)")
+        #expect(try pending() == false)
+        #expect(try Self.keysFileNode() != node, "healthledger_keys was not rewritten")
+        let verify = try hl(["verify"])
+        #expect(verify.status == 0 && verify.stdout.contains("OK: the ledger is intact"), "\(verify.stdout)\(verify.stderr)")
+    }
 }
