@@ -25,12 +25,15 @@ import Synchronization
 ///   What it cannot reach — the WAL until it is recycled, WAL archives, base backups,
 ///   replicas' history, the file system's old blocks — DESIGN.md states.
 ///
-/// A connection per call (a reader checks `version` once per replay).
+/// Reads and writes use a connection each; `version`, which a reader asks before every
+/// replay and a follower at every commit, keeps one open (opened again after a failure).
 package final class PostgresKeyStore: KeyStoreMedium, Sendable {
     package let location: PostgresLocation
     private let ledger: String
     /// The row's version this handle last read or wrote (what `replace` expects).
     private let known = Mutex<Int64?>(nil)
+    /// The connection `version` asks on.
+    private let versionConnection = Mutex<PostgresConnection?>(nil)
 
     /// The key store of the ledger `location` names.
     package init(_ location: PostgresLocation) throws {
@@ -129,9 +132,20 @@ package final class PostgresKeyStore: KeyStoreMedium, Sendable {
     }
 
     package func version() -> [Int]? {
-        try? run("read the key store's version") { c -> [Int]? in
-            let rows = try c.execute("SELECT version FROM healthledger_keys WHERE ledger = $1", [.text(ledger)], operation: "key store version")
-            return rows.rows.isEmpty ? nil : rows.integer(0, 0).map { [Int($0)] }
+        versionConnection.withLock { held -> [Int]? in
+            for _ in 0..<2 {  // a connection kept since may have been cut: one new one
+                guard let c = held ?? (try? connect()) else { return nil }
+                held = c
+                do {
+                    let rows = try c.execute("SELECT version FROM healthledger_keys WHERE ledger = $1", [.text(ledger)],
+                                             operation: "key store version")
+                    return rows.rows.isEmpty ? nil : rows.integer(0, 0).map { [Int($0)] }
+                } catch {
+                    c.close()
+                    held = nil
+                }
+            }
+            return nil
         }
     }
 
