@@ -136,12 +136,14 @@ public struct Failure: Sendable {
     private init(_ other: Failure) { self = other }
 
     /// A sealed record that could not be opened: no key given is the caller's to mend
-    /// (usage), a destroyed key means erased (not found), anything else is damage.
+    /// (usage), a destroyed key means erased (not found), a key store out of reach (a
+    /// database connection) a failure to try again, anything else damage.
     static func kind(of failure: RecordSealFailure) -> FailureKind {
         switch failure.reason {
-        case .noKeys, .keyStoreUnreadable(_, wrongKey: true): .usage
+        case .noKeys, .keyStoreUnreadable(_, .ownersToMend): .usage
         case .keyDestroyed: .notFound
-        case .keyUnknown, .authenticationFailed, .keyStoreUnreadable(_, wrongKey: false): .damaged
+        case .keyStoreUnreadable(_, .unreachable): .failure
+        case .keyUnknown, .authenticationFailed, .keyStoreUnreadable(_, .damaged): .damaged
         }
     }
 

@@ -47,7 +47,7 @@ package struct RecordOpening: Sendable {
         switch keys.lookup(keyId: SealedRecord.keyId(framed: framed)) {
         case .destroyed: return .keyDestroyed
         case .unknown: return .keyUnknown
-        case .storeUnreadable(let reason, let wrongKey): return .keyStoreUnreadable(reason: reason, wrongKey: wrongKey)
+        case .storeUnreadable(let reason, let trouble): return .keyStoreUnreadable(reason: reason, trouble: trouble)
         case .live(let key):
             return SealedRecord.open(framed: framed, key: key, ledgerId: ledgerId, into: output) ? nil : .authenticationFailed
         }

@@ -1,5 +1,6 @@
 import Foundation
 import HealthLedger
+import LedgerLog
 import Testing
 import TestSupport
 @testable import healthledger
@@ -19,7 +20,15 @@ import TestSupport
         (QueryError.indexDisagrees(slot: 3, reason: "r"), .damaged),
         (StatisticsNotFinite(type: .stepCount, statistic: "sum", start: Date(timeIntervalSince1970: 0),
                              end: Date(timeIntervalSince1970: 86_400)), .failure),
+        // A key store out of reach (a PostgreSQL connection) is a failure, not damage.
+        (Self.unopened(.unreachable), .failure),
+        (Self.unopened(.damaged), .damaged),
+        (Self.unopened(.ownersToMend), .usage),
     ]
+
+    static func unopened(_ trouble: KeyStoreTrouble) -> LogError {
+        .sealedRecordUnopened(sequence: 3, failure: RecordSealFailure(keyId: 1, reason: .keyStoreUnreadable(reason: "r", trouble: trouble)))
+    }
 
     @Test(arguments: 0..<cases.count)
     func theExitStatusAndTheHTTPStatusComeFromOneKind(index: Int) throws {

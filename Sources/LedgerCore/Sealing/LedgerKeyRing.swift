@@ -112,11 +112,13 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
     package func lookup(keyId: UInt64) -> RecordKeyLookup {
         let s: KeyStore
         do { s = try current() } catch {
-            return .storeUnreadable(reason: error.description, wrongKey: Self.isOwnersToMend(error))
+            return .storeUnreadable(reason: error.description, trouble: Self.trouble(error))
         }
         var found = s.lookup(id: keyId)
-        if case .unknown = found, keyId >= s.nextID, s.access == .read, let fresh = try? reread(replacing: s) {
-            found = fresh.lookup(id: keyId)
+        if case .unknown = found, keyId >= s.nextID, s.access == .read {
+            do { found = try reread(replacing: s).lookup(id: keyId) } catch {
+                return .storeUnreadable(reason: error.description, trouble: Self.trouble(error))
+            }
         }
         switch found {
         case .live(let key): return .live(key.key)
@@ -209,6 +211,12 @@ package final class LedgerKeyRing: RecordKeys, Sendable {
 extension LedgerKeyRing {
     /// Whether a key store failure is the owner's to mend (a usage error, exit 2, for
     /// reads and writes alike): the wrong key file, a key file or store others may use.
+    static func trouble(_ error: KeyStoreError) -> KeyStoreTrouble {
+        if isOwnersToMend(error) { return .ownersToMend }
+        if case .io = error { return .unreachable }
+        return .damaged
+    }
+
     static func isOwnersToMend(_ error: KeyStoreError) -> Bool {
         switch error {
         case .wrongKey, .unprotected, .keyFileNotGiven, .keyFileMissing, .keyFileMalformed: true

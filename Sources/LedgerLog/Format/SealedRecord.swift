@@ -124,9 +124,20 @@ public enum RecordKeyLookup: Sendable {
     case destroyed
     /// The store never issued this id (another ledger's store, or damage).
     case unknown
-    /// The key store could not be read (`reason`); `wrongKey`: the owner's to mend —
-    /// sealed under another key-encryption key than the one given, or readable by others.
-    case storeUnreadable(reason: String, wrongKey: Bool)
+    /// The key store could not be read (`reason`), and how the caller is to take it.
+    case storeUnreadable(reason: String, trouble: KeyStoreTrouble)
+}
+
+/// Why a key store could not be read, as the caller is to take it.
+public enum KeyStoreTrouble: Sendable, Hashable {
+    /// The owner's to mend: sealed under another key-encryption key than the one given,
+    /// or readable by others.
+    case ownersToMend
+    /// Its bytes do not open or decode: damage.
+    case damaged
+    /// It could not be reached (an I/O error, a database connection): not damage; the
+    /// same read may succeed again.
+    case unreachable
 }
 
 /// The data keys a log's sealed records name, by id: the layer above adapts its key
@@ -150,9 +161,9 @@ public struct RecordSealFailure: Error, Sendable, Hashable, CustomStringConverti
         /// The tag does not match: the bytes were changed (with a CRC made to fit),
         /// or the key is not the one that sealed them.
         case authenticationFailed
-        /// The key store could not be read (`wrongKey`: the key-encryption key given
-        /// is not the one the store is sealed under).
-        case keyStoreUnreadable(reason: String, wrongKey: Bool)
+        /// The key store could not be read (`trouble`: the owner's to mend, damage, or
+        /// out of reach).
+        case keyStoreUnreadable(reason: String, trouble: KeyStoreTrouble)
     }
 
     public let keyId: UInt64
