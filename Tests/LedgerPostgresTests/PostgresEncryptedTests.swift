@@ -32,16 +32,30 @@ struct PostgresEncryptedTests {
         return try c.execute("SELECT pg_relation_filenode('healthledger_keys')::bigint").integer(0, 0)
     }
 
-    @Test func anEncryptedLedgerInPostgresHoldsCiphertextErasesAndStillVerifies() throws {
+    /// A new ledger name in the test server, a cache, a folder for the key file, and
+    /// `healthledger` run on that ledger (with the key file, or without).
+    struct Fixture {
         let cache = TemporaryDirectory("cache")
-        let dir = TemporaryDirectory("pg-encrypted")
-        try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
-        let name = PGTest.freshName("enc")
-        let url = PGTest.ledgerURL(name)
-        let kek = dir.path + "/kek"
+        let dir: TemporaryDirectory
+        let name: String
+        var url: String { PGTest.ledgerURL(name) }
+        var kek: String { dir.path + "/kek" }
+
+        init(_ prefix: String) throws {
+            dir = TemporaryDirectory("pg-" + prefix)
+            try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
+            name = PGTest.freshName(prefix)
+        }
+
         func hl(_ args: [String], key: Bool = true) throws -> PGCLI.Result {
             try PGCLI.run((key ? ["--key-file", kek] : []) + ["--ledger", url] + args, cache: cache)
         }
+    }
+
+    @Test func anEncryptedLedgerInPostgresHoldsCiphertextErasesAndStillVerifies() throws {
+        let f = try Fixture("enc")
+        let (cache, dir, name, url, kek) = (f.cache, f.dir, f.name, f.url, f.kek)
+        func hl(_ args: [String], key: Bool = true) throws -> PGCLI.Result { try f.hl(args, key: key) }
         let created = try hl(["init", "--encrypt"])
         #expect(created.status == 0 && created.stdout.hasPrefix("created encrypted ledger "), "\(created.stdout)\(created.stderr)")
         #expect(try Self.keyRow(name) != nil, "no key store row")
@@ -115,13 +129,9 @@ struct PostgresEncryptedTests {
     /// it says what is left), the purge stays due, and once the old transaction ended the
     /// next writer to open the ledger runs it.
     @Test func anOlderOpenTransactionKeepsThePurgeDueUntilTheNextWriter() throws {
-        let cache = TemporaryDirectory("cache")
-        let dir = TemporaryDirectory("pg-purge")
-        try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
-        let name = PGTest.freshName("purge")
-        let url = PGTest.ledgerURL(name)
-        let kek = dir.path + "/kek"
-        func hl(_ args: [String]) throws -> PGCLI.Result { try PGCLI.run(["--key-file", kek, "--ledger", url] + args, cache: cache) }
+        let f = try Fixture("purge")
+        let name = f.name
+        func hl(_ args: [String]) throws -> PGCLI.Result { try f.hl(args) }
         let app = "com.example.scale"
         for args in [["init", "--encrypt"], ["--app", app, "app", "register", "--name", "A", "--share-purpose", "s", "--read-purpose", "r"],
                      ["--app", app, "request", "--share", "bodyMass", "--read", "bodyMass"],
