@@ -341,19 +341,21 @@ extension Ledger {
             }
             return true
         }
-        let live = samples.reduce(into: UInt64(0)) { n, uuid in
-            if let slot = state.samples.slot(of: uuid), state.samples.isLive(slot) { n += 1 }
-        }
-        // What the change feed gave of each: an anchor issued before the erasure is
-        // answered with these as deletions.
-        // (An unrecognized record of an export has type code 0 in the index: no feed
-        // gives it.)
-        let feedSlots = samples.map { uuid -> ErasedFeedSlot? in
-            guard let slot = state.samples.slot(of: uuid), case let code = state.samples.slots[Int(slot)].typeCode, code != 0 else {
-                return nil
+        // In one pass over the index: how many are live, and what the change feed gave
+        // of each (an anchor issued before the erasure is answered with these as
+        // deletions; an export's unrecognized record has type code 0: no feed gives it).
+        var live: UInt64 = 0
+        var feedSlots: [ErasedFeedSlot?] = []
+        feedSlots.reserveCapacity(samples.count)
+        for uuid in samples {
+            guard let slot = state.samples.slot(of: uuid) else {
+                feedSlots.append(nil)
+                continue
             }
-            return ErasedFeedSlot(typeCode: code, app: state.samples.app(slot),
-                                  isMember: state.samples.slots[Int(slot)].state & SampleIndex.memberBit != 0)
+            let entry = state.samples.slots[Int(slot)]
+            if state.samples.isLive(slot) { live += 1 }
+            feedSlots.append(entry.typeCode == 0 ? nil : ErasedFeedSlot(typeCode: entry.typeCode, app: state.samples.app(slot),
+                                                                       isMember: entry.state & SampleIndex.memberBit != 0))
         }
         // The workouts the staying samples were associated with (live ones: a deleted
         // workout's associations are not restored).

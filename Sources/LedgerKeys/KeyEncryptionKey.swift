@@ -60,11 +60,19 @@ package struct KeyEncryptionKey: Sendable {
     package static func create(at path: String) throws(KeyStoreError) -> KeyEncryptionKey {
         let key: SealKey
         do { key = try SealKey.random() } catch { throw randomFailure(error) }
-        var text = fileBytes(of: key)
+        let kek = KeyEncryptionKey(key: key)
+        try kek.write(to: path)
+        return kek
+    }
+
+    /// This key written to a new file at `path`, as `create(at:)` writes one (`encrypt`
+    /// publishes the key of a copy made under another name so).
+    /// - Throws: `keyFileExists(path)` when anything is there; `io`.
+    package func write(to path: String) throws(KeyStoreError) {
+        var text = Self.fileBytes(of: key)
         defer { wipe(&text) }
         guard try PosixFile.createNew(path, bytes: text) else { throw .keyFileExists(path: path) }
         try PosixFile.syncFolder(PosixFile.folder(of: path))
-        return KeyEncryptionKey(key: key)
     }
 
     /// The key in the file at `path`. A symbolic link is followed (the owner may keep

@@ -273,12 +273,10 @@ package final class KeyStore: Sendable {
     /// - Throws: `readOnly`; `unusableAfterFailedWrite`; `randomSourceFailed`; `io` (the
     ///   keys may or may not be destroyed on disk: open the store again and destroy again).
     package func destroy(ids: some Sequence<UInt64>, at time: Int64) throws(KeyStoreError) -> [Tombstone] {
-        let destroyed = try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ([Tombstone], Bool) in
+        try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ([Tombstone], Bool) in
             let destroyed = contents.destroy(ids, at: time)
             return (destroyed, !destroyed.isEmpty)
         }
-        if !destroyed.isEmpty { try medium?.purgeEarlierVersions() }
-        return destroyed
     }
 
     /// Makes every id up to `id` issued (`nextID` past it), in one durable write: a
@@ -297,13 +295,11 @@ package final class KeyStore: Sendable {
     /// Destroys every live key whose scope `predicate` accepts, as `destroy(ids:at:)`.
     /// A source: `{ $0.source == s }`; a type: `{ $0.type == t }`; the whole person: `{ _ in true }`.
     package func destroy(at time: Int64, where predicate: (KeyScope) -> Bool) throws(KeyStoreError) -> [Tombstone] {
-        let destroyed = try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ([Tombstone], Bool) in
+        try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ([Tombstone], Bool) in
             let ids = contents.live.values.filter { predicate($0.scope) }.map(\.id)
             let destroyed = contents.destroy(ids, at: time)
             return (destroyed, !destroyed.isEmpty)
         }
-        if !destroyed.isEmpty { try medium?.purgeEarlierVersions() }
-        return destroyed
     }
 
     /// Applies `body` to a copy of the contents; when it reports a change, writes the
@@ -323,13 +319,17 @@ package final class KeyStore: Sendable {
             guard changed else { return result }
             assert(next.invariantFailure() == nil, next.invariantFailure() ?? "")
             assert(next.nextID >= current.nextID, "ids are never reissued")
+            let destroying = next.tombstones.count > current.tombstones.count
             do throws(KeyStoreError) {
-                try write(next, destroying: next.tombstones.count > current.tombstones.count)
+                try write(next, destroying: destroying)
             } catch {
                 failed = true
                 throw error
             }
             published.withLock { $0 = next }
+            // Keys destroyed: a medium's earlier versions of the store go too. A failure
+            // here leaves the write done (and the handle usable; the purge stays due).
+            if destroying { try medium?.purgeEarlierVersions() }
             return result
         }
     }

@@ -59,9 +59,7 @@ extension LedgerLocation {
     func keyStoreBytes(_ fs: any LogFileSystem) throws -> [UInt8] {
         #if HEALTHLEDGER_POSTGRES
         if isDatabase {
-            do { return try PostgresKeyStore(Self.postgresLocation(text)).read() } catch let e as PostgresLocationError {
-                throw LedgerLocationError.malformedURL(e.description)
-            }
+            return try postgresKeyStore().read()
         }
         #endif
         let name = "keys/keys.bin"
@@ -76,10 +74,7 @@ extension LedgerLocation {
     func putKeyStore(_ bytes: [UInt8], into to: any LogFileSystem) throws {
         #if HEALTHLEDGER_POSTGRES
         if isDatabase {
-            let store: PostgresKeyStore
-            do { store = try PostgresKeyStore(Self.postgresLocation(text)) } catch let e as PostgresLocationError {
-                throw LedgerLocationError.malformedURL(e.description)
-            }
+            let store = try postgresKeyStore()
             do {
                 try store.create(bytes)
             } catch .storeExists {

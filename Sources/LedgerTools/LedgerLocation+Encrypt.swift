@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import HealthModel
 import LedgerCore
+import LedgerKeys
 import LedgerLog
 
 /// What `encrypt SRC DST` did.
@@ -168,33 +169,21 @@ extension LedgerLocation {
     /// Publishes the finished copy: its key file written to PATH (created new: a key
     /// file made there meanwhile refuses it), then its folder renamed to DST (which
     /// replaces only an empty folder: a ledger another process put there meanwhile
-    /// refuses it, and the key file just linked goes). Each step durable.
+    /// refuses it, and the key file just written goes). Each step durable.
     /// - Throws: `ToolError.keyFileExists`, `ToolError.ledgerExists`; nothing of the
     ///   copy is left then.
     static func publish(_ staging: LedgerLocation, as destination: LedgerLocation, keyFile: String) throws {
         guard let stagedKey = staging.keyFile else { preconditionFailure("a staged copy has its key file") }
-        // Written new (O_EXCL, never through a link: a file system without hard links,
-        // a USB stick's, takes it too), durable, before the ledger that needs it appears.
-        let bytes = (try? Data(contentsOf: URL(fileURLWithPath: stagedKey))).map { [UInt8]($0) } ?? []
-        let fd = open(keyFile, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0, !bytes.isEmpty else {
-            let e = errno
-            if fd >= 0 { close(fd); unlink(keyFile) }
+        // Written new (as `init --encrypt` writes one: never through a link, no hard
+        // link needed), durable, before the ledger that needs it appears.
+        do {
+            try KeyEncryptionKey.load(from: stagedKey).write(to: keyFile)
+        } catch {
             remove(staging)
-            if fd < 0 && e == EEXIST { throw ToolError.keyFileExists(path: keyFile) }
-            throw LedgerLocationError.keyFile("the key file \(keyFile) could not be made: \(String(cString: strerror(e)))")
-        }
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard written == bytes.count, synced else {
-            let e = errno
-            unlink(keyFile)
-            remove(staging)
-            throw LedgerLocationError.keyFile("the key file \(keyFile) could not be written: \(String(cString: strerror(e)))")
+            if case .keyFileExists = error { throw ToolError.keyFileExists(path: keyFile) }
+            throw LedgerLocationError.keyFile("the key file \(keyFile) could not be made: \(error)")
         }
         unlink(stagedKey)
-        syncFolder(of: keyFile)
         guard rename(staging.text, destination.text) == 0 else {
             let e = errno
             unlink(keyFile)
@@ -202,15 +191,8 @@ extension LedgerLocation {
             if e == ENOTEMPTY || e == EEXIST || e == ENOTDIR || e == EISDIR { throw ToolError.ledgerExists(path: destination.text) }
             throw ToolError.incompleteCopy(path: destination.text, cause: "the finished copy could not be renamed into place: \(String(cString: strerror(e)))")
         }
-        syncFolder(of: destination.text)
-    }
-
-    /// fsyncs the folder holding `path` (a link or rename in it durable).
-    private static func syncFolder(of path: String) {
-        let fd = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
+        let parent = URL(fileURLWithPath: destination.text).standardizedFileURL.deletingLastPathComponent().path
+        try PosixFileSystem(path: parent).syncFolder(nil)
     }
 
     /// Removes a staged copy: its folder and key file.

@@ -38,7 +38,7 @@ package struct LedgerLocation: Sendable, CustomStringConvertible {
             let location = try Self.postgresLocation(text)
             do {
                 // An encrypted ledger's keys are a row beside its log (`PostgresKeyStore`).
-                let keys = try kek().map { LedgerKeyRing(medium: try PostgresKeyStore(location), kek: $0) }
+                let keys = try kek().map { LedgerKeyRing(medium: try postgresKeyStore(), kek: $0) }
                 return try PostgresLogFileSystem(location, recordKeys: keys)
             } catch let e as PostgresLocationError {
                 throw LedgerLocationError.malformedURL(e.description)  // e.g. no ledger= in it
@@ -65,6 +65,13 @@ package struct LedgerLocation: Sendable, CustomStringConvertible {
     }
 
     #if HEALTHLEDGER_POSTGRES
+    /// The key store of this PostgreSQL ledger (its row of `healthledger_keys`); a URL
+    /// without a ledger is `LedgerLocationError.malformedURL`.
+    func postgresKeyStore() throws(LedgerLocationError) -> PostgresKeyStore {
+        let location = try Self.postgresLocation(text)
+        do { return try PostgresKeyStore(location) } catch { throw .malformedURL("\(error)") }  // no ledger= in it
+    }
+
     /// The URL parsed; a malformed one is `LedgerLocationError.malformedURL` (usage).
     static func postgresLocation(_ text: String) throws(LedgerLocationError) -> PostgresLocation {
         do { return try PostgresLocation(text) } catch { throw .malformedURL("\(error)") }

@@ -120,25 +120,27 @@ package enum ChangeFeed {
                 throw ChangeFeedError.rolledBack(anchorSlots: a.slots, ledgerSlots: UInt64(state.samples.count),
                                                  anchorDeletions: a.tombstones, ledgerDeletions: UInt64(state.samples.tombstones.count))
             }
-            var at: [(list: Int, index: Int)] = []  // (only built when a correlation needs its members)
-            func slot(_ g: Int) -> ErasedFeedSlot? {
-                if at.isEmpty { at = lists.enumerated().flatMap { k, l in (0..<l.uuids.count).map { (k, $0) } } }
-                return g < at.count ? lists[at[g].list].slots[at[g].index] : nil
+            /// The erased sample after sample `i` of list `k` (the next list's first at the
+            /// end of one: an erasure split across events), with its place.
+            func next(_ k: Int, _ i: Int) -> (k: Int, i: Int, slot: ErasedFeedSlot?)? {
+                if i + 1 < lists[k].slots.count { return (k, i + 1, lists[k].slots[i + 1]) }
+                guard let n = lists.indices[(k + 1)...].first(where: { !lists[$0].slots.isEmpty }) else { return nil }
+                return (n, 0, lists[n].slots[0])
             }
-            /// Whether the caller could have been given the erased sample at `g`: as the
-            /// feed gives a slot (SampleReader's `visible`), another app's correlation when
-            /// one of its members (which follow it) is of a readable type.
-            func given(_ s: ErasedFeedSlot, at g: Int) -> Bool {
+            /// Whether the caller could have been given erased sample `i` of list `k`: as
+            /// the feed gives a slot (SampleReader's `visible`), another app's correlation
+            /// when one of its members (which follow it) is of a readable type.
+            func given(_ s: ErasedFeedSlot, _ k: Int, _ i: Int) -> Bool {
                 switch visibility[s.typeCode] {
                 case nil: return false
                 case .everything?: return true
                 case .ownSamplesOnly(let app)?: return s.app == app
                 case .correlationMembers(let app, let readable)?:
                     if s.app == app { return true }
-                    var m = g + 1
-                    while let member = slot(m), member.isMember {
+                    var at = next(k, i)
+                    while let m = at, let member = m.slot, member.isMember {
                         if readable.contains(member.typeCode) { return true }
-                        m += 1
+                        at = next(m.k, m.i)
                     }
                     return false
                 }
@@ -152,11 +154,11 @@ package enum ChangeFeed {
             var deleted: [Change] = []
             var position = 0
             let start = a.erasedCursor.map { Int(min($0, UInt64(total))) } ?? 0
-            for list in lists {
+            for (k, list) in lists.enumerated() {
                 defer { position += list.uuids.count }
                 guard position + list.uuids.count > start else { continue }
                 for i in max(start, position) - position..<list.uuids.count {
-                    guard let s = list.slots[i], codes.contains(s.typeCode), given(s, at: position + i),
+                    guard let s = list.slots[i], codes.contains(s.typeCode), given(s, k, i),
                           !givenAgain(list.uuids[i]) else { continue }
                     if deleted.count == limit { return (deleted, UInt64(position + i)) }
                     deleted.append(.deleted(DeletedSample(uuid: list.uuids[i], type: ObjectType(code: s.typeCode),
