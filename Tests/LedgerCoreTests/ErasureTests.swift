@@ -180,6 +180,38 @@ import TestSupport
         #expect(throws: ChangeFeedError.self) { try feed(try ChangeAnchor(text: forged)) }
     }
 
+    /// Another app's erased correlation is told to an app only when one of its members
+    /// was of a type the app may read: B reads dietary protein only, so of A's two
+    /// erased meals it is told of the one with protein, not of the energy-only one.
+    @Test func anErasedCorrelationIsToldOnlyThroughAReadableMember() async throws {
+        let folder = try Folder()
+        let ledger = try folder.create()
+        let t = date("2026-03-04T12:00:00Z")
+        try await ledger.grant(appA, share: [.quantity(.dietaryEnergyConsumed), .quantity(.dietaryProtein)], read: [])
+        try await ledger.grant(appB, share: [], read: [.quantity(.dietaryProtein)])
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [
+            .correlation(try Correlation(type: .food, start: t, end: t, objects: [
+                try QuantitySample(type: .dietaryEnergyConsumed, quantity: try Quantity(600, unit: "kcal"), start: t, end: t, uuid: fixedUUID(41)),
+                try QuantitySample(type: .dietaryProtein, quantity: try Quantity(20, unit: "g"), start: t, end: t, uuid: fixedUUID(42)),
+            ], uuid: fixedUUID(40))),
+            .correlation(try Correlation(type: .food, start: t, end: t, objects: [
+                try QuantitySample(type: .dietaryEnergyConsumed, quantity: try Quantity(300, unit: "kcal"), start: t, end: t, uuid: fixedUUID(51)),
+            ], uuid: fixedUUID(50))),
+        ]))
+        let b = try #require(try folder.replayed().registry.ordinal(of: appB.bundleIdentifier))
+        func feed(_ anchor: ChangeAnchor?) throws -> ChangeSet {
+            var state = try folder.replayed()
+            return try ChangeFeed.changes(of: [.correlation(.food)], predicate: nil, anchor: anchor, limit: 0, app: b,
+                                          ledgerId: ledger.ledgerId, fs: try folder.fs(), in: &state)
+        }
+        let before = try feed(nil)
+        #expect(before.samples.map(\.uuid) == [fixedUUID(40)])
+        let outcome = try await ledger.erase(.source(bundleIdentifier: appA.bundleIdentifier), reason: "asked")
+        try await ledger.close()
+        #expect(try feed(before.newAnchor).changes == [.deleted(DeletedSample(uuid: fixedUUID(40), type: .correlation(.food),
+            syncIdentifier: nil, syncVersion: nil, replacedBy: nil, erasedAt: outcome.sequence))])
+    }
+
     /// base64url to base64 with padding.
     static func base64(_ text: String) -> String {
         var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
