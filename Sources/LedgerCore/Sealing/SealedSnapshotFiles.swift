@@ -3,15 +3,13 @@ import LedgerCrypto
 import LedgerKeys
 import LedgerLog
 
-/// An encrypted ledger's snapshots, sealed whole (issue 32; events/FORMAT.md Part 3,
-/// "Sealed snapshots", rule S10): the snapshot code writes and reads its file as ever, through
-/// this file system, which keeps the file's image in memory and seals it on its
-/// `sync` (ChaCha20-Poly1305 under the ledger's snapshot key, a fresh random nonce per
-/// file), and opens a sealed file into memory when it is opened for reading.
-///
-/// File: magic `HLSEAL01` (8) · u64 keyId · 12-byte nonce · u32 reserved (0) · the
-/// ciphertext of the plain snapshot file · 16-byte tag; the associated data is bytes
-/// 0..<32 and the ledger's id. Everything else in the folder passes through unchanged.
+/// An encrypted ledger's snapshots, sealed (issue 32; events/FORMAT.md Part 3, "Sealed
+/// snapshots", rule S10): the snapshot code writes and reads its file as ever, through
+/// this file system, which seals what it writes chunk by chunk as it goes
+/// (`SealingFile`: ChaCha20-Poly1305 under the ledger's snapshot key, a fresh random
+/// nonce per file; layout in `SealedSnapshotLayout`), and opens a sealed file into
+/// memory when it is opened for reading. Everything else in the folder passes through
+/// unchanged.
 ///
 /// Invariant: only names under `snapshots/` are sealed or opened; a sealed snapshot is
 /// never mapped (`readsOnDemand` is false for its image), so memory holds it whole.
@@ -24,8 +22,6 @@ struct SealedSnapshotFileSystem: LogFileSystem {
     /// 0. An erasure destroys it with the keys it erases and snapshots are written anew
     /// under a fresh one.
     static let scope = KeyScope(source: .app(ordinal: 0), type: 0xFFFF, month: UTCMonth(index: 0))
-    static let magic = Array("HLSEAL01".utf8)
-    static let headerLength = 32
 
     /// `fs` itself for a plain ledger; for an encrypted one (a version 2 log and the
     /// key ring given), the file system that seals its snapshots.
@@ -66,7 +62,7 @@ struct SealedSnapshotFileSystem: LogFileSystem {
                 throw LedgerError.keyStore(error)
             }
             guard case .live(let key) = ring.lookup(keyId: keyId) else { throw LedgerError.keyStore("the snapshot key \(keyId) is not live", usage: false) }
-            return SealingFile(target: try base.open(name, mode), key: key, keyId: keyId, ledgerId: ledgerId)
+            return try SealingFile(target: try base.open(name, mode), key: key, keyId: keyId, ledgerId: ledgerId)
         case .readOnly:
             let file = try base.open(name, .readOnly)
             defer { file.close() }
@@ -79,28 +75,45 @@ struct SealedSnapshotFileSystem: LogFileSystem {
     }
 
     /// The first `SnapshotFile.headerLength` bytes of a sealed snapshot's image,
-    /// deciphered without checking the tag (ChaCha20 from block 1, as the AEAD
-    /// encrypts): enough to choose a snapshot by its header, never to use it — `load`
-    /// opens the whole file and checks its tag first.
+    /// deciphered without checking the tag (ChaCha20 from block 1 of chunk 0, as the
+    /// AEAD encrypts): enough to choose a snapshot by its header, never to use it —
+    /// `load` opens the whole file and checks its tags first.
     func openHeader(_ name: String) throws -> any LogFile {
         let file = try base.open(name, .readOnly)
         defer { file.close() }
-        let count = Self.headerLength + SnapshotFile.headerLength
+        let count = SealedSnapshotLayout.headerLength + SnapshotFile.headerLength
         var bytes = [UInt8](repeating: 0, count: count)
         let got = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
         let fail = { (why: String) in SnapshotProblem.unreadable(file: name, reason: why, rule: "S10") }
-        guard got == count, Array(bytes[0..<8]) == Self.magic, bytes[28..<32].allSatisfy({ $0 == 0 }) else {
-            throw fail("not a sealed snapshot")
-        }
-        let keyId = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
-        guard case .live(let key) = ring.lookup(keyId: keyId) else { throw fail("its key \(keyId) is not live") }
+        guard got == count else { throw fail("not a sealed snapshot") }
+        let (key, nonce) = try keyAndFirstNonce(bytes[...], fail: fail)
         do {
-            let plain = try ChaCha20.encrypt(Array(bytes[Self.headerLength...]), key: key,
-                                             nonce: SealNonce(bytes: bytes[16..<28]), counter: 1)
+            let plain = try ChaCha20.encrypt(Array(bytes[SealedSnapshotLayout.headerLength...]), key: key, nonce: nonce, counter: 1)
             return MemoryFile(bytes: plain, range: 0..<plain.count)
         } catch {
             throw fail("\(error)")
         }
+    }
+
+    /// A sealed file's key (live) and the nonce of its first (or only) sealed part,
+    /// from its 32-byte header, either version.
+    private func keyAndFirstNonce(_ bytes: ArraySlice<UInt8>, fail: (String) -> SnapshotProblem) throws -> (SealKey, SealNonce) {
+        let header = Array(bytes.prefix(SealedSnapshotLayout.headerLength))
+        guard header.count == SealedSnapshotLayout.headerLength else { throw fail("not a sealed snapshot") }
+        let magic = Array(header[0..<8])
+        let nonce: SealNonce
+        if magic == SealedSnapshotLayout.magicVersion2 {
+            guard SealedSnapshotLayout.chunkLength(ofHeader: header[...]) != nil else { throw fail("its chunk length is not one a writer makes") }
+            nonce = SealedSnapshotLayout.nonce(header: header, chunk: 0)
+        } else if magic == SealedSnapshotLayout.magicVersion1, header[28..<32].allSatisfy({ $0 == 0 }),
+                  let version1 = try? SealNonce(bytes: header[16..<28]) {
+            nonce = version1
+        } else {
+            throw fail("not a sealed snapshot")
+        }
+        let keyId = header.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+        guard case .live(let key) = ring.lookup(keyId: keyId) else { throw fail("its key \(keyId) is not live") }
+        return (key, nonce)
     }
 
     /// Opens a sealed file in place: afterwards `bytes[range]` is the plain snapshot
@@ -108,100 +121,57 @@ struct SealedSnapshotFileSystem: LogFileSystem {
     /// - Throws: `SnapshotProblem` (the file is skipped, the projections replayed).
     private func open(sealed bytes: inout [UInt8], name: String) throws -> Range<Int> {
         let fail = { (why: String) in SnapshotProblem.unreadable(file: name, reason: why, rule: "S10") }
-        guard bytes.count >= Self.headerLength + ChaCha20Poly1305.tagByteCount, Array(bytes[0..<8]) == Self.magic,
-              bytes[28..<32].allSatisfy({ $0 == 0 }) else { throw fail("not a sealed snapshot") }
-        let keyId = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
-        guard case .live(let key) = ring.lookup(keyId: keyId) else { throw fail("its key \(keyId) is not live") }
-        let nonce: SealNonce
-        do { nonce = try SealNonce(bytes: bytes[16..<28]) } catch { throw fail("\(error)") }
-        let aad = Self.associatedData(bytes[0..<Self.headerLength], ledgerId)
-        let end = bytes.count - ChaCha20Poly1305.tagByteCount
-        do {
-            try bytes.withUnsafeMutableBytes { b in
-                try aad.withUnsafeBytes { aad in
-                    try ChaCha20Poly1305.open(sealed: UnsafeRawBufferPointer(rebasing: b[Self.headerLength...]), key: key,
-                                              nonce: nonce, associatedData: aad,
-                                              into: UnsafeMutableRawBufferPointer(rebasing: b[Self.headerLength..<end]))
+        let (key, firstNonce) = try keyAndFirstNonce(bytes[...], fail: fail)
+        let headerLength = SealedSnapshotLayout.headerLength, tagLength = SealedSnapshotLayout.tagLength
+        let header = Array(bytes[0..<headerLength])
+        let tagMismatch = fail("its tag does not match (changed, or another ledger's)")
+        guard Array(header[0..<8]) == SealedSnapshotLayout.magicVersion2 else {
+            // Version 1: the image sealed as one.
+            guard bytes.count >= headerLength + tagLength else { throw fail("not a sealed snapshot") }
+            let aad = Self.associatedData(header[...], ledgerId)
+            let end = bytes.count - tagLength
+            do {
+                try bytes.withUnsafeMutableBytes { b in
+                    try aad.withUnsafeBytes { aad in
+                        try ChaCha20Poly1305.open(sealed: UnsafeRawBufferPointer(rebasing: b[headerLength...]), key: key,
+                                                  nonce: firstNonce, associatedData: aad,
+                                                  into: UnsafeMutableRawBufferPointer(rebasing: b[headerLength..<end]))
+                    }
                 }
+            } catch {
+                throw tagMismatch
             }
-        } catch {
-            throw fail("its tag does not match (changed, or another ledger's)")
+            return headerLength..<end
         }
-        return Self.headerLength..<end
+        // Version 2: chunk by chunk, each opened in place and moved down to where its
+        // plain bytes go (k·C: below its own sealed bytes, above every earlier chunk's).
+        guard let chunkLength = SealedSnapshotLayout.chunkLength(ofHeader: header[...]),
+              let (count, lastLength) = SealedSnapshotLayout.chunks(bodyLength: bytes.count - headerLength, chunkLength: chunkLength)
+        else { throw fail("its length is not a whole number of sealed chunks") }
+        for k in 0..<count {
+            let plainLength = k == count - 1 ? lastLength : chunkLength
+            let from = SealedSnapshotLayout.fileOffset(ofChunk: k, chunkLength: chunkLength)
+            let aad = SealedSnapshotLayout.associatedData(header: header, ledgerId: ledgerId, last: k == count - 1)
+            let nonce = k == 0 ? firstNonce : SealedSnapshotLayout.nonce(header: header, chunk: k)
+            do {
+                try bytes.withUnsafeMutableBytes { b in
+                    try aad.withUnsafeBytes { aad in
+                        try ChaCha20Poly1305.open(sealed: UnsafeRawBufferPointer(rebasing: b[from..<(from + plainLength + tagLength)]),
+                                                  key: key, nonce: nonce, associatedData: aad,
+                                                  into: UnsafeMutableRawBufferPointer(rebasing: b[from..<(from + plainLength)]))
+                    }
+                    (b.baseAddress! + k * chunkLength).copyMemory(from: b.baseAddress! + from, byteCount: plainLength)
+                }
+            } catch {
+                throw fail("its chunk \(k) of \(count) does not match its tag (changed, moved, cut, or another ledger's)")
+            }
+        }
+        return 0..<((count - 1) * chunkLength + lastLength)
     }
 
     static func associatedData(_ header: ArraySlice<UInt8>, _ ledgerId: UUID) -> [UInt8] {
         Array(header) + withUnsafeBytes(of: ledgerId.uuid) { Array($0) }
     }
-}
-
-/// A snapshot being written: its image in memory until `sync`, which seals it into the
-/// real file and syncs that.
-private final class SealingFile: LogFile, @unchecked Sendable {
-    // @unchecked: a snapshot file is written by one thread (the snapshot's writer).
-    private let target: any LogFile
-    private let key: SealKey
-    private let keyId: UInt64
-    private let ledgerId: UUID
-    private var image: [UInt8] = []
-
-    init(target: any LogFile, key: SealKey, keyId: UInt64, ledgerId: UUID) {
-        self.target = target
-        self.key = key
-        self.keyId = keyId
-        self.ledgerId = ledgerId
-    }
-
-    func size() throws -> UInt64 { UInt64(image.count) }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
-        guard offset < UInt64(image.count) else { return 0 }
-        let n = min(buffer.count, image.count - Int(offset))
-        image.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + Int(offset), byteCount: n) }
-        return n
-    }
-
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
-        let end = Int(offset) + bytes.count
-        if image.count < end { image.append(contentsOf: repeatElement(0, count: end - image.count)) }
-        image.withUnsafeMutableBytes { ($0.baseAddress! + Int(offset)).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
-    }
-
-    /// Seals the image in place (its tag appended: no second copy of a snapshot that may
-    /// be hundreds of megabytes), writes header and ciphertext, and syncs. The image is
-    /// ciphertext afterwards: a snapshot is synced once, when written whole.
-    func sync() throws {
-        precondition(!sealed, "a sealed snapshot is synced once")
-        var header = SealedSnapshotFileSystem.magic
-        withUnsafeBytes(of: keyId.littleEndian) { header += $0 }
-        var nonce = [UInt8](repeating: 0, count: 12)
-        guard getentropy(&nonce, 12) == 0 else { throw LogError.io(operation: "getentropy", path: "", errno: errno) }
-        header += nonce + [0, 0, 0, 0]
-        let aad = SealedSnapshotFileSystem.associatedData(header[...], ledgerId)
-        let count = image.count
-        image.append(contentsOf: repeatElement(0, count: ChaCha20Poly1305.tagByteCount))
-        try image.withUnsafeMutableBytes { b in
-            try aad.withUnsafeBytes { aad in
-                try ChaCha20Poly1305.seal(plaintext: UnsafeRawBufferPointer(rebasing: b[0..<count]), key: key,
-                                          nonce: SealNonce(bytes: nonce), associatedData: aad, into: b)
-            }
-        }
-        sealed = true
-        try target.truncate(to: 0)
-        try header.withUnsafeBytes { try target.write($0, at: 0) }
-        try image.withUnsafeBytes { try target.write($0, at: UInt64(header.count)) }
-        try target.sync()
-    }
-
-    /// Whether `sync` sealed the image (it then holds ciphertext).
-    private var sealed = false
-
-    func truncate(to length: UInt64) throws { image.removeSubrange(min(Int(length), image.count)...) }
-    func allocate(upTo length: UInt64) throws {}
-    func beginWriteback(offset: UInt64, length: UInt64) {}
-    func lockExclusive() throws {}
-    func unlock() {}
-    func close() { target.close() }
 }
 
 /// A sealed snapshot opened: its plain image, read from memory.
