@@ -8,14 +8,22 @@ import Synchronization
 /// (crypto-shredding): every write replaces the whole file, so no copy of the store
 /// written after a destruction holds the key (DESIGN.md, "Keys and erasure").
 ///
-/// Durability: every change is one write of the whole store — `keys.bin.new` created
-/// new (O_CREAT|O_EXCL|O_NOFOLLOW, 0600), written, fsynced, renamed over `keys.bin`,
-/// the folder fsynced — and is durable when the call returns. So a key handed out by
-/// `key(for:)`, `prepare` or `rotate` is on disk before any ciphertext under it can be
-/// acknowledged, and a key `destroy` reports destroyed is gone from `keys.bin` on
-/// return. A kill at any point leaves `keys.bin` either the old store or the new one
-/// (rename is atomic); a `keys.bin.new` left behind was never acknowledged and is
-/// removed when the store is next opened for writing.
+/// Durability: every change is durable when the call returns, written one of two ways.
+/// - A change that only adds keys (`prepare`, `rotate`, `issueIDs`) is appended to
+///   `keys.bin` as a sealed *addition* holding just the new keys, and fsynced (Y8): an
+///   import that meets a new source or type a hundred times writes a hundred small
+///   additions, not a hundred copies of a growing store. A kill leaves the addition
+///   whole or cut short; one cut short was never acknowledged, is left out by readers
+///   and cut off when the store is next opened for writing.
+/// - Any other change (`destroy`), and an addition that would make the additions longer
+///   than the base, is one write of the whole store — `keys.bin.new` created new
+///   (O_CREAT|O_EXCL|O_NOFOLLOW, 0600), written, fsynced, renamed over `keys.bin`, the
+///   folder fsynced (Y5). A kill at any point leaves `keys.bin` either the old store or
+///   the new one (rename is atomic); a `keys.bin.new` left behind was never
+///   acknowledged and is removed when the store is next opened for writing.
+/// So a key handed out by `key(for:)`, `prepare` or `rotate` is on disk before any
+/// ciphertext under it can be acknowledged, and a key `destroy` reports destroyed is
+/// gone from `keys.bin` on return (an addition never holds a key written before it).
 ///
 /// One writer: the store relies on its caller's exclusion between processes (the
 /// ledger's `LOCK`); within a process, a lock serializes the writes, and lookups read
@@ -49,22 +57,30 @@ package final class KeyStore: Sendable {
     /// or to publish a write, never across file I/O, so a read never waits for an fsync.
     private let published: Mutex<KeyStoreContents>
     /// Held by a writer for a whole change (computing it, writing it, publishing it), so
-    /// writes are serialized; its value is whether a write failed (the handle is then
-    /// unusable). Lock order: `writer`, then `published`.
-    private let writer = Mutex(false)
+    /// writes are serialized. Lock order: `writer`, then `published`.
+    private let writer: Mutex<WriterState>
+
+    /// What a writer knows of the file between writes.
+    private struct WriterState {
+        /// A write failed: the handle is unusable.
+        var failed = false
+        /// Where the file's parts end (nil: a store in a medium, always written whole).
+        var layout: KeyStoreLayout?
+    }
 
     /// Tests only: every write stops at this step as `kill -9` would (and the handle
     /// is then unusable, as after any failed write).
     let crashAt: WriteStep?
 
     private init(folder: String, kek: KeyEncryptionKey, access: Access, contents: KeyStoreContents, crashAt: WriteStep? = nil,
-                 medium: (any KeyStoreMedium)? = nil) {
+                 medium: (any KeyStoreMedium)? = nil, layout: KeyStoreLayout? = nil) {
         self.medium = medium
         self.folder = folder
         self.kek = kek
         self.access = access
         self.crashAt = crashAt
         self.published = Mutex(contents)
+        self.writer = Mutex(WriterState(layout: medium == nil ? layout : nil))
     }
 
     /// `keys.bin`'s path (a store kept elsewhere: its medium's name).
@@ -93,13 +109,14 @@ package final class KeyStore: Sendable {
             }
             try PosixFile.refuseUnprotected(folder, mode: info.mode)
         }
-        let store = KeyStore(folder: folder, kek: kek, access: .write, contents: KeyStoreContents())
+        let bytes = try sealed(KeyStoreContents(), kek: kek)
+        let store = KeyStore(folder: folder, kek: kek, access: .write, contents: KeyStoreContents(),
+                             layout: KeyStoreLayout(whole: bytes))
         guard try PosixFile.lstatMode(store.path) == nil else { throw .storeExists(path: store.path) }
         // A name of this creator's own: two creators racing never take each other's
         // file; the one whose link lands first has the store, the other `storeExists`.
         let newPath = store.newPath + ".\(getpid())"
         unsafe unlink(newPath)
-        let bytes = try store.sealed(KeyStoreContents())
         guard try PosixFile.createNew(newPath, bytes: bytes) else {
             throw .io(operation: "create", path: newPath, errno: EEXIST)
         }
@@ -117,9 +134,8 @@ package final class KeyStore: Sendable {
     /// A new, empty store in `medium`, sealed under `kek`; never replaces one.
     /// - Throws: `storeExists`; the medium's `io`; `randomSourceFailed`.
     package static func create(medium: any KeyStoreMedium, kek: KeyEncryptionKey) throws(KeyStoreError) -> KeyStore {
-        let store = KeyStore(folder: medium.name, kek: kek, access: .write, contents: KeyStoreContents(), medium: medium)
-        try medium.create(try store.sealed(KeyStoreContents()))
-        return store
+        try medium.create(try sealed(KeyStoreContents(), kek: kek))
+        return KeyStore(folder: medium.name, kek: kek, access: .write, contents: KeyStoreContents(), medium: medium)
     }
 
     /// The store in `medium`, opened with `kek`.
@@ -128,7 +144,7 @@ package final class KeyStore: Sendable {
     package static func open(medium: any KeyStoreMedium, kek: KeyEncryptionKey, access: Access = .write) throws(KeyStoreError) -> KeyStore {
         var bytes = try medium.read()
         defer { wipe(&bytes) }
-        let contents = try KeyStoreFile.decode(bytes, kek: kek, path: medium.name)
+        let (contents, _) = try KeyStoreFile.decode(bytes, kek: kek, path: medium.name)
         // A purge a failed erasure left due: tried again by the next writer (a failure
         // leaves it due; the keys are destroyed in the store either way).
         if access == .write { try? medium.purgeIfPending() }
@@ -156,13 +172,19 @@ package final class KeyStore: Sendable {
             let leftover = PosixFile.join(folder, newFileName)
             if unsafe unlink(leftover) != 0 && errno != ENOENT { throw .io(operation: "unlink", path: leftover, errno: errno) }
         }
-        let contents = try read(file, kek: kek)
-        return KeyStore(folder: folder, kek: kek, access: access, contents: contents, crashAt: crashAt)
+        let (contents, layout, fileLength) = try read(file, kek: kek)
+        if access == .write && layout.validLength < fileLength {
+            // An addition cut short, never acknowledged (Y8): cut off, so the next one
+            // follows the last whole one.
+            try PosixFile.truncate(file, to: layout.validLength)
+        }
+        return KeyStore(folder: folder, kek: kek, access: access, contents: contents, crashAt: crashAt, layout: layout)
     }
 
-    /// The contents of the store file at `path`: the header read and checked first, so
-    /// that a wrong length or key is told before the body is read.
-    static func read(_ path: String, kek: KeyEncryptionKey) throws(KeyStoreError) -> KeyStoreContents {
+    /// The contents of the store file at `path`, where its parts end, and its length:
+    /// the header read and checked first, so that a wrong length or key is told before
+    /// the body is read.
+    static func read(_ path: String, kek: KeyEncryptionKey) throws(KeyStoreError) -> (KeyStoreContents, KeyStoreLayout, Int) {
         // O_NONBLOCK: a FIFO in the file's place must not block the open (it is then
         // refused as not a regular file).
         let fd = unsafe Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
@@ -181,12 +203,13 @@ package final class KeyStore: Sendable {
         let fileLength = Int(info.st_size)
         let header = try PosixFile.read(fd, count: KeyStoreFile.headerByteCount, path: path)
         let (expected, _) = try KeyStoreFile.checkHeader(header, fileLength: fileLength, kek: kek, path: path)
-        var rest = try PosixFile.read(fd, count: expected - header.count, path: path)
+        var rest = try PosixFile.read(fd, count: fileLength - header.count, path: path)
         defer { wipe(&rest) }
-        guard header.count + rest.count == expected else {
+        guard header.count + rest.count >= expected else {
             throw .truncated(path: path, length: header.count + rest.count, expected: expected)  // shrank while read
         }
-        return try KeyStoreFile.decode(header + rest, kek: kek, path: path)
+        let (contents, layout) = try KeyStoreFile.decode(header + rest, kek: kek, path: path)
+        return (contents, layout, header.count + rest.count)
     }
 
     // MARK: Reading
@@ -310,20 +333,26 @@ package final class KeyStore: Sendable {
     private func change<R: Sendable>(
         _ body: (inout KeyStoreContents) throws(KeyStoreError) -> (R, Bool)
     ) throws(KeyStoreError) -> R {
-        try writer.withLock { (failed: inout Bool) throws(KeyStoreError) -> R in
+        try writer.withLock { (state: inout WriterState) throws(KeyStoreError) -> R in
             guard access == .write else { throw .readOnly }
-            guard !failed else { throw .unusableAfterFailedWrite }
+            guard !state.failed else { throw .unusableAfterFailedWrite }
             let current = published.withLock { $0 }
             var next = current
             let (result, changed) = try body(&next)
             guard changed else { return result }
             assert(next.invariantFailure() == nil, next.invariantFailure() ?? "")
             assert(next.nextID >= current.nextID, "ids are never reissued")
+            // Only `destroy` takes a key out of `live`, and it leaves a tombstone for each.
             let destroying = next.tombstones.count > current.tombstones.count
             do throws(KeyStoreError) {
-                try write(next, destroying: destroying)
+                if !destroying, let layout = state.layout,
+                   let appended = try append(next.live.values.filter { $0.id >= current.nextID }, nextID: next.nextID, to: layout) {
+                    state.layout = appended
+                } else {
+                    state.layout = try write(next, destroying: destroying)
+                }
             } catch {
-                failed = true
+                state.failed = true
                 throw error
             }
             published.withLock { $0 = next }
@@ -334,24 +363,47 @@ package final class KeyStore: Sendable {
         }
     }
 
-    /// The file's bytes for `contents`, under a fresh random nonce.
-    private func sealed(_ contents: KeyStoreContents) throws(KeyStoreError) -> [UInt8] {
-        let nonce: SealNonce
+    /// A fresh random nonce (Y7).
+    private static func freshNonce() throws(KeyStoreError) -> SealNonce {
         do {
-            nonce = try SealNonce(bytes: SealKey.random().bytes.prefix(SealNonce.byteCount))
+            return try SealNonce(bytes: SealKey.random().bytes.prefix(SealNonce.byteCount))
         } catch {
             throw KeyEncryptionKey.randomFailure(error)
         }
-        return try KeyStoreFile.encode(contents, kek: kek, nonce: nonce)
+    }
+
+    /// The file's bytes for `contents`, under a fresh random nonce.
+    private static func sealed(_ contents: KeyStoreContents, kek: KeyEncryptionKey) throws(KeyStoreError) -> [UInt8] {
+        try KeyStoreFile.encode(contents, kek: kek, nonce: freshNonce())
+    }
+
+    /// Appends `added` (the keys new since the last write) and `nextID` as one addition
+    /// at the end of the file's whole parts, and fsyncs it (Y8); returns the layout
+    /// after it. Nil, writing nothing, when the additions would then be longer than the
+    /// base: the store is written whole instead, so the file stays below twice its
+    /// contents and an addition's cost below the base's.
+    private func append(_ added: some Collection<DataKey>, nextID: UInt64, to layout: KeyStoreLayout) throws(KeyStoreError) -> KeyStoreLayout? {
+        let appendedSoFar = layout.validLength - layout.baseLength
+        let estimate = KeyStoreFile.additionHeadByteCount + KeyStoreFile.additionBodyHeadByteCount
+            + added.count * KeyStoreFile.liveEntryByteCount + ChaCha20Poly1305.tagByteCount
+        guard appendedSoFar + estimate <= layout.baseLength, layout.additions < Int(UInt32.max) - 1 else { return nil }
+        let bytes = try KeyStoreFile.encodeAddition(added.sorted { $0.id < $1.id }, nextID: nextID, header: layout.header,
+                                                    index: UInt32(layout.additions + 1), kek: kek, nonce: Self.freshNonce())
+        try PosixFile.append(bytes, to: path, at: layout.validLength, crash: crashAt)
+        var next = layout
+        next.additions += 1
+        next.validLength += bytes.count
+        return next
     }
 
     /// One durable write of the whole store: `keys.bin.new` created new, written and
-    /// fsynced; renamed over `keys.bin`; the folder fsynced.
-    private func write(_ contents: KeyStoreContents, destroying: Bool) throws(KeyStoreError) {
-        let bytes = try sealed(contents)
+    /// fsynced; renamed over `keys.bin`; the folder fsynced. Returns the new file's
+    /// layout (nil for a store in a medium).
+    private func write(_ contents: KeyStoreContents, destroying: Bool) throws(KeyStoreError) -> KeyStoreLayout? {
+        let bytes = try Self.sealed(contents, kek: kek)
         if let medium {
             try medium.replace(bytes, destroying: destroying)
-            return
+            return nil
         }
         guard try PosixFile.createNew(newPath, bytes: bytes, crash: crashAt) else {
             throw .io(operation: "create", path: newPath, errno: EEXIST)  // another writer, or a planted file
@@ -364,5 +416,6 @@ package final class KeyStore: Sendable {
         if crashAt == .renamed { throw .io(operation: "simulated crash after renamed", path: path, errno: 0) }
         try PosixFile.syncFolder(folder)
         if crashAt == .folderSynced { throw .io(operation: "simulated crash after folderSynced", path: path, errno: 0) }
+        return KeyStoreLayout(whole: bytes)
     }
 }

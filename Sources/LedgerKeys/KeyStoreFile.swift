@@ -1,13 +1,13 @@
 import LedgerCrypto
 
-/// The key store file `keys/keys.bin`, format version 1 (events/FORMAT.md, Part 5,
-/// rules Y1–Y7; the reader below checks Y1 and Y2 in their order).
-/// All integers little-endian.
+/// The key store file `keys/keys.bin`, format version 2 (events/FORMAT.md, Part 5,
+/// rules Y1–Y8; the reader below checks Y1, Y2 and Y8 in their order). Version 1 is
+/// version 2 without additions, and is still read. All integers little-endian.
 ///
 /// ```
 /// header (36 bytes, the associated data of the seal):
 ///   0  magic "HLKEYS\r\n" (48 4c 4b 45 59 53 0d 0a)
-///   8  u16 format version = 1
+///   8  u16 format version = 2 (1 is read too)
 ///  10  u16 reserved = 0
 ///  12  u32 n, bytes of ciphertext
 ///  16  8 bytes: the KEK's check id (KeyEncryptionKey.checkID)
@@ -20,10 +20,17 @@ import LedgerCrypto
 ///   T × tombstone (39 bytes): u64 id · scope (23) · i64 destroyedAt (ns), ids ascending
 /// scope (23 bytes): u8 source kind (1 app, 2 import) · 16 bytes source id · u16 type
 ///   · u32 month (year * 12 + month - 1)
+/// then zero or more additions (version 2), each new keys only (Y8):
+///   u32 a · 12-byte nonce · a bytes of ciphertext · 16-byte tag, under the KEK; the
+///   associated data is the file's header, u32 the addition's index (1 for the first)
+///   and its own first 16 bytes
+///   body: u64 next id · u32 L · L × live key (63 bytes), ids ascending, each at least
+///   the next id before it
 /// ```
 enum KeyStoreFile {
     static let magic: [UInt8] = Array("HLKEYS\r\n".utf8)
-    static let version: UInt16 = 1
+    /// The version written.
+    static let version: UInt16 = 2
     static let headerByteCount = 36
     static let scopeByteCount = 23
     static let liveEntryByteCount = 8 + scopeByteCount + 32
@@ -105,7 +112,7 @@ enum KeyStoreFile {
         guard let version = cursor.u16() else {
             throw .truncated(path: path, length: fileLength, expected: headerByteCount + ChaCha20Poly1305.tagByteCount)
         }
-        guard version == self.version else { throw .unknownVersion(path: path, version: version) }
+        guard version == 1 || version == self.version else { throw .unknownVersion(path: path, version: version) }
         guard let reserved = cursor.u16(), let count = cursor.u32(), let check = cursor.take(8),
               let nonceBytes = cursor.take(SealNonce.byteCount) else {
             throw .truncated(path: path, length: fileLength, expected: headerByteCount + ChaCha20Poly1305.tagByteCount)
@@ -113,26 +120,127 @@ enum KeyStoreFile {
         guard reserved == 0 else { throw .tampered(path: path) }
         let expected = headerByteCount + Int(count) + ChaCha20Poly1305.tagByteCount
         guard fileLength >= expected else { throw .truncated(path: path, length: fileLength, expected: expected) }
-        guard fileLength == expected else { throw .tampered(path: path) }
+        // Version 1 has no additions; a version 2 file's additions follow its base (Y8).
+        guard fileLength == expected || version == self.version else { throw .tampered(path: path) }
         guard Array(check) == kek.checkID else { throw .wrongKey(path: path) }
         let nonce: SealNonce
         do { nonce = try SealNonce(bytes: nonceBytes) } catch { throw .malformed(path: path, reason: "\(error)") }
         return (expected, nonce)
     }
 
-    /// The contents of a whole key store file.
-    static func decode(_ bytes: [UInt8], kek: KeyEncryptionKey, path: String) throws(KeyStoreError) -> KeyStoreContents {
+    /// The contents of a whole key store file, and where its parts end.
+    static func decode(_ bytes: [UInt8], kek: KeyEncryptionKey, path: String) throws(KeyStoreError) -> (KeyStoreContents, KeyStoreLayout) {
         let (expected, nonce) = try checkHeader(bytes, fileLength: bytes.count, kek: kek, path: path)
-        assert(bytes.count == expected)
         let header = Array(bytes[0..<headerByteCount])
         var body: [UInt8]
         do {
-            body = try ChaCha20Poly1305.open(sealed: Array(bytes[headerByteCount...]), key: kek.key, nonce: nonce, associatedData: header)
+            body = try ChaCha20Poly1305.open(sealed: Array(bytes[headerByteCount..<expected]), key: kek.key, nonce: nonce, associatedData: header)
         } catch {
             throw .tampered(path: path)
         }
         defer { wipe(&body) }
-        return try decodeBody(body, path: path)
+        var contents = try decodeBody(body, path: path)
+        var layout = KeyStoreLayout(header: header, baseLength: expected, additions: 0, validLength: expected)
+        try readAdditions(bytes, into: &contents, layout: &layout, kek: kek, path: path)
+        return (contents, layout)
+    }
+
+    // MARK: Additions (Y8)
+
+    /// An addition's bytes before its ciphertext: u32 length, 12-byte nonce.
+    static let additionHeadByteCount = 16
+    /// An addition body's fixed part: next id and the count.
+    static let additionBodyHeadByteCount = 12
+
+    /// An addition holding `keys` (new, ids ascending, each at least the store's next id
+    /// before it) and the store's `nextID` after it, as the `index`-th addition to the
+    /// file whose header is `header`, sealed under `kek` with a fresh `nonce`.
+    static func encodeAddition(_ keys: [DataKey], nextID: UInt64, header: [UInt8], index: UInt32,
+                               kek: KeyEncryptionKey, nonce: SealNonce) throws(KeyStoreError) -> [UInt8] {
+        var body: [UInt8] = []
+        body.reserveCapacity(additionBodyHeadByteCount + keys.count * liveEntryByteCount)
+        defer { wipe(&body) }
+        ByteWriter.append(nextID, to: &body)
+        ByteWriter.append(UInt32(keys.count), to: &body)
+        for entry in keys {
+            ByteWriter.append(entry.id, to: &body)
+            append(entry.scope, to: &body)
+            entry.key.appendBytes(to: &body)
+        }
+        guard body.count <= Int(UInt32.max) else { throw .malformed(path: "keys.bin", reason: "an addition of \(body.count) bytes exceeds 4 GiB") }
+        var head: [UInt8] = []
+        ByteWriter.append(UInt32(body.count), to: &head)
+        head += nonce.bytes
+        do {
+            return head + (try ChaCha20Poly1305.seal(plaintext: body, key: kek.key, nonce: nonce,
+                                                      associatedData: additionAssociatedData(header, index: index, head: head[...])))
+        } catch {
+            throw .malformed(path: "keys.bin", reason: "\(error)")  // unreachable: the length was checked
+        }
+    }
+
+    /// An addition's associated data: the file's header, its index, its first 16 bytes.
+    static func additionAssociatedData(_ header: [UInt8], index: UInt32, head: ArraySlice<UInt8>) -> [UInt8] {
+        var aad = header
+        ByteWriter.append(index, to: &aad)
+        return aad + head
+    }
+
+    /// Reads the additions after the base (`layout.validLength` on), into `contents`.
+    /// One cut short, or the last one failing its tag, is a write never acknowledged
+    /// (Y8): it and what follows are left out of `layout.validLength`. An earlier one
+    /// failing its tag is `tampered`; an authentic one breaking Y8's order, `malformed`.
+    static func readAdditions(_ bytes: [UInt8], into contents: inout KeyStoreContents, layout: inout KeyStoreLayout,
+                              kek: KeyEncryptionKey, path: String) throws(KeyStoreError) {
+        var offset = layout.validLength
+        while bytes.count - offset >= additionHeadByteCount + ChaCha20Poly1305.tagByteCount {
+            var cursor = ByteCursor(bytes, offset: offset)
+            guard let count = cursor.u32(), let nonceBytes = cursor.take(SealNonce.byteCount) else { return }
+            let end = offset + additionHeadByteCount + Int(count) + ChaCha20Poly1305.tagByteCount
+            guard end <= bytes.count else { return }  // cut short: never acknowledged
+            let index = UInt32(truncatingIfNeeded: layout.additions + 1)
+            var body: [UInt8]
+            do {
+                let nonce = try SealNonce(bytes: nonceBytes)
+                body = try ChaCha20Poly1305.open(sealed: Array(bytes[(offset + additionHeadByteCount)..<end]), key: kek.key, nonce: nonce,
+                                                 associatedData: additionAssociatedData(layout.header, index: index, head: bytes[offset..<(offset + additionHeadByteCount)]))
+            } catch {
+                if end == bytes.count { return }  // the last one, torn: never acknowledged
+                throw .tampered(path: path)
+            }
+            defer { wipe(&body) }
+            try apply(addition: body, to: &contents, index: index, path: path)
+            layout.additions += 1
+            offset = end
+            layout.validLength = end
+        }
+    }
+
+    /// An authentic addition's keys, checked (Y8) and added to `contents`.
+    static func apply(addition body: [UInt8], to contents: inout KeyStoreContents, index: UInt32, path: String) throws(KeyStoreError) {
+        var cursor = ByteCursor(body)
+        guard let nextID = cursor.u64(), let count = cursor.u32(), Int(count) * liveEntryByteCount == cursor.remaining else {
+            throw .malformed(path: path, reason: "addition \(index): \(body.count) bytes do not hold a next id, a count and that many keys")
+        }
+        guard nextID >= contents.nextID else {
+            throw .malformed(path: path, reason: "addition \(index): next id \(nextID) below the store's \(contents.nextID)")
+        }
+        var previous = contents.nextID
+        for _ in 0..<count {
+            guard let id = cursor.u64(), let scope = try scope(&cursor, path: path), let keyBytes = cursor.take(SealKey.byteCount) else {
+                throw .malformed(path: path, reason: "addition \(index): a key entry cut short")
+            }
+            guard id >= previous, id < nextID else {
+                throw .malformed(path: path, reason: "addition \(index): key id \(id) not new, ascending and below next id \(nextID)")
+            }
+            previous = id + 1
+            let key: SealKey
+            do { key = try SealKey(bytes: keyBytes) } catch { throw .malformed(path: path, reason: "\(error)") }
+            contents.live[id] = DataKey(id: id, scope: scope, key: key)
+            contents.current[scope] = id  // above every id before it
+        }
+        contents.nextID = nextID
+        assert(contents.invariantFailure() == nil, contents.invariantFailure() ?? "")
     }
 
     /// The body's contents, every count checked against the bytes left and every
@@ -190,5 +298,31 @@ enum KeyStoreFile {
             throw .malformed(path: path, reason: "source kind \(kindByte) is none of 1 (app), 2 (import), 3 (imported app)")
         }
         return KeyScope(source: KeySource(kind: kind, low: low, high: high), type: type, month: UTCMonth(index: month))
+    }
+}
+
+/// Where a key store file's parts end: its base (header, sealed body, tag) and the
+/// additions after it (Y8). A writer appends the next addition at `validLength`.
+struct KeyStoreLayout: Sendable {
+    /// The base's 36-byte header (every addition's associated data begins with it).
+    let header: [UInt8]
+    /// Bytes of the base.
+    let baseLength: Int
+    /// Additions read or written after the base.
+    var additions: Int
+    /// Bytes of the base and its whole additions: a longer file's rest is a write never
+    /// acknowledged.
+    var validLength: Int
+
+    /// A file written whole, `bytes`: its base alone.
+    init(whole bytes: [UInt8]) {
+        self.init(header: Array(bytes.prefix(KeyStoreFile.headerByteCount)), baseLength: bytes.count, additions: 0, validLength: bytes.count)
+    }
+
+    init(header: [UInt8], baseLength: Int, additions: Int, validLength: Int) {
+        self.header = header
+        self.baseLength = baseLength
+        self.additions = additions
+        self.validLength = validLength
     }
 }

@@ -94,6 +94,44 @@ enum PosixFile {
         return true
     }
 
+    /// Writes `bytes` at `offset` of the existing file `path` (an addition at the end of
+    /// its whole parts, Y8) and fsyncs it: durable when this returns.
+    ///
+    /// `crash` (tests only) stops as a `kill -9` would: after `.created` nothing is
+    /// written; after `.halfWritten` half; after `.written` all, not fsynced; after any
+    /// later step all, fsynced.
+    static func append(_ bytes: [UInt8], to path: String, at offset: Int, crash: WriteStep? = nil) throws(KeyStoreError) {
+        let fd = unsafe open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(operation: "open for an addition", path: path, errno: errno) }
+        defer { close(fd) }
+        let stop = KeyStoreError.io(operation: "simulated crash after \(crash.map { "\($0)" } ?? "")", path: path, errno: 0)
+        if crash == .created { throw stop }
+        let count = crash == .halfWritten ? bytes.count / 2 : bytes.count
+        var written = 0
+        while written < count {
+            let n = unsafe bytes.withUnsafeBytes { unsafe pwrite(fd, $0.baseAddress! + written, count - written, off_t(offset + written)) }
+            if n > 0 {
+                written += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                throw .io(operation: "write", path: path, errno: n == 0 ? EIO : errno)
+            }
+        }
+        if crash == .halfWritten || crash == .written { throw stop }
+        guard fdatasync(fd) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
+        if crash != nil { throw stop }
+    }
+
+    /// Cuts the file `path` to `length` bytes and fsyncs it (an addition cut short, Y8).
+    static func truncate(_ path: String, to length: Int) throws(KeyStoreError) {
+        let fd = unsafe open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(operation: "open to cut an addition short", path: path, errno: errno) }
+        defer { close(fd) }
+        guard ftruncate(fd, off_t(length)) == 0 else { throw .io(operation: "ftruncate", path: path, errno: errno) }
+        guard fsync(fd) == 0 else { throw .io(operation: "fsync", path: path, errno: errno) }
+    }
+
     /// fsyncs a folder, so that a rename or a new entry in it is durable.
     static func syncFolder(_ path: String) throws(KeyStoreError) {
         let fd = unsafe open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -1,6 +1,5 @@
 import Foundation
 @testable import LedgerCore
-import LedgerCrypto
 import LedgerKeys
 import LedgerLog
 import Testing

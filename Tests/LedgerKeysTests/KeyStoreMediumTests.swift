@@ -56,7 +56,7 @@ import Testing
         // The bytes are the sealed store: no key in the clear; they open as a folder's would.
         let bytes = try medium.read()
         for key in keys.values { #expect(bytes.firstRange(of: key.key.bytes) == nil) }
-        #expect(try KeyStoreFile.decode(bytes, kek: countingKEK, path: "memory").live.count == 2)
+        #expect(try KeyStoreFile.decode(bytes, kek: countingKEK, path: "memory").0.live.count == 2)
         let reader = try KeyStore.open(medium: medium, kek: countingKEK, access: .read)
         #expect(reader.currentKey(for: a)?.id == keys[a]?.id)
         #expect(throws: KeyStoreError.readOnly) { try reader.prepare([scope(source: 2, type: 2, year: 2026, month: 3)]) }
