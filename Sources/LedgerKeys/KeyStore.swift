@@ -261,18 +261,16 @@ package final class KeyStore: Sendable {
     /// - Throws: `readOnly`; `unusableAfterFailedWrite`; `idSpaceExhausted`;
     ///   `randomSourceFailed`; `io` (nothing was acknowledged; the handle is then unusable).
     package func prepare(_ scopes: some Sequence<KeyScope>) throws(KeyStoreError) -> [KeyScope: DataKey] {
-        try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ([KeyScope: DataKey], Bool) in
+        try addKeys { (contents: KeyStoreContents, additions: inout KeyAdditions) throws(KeyStoreError) -> [KeyScope: DataKey] in
             var keys: [KeyScope: DataKey] = [:]
-            var created = false
             for scope in scopes where keys[scope] == nil {
                 if let id = contents.current[scope], let entry = contents.live[id] {
                     keys[scope] = entry
                 } else {
-                    keys[scope] = try contents.add(scope)
-                    created = true
+                    keys[scope] = try additions.add(scope)
                 }
             }
-            return (keys, created)
+            return keys
         }
     }
 
@@ -282,10 +280,10 @@ package final class KeyStore: Sendable {
     /// the new keys, make that durable, then `destroy` the old ids.
     /// - Throws: as `prepare`.
     package func rotate(_ scopes: some Sequence<KeyScope>) throws(KeyStoreError) -> [KeyScope: DataKey] {
-        try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ([KeyScope: DataKey], Bool) in
+        try addKeys { (_: KeyStoreContents, additions: inout KeyAdditions) throws(KeyStoreError) -> [KeyScope: DataKey] in
             var keys: [KeyScope: DataKey] = [:]
-            for scope in scopes where keys[scope] == nil { keys[scope] = try contents.add(scope) }
-            return (keys, !keys.isEmpty)
+            for scope in scopes where keys[scope] == nil { keys[scope] = try additions.add(scope) }
+            return keys
         }
     }
 
@@ -307,11 +305,8 @@ package final class KeyStore: Sendable {
     /// again ids the log already names — keys an erasure destroyed (Y3).
     /// - Throws: as `destroy`; `idSpaceExhausted` for `UInt64.max`.
     package func issueIDs(through id: UInt64) throws(KeyStoreError) {
-        try change { (contents: inout KeyStoreContents) throws(KeyStoreError) -> ((), Bool) in
-            guard id >= contents.nextID else { return ((), false) }
-            guard id < UInt64.max else { throw .idSpaceExhausted }
-            contents.nextID = id + 1
-            return ((), true)
+        try addKeys { (_: KeyStoreContents, additions: inout KeyAdditions) throws(KeyStoreError) in
+            try additions.issue(through: id)
         }
     }
 
@@ -322,6 +317,41 @@ package final class KeyStore: Sendable {
             let ids = contents.live.values.filter { predicate($0.scope) }.map(\.id)
             let destroyed = contents.destroy(ids, at: time)
             return (destroyed, !destroyed.isEmpty)
+        }
+    }
+
+    /// An add-only change: `plan` reads the contents and plans the keys to add
+    /// (`KeyAdditions`); they are written durably — as an addition (Y8), or with the
+    /// store whole — and only then applied to the published contents, in place. Holds
+    /// `writer` throughout, as `change` does; readers see the keys once they are on disk.
+    private func addKeys<R: Sendable>(
+        _ plan: (KeyStoreContents, inout KeyAdditions) throws(KeyStoreError) -> R
+    ) throws(KeyStoreError) -> R {
+        try writer.withLock { (state: inout WriterState) throws(KeyStoreError) -> R in
+            guard access == .write else { throw .readOnly }
+            guard !state.failed else { throw .unusableAfterFailedWrite }
+            // The contents are read through a reference that ends with this closure, so
+            // that applying the additions below changes them in place, not a copy.
+            let (result, additions) = try { () throws(KeyStoreError) -> (R, KeyAdditions) in
+                let contents = published.withLock { $0 }
+                var additions = KeyAdditions(after: contents)
+                return (try plan(contents, &additions), additions)
+            }()
+            guard !additions.isEmpty else { return result }
+            do throws(KeyStoreError) {
+                if let layout = state.layout, let appended = try append(additions.keys, nextID: additions.nextID, to: layout) {
+                    state.layout = appended
+                } else {
+                    var next = published.withLock { $0 }
+                    next.apply(additions)
+                    state.layout = try write(next, destroying: false)
+                }
+            } catch {
+                state.failed = true
+                throw error
+            }
+            published.withLock { $0.apply(additions) }
+            return result
         }
     }
 
@@ -342,15 +372,9 @@ package final class KeyStore: Sendable {
             guard changed else { return result }
             assert(next.invariantFailure() == nil, next.invariantFailure() ?? "")
             assert(next.nextID >= current.nextID, "ids are never reissued")
-            // Only `destroy` takes a key out of `live`, and it leaves a tombstone for each.
             let destroying = next.tombstones.count > current.tombstones.count
             do throws(KeyStoreError) {
-                if !destroying, let layout = state.layout,
-                   let appended = try append(next.live.values.filter { $0.id >= current.nextID }, nextID: next.nextID, to: layout) {
-                    state.layout = appended
-                } else {
-                    state.layout = try write(next, destroying: destroying)
-                }
+                state.layout = try write(next, destroying: destroying)
             } catch {
                 state.failed = true
                 throw error
@@ -382,12 +406,12 @@ package final class KeyStore: Sendable {
     /// after it. Nil, writing nothing, when the additions would then be longer than the
     /// base: the store is written whole instead, so the file stays below twice its
     /// contents and an addition's cost below the base's.
-    private func append(_ added: some Collection<DataKey>, nextID: UInt64, to layout: KeyStoreLayout) throws(KeyStoreError) -> KeyStoreLayout? {
+    private func append(_ added: [DataKey], nextID: UInt64, to layout: KeyStoreLayout) throws(KeyStoreError) -> KeyStoreLayout? {
         let appendedSoFar = layout.validLength - layout.baseLength
         let estimate = KeyStoreFile.additionHeadByteCount + KeyStoreFile.additionBodyHeadByteCount
             + added.count * KeyStoreFile.liveEntryByteCount + ChaCha20Poly1305.tagByteCount
         guard appendedSoFar + estimate <= layout.baseLength, layout.additions < Int(UInt32.max) - 1 else { return nil }
-        let bytes = try KeyStoreFile.encodeAddition(added.sorted { $0.id < $1.id }, nextID: nextID, header: layout.header,
+        let bytes = try KeyStoreFile.encodeAddition(added, nextID: nextID, header: layout.header,
                                                     index: UInt32(layout.additions + 1), kek: kek, nonce: Self.freshNonce())
         try PosixFile.append(bytes, to: path, at: layout.validLength, crash: crashAt)
         var next = layout

@@ -44,19 +44,6 @@ struct KeyStoreContents: Sendable {
     /// The key handed out for new records of a scope: its highest live id.
     var current: [KeyScope: UInt64] = [:]
 
-    /// Adds a new key for `scope`, made current. The id is `nextID`.
-    /// - Throws: `idSpaceExhausted`; `randomSourceFailed`.
-    mutating func add(_ scope: KeyScope) throws(KeyStoreError) -> DataKey {
-        guard nextID < UInt64.max else { throw .idSpaceExhausted }
-        let key: SealKey
-        do { key = try SealKey.random() } catch { throw KeyEncryptionKey.randomFailure(error) }
-        let entry = DataKey(id: nextID, scope: scope, key: key)
-        nextID += 1
-        live[entry.id] = entry
-        current[scope] = entry.id
-        return entry
-    }
-
     /// Destroys the live keys among `ids`, leaving tombstones; returns them by id.
     mutating func destroy(_ ids: some Sequence<UInt64>, at time: Int64) -> [Tombstone] {
         var destroyed: [Tombstone] = []
@@ -89,5 +76,58 @@ struct KeyStoreContents: Sendable {
         for entry in live.values where entry.id > (highest[entry.scope] ?? 0) { highest[entry.scope] = entry.id }
         guard highest == current else { return "current keys are not the highest live id of each scope" }
         return nil
+    }
+}
+
+/// Keys to add to a store's contents, planned against them without changing them: what
+/// `prepare`, `rotate` and `issueIDs` make, written as one addition (Y8) and then
+/// applied to the published contents in place, so that an add-only change never copies
+/// a store of thousands of keys.
+struct KeyAdditions: Sendable {
+    /// The new keys, ids ascending from the contents' next id.
+    private(set) var keys: [DataKey] = []
+    /// The contents' next id once these are applied.
+    private(set) var nextID: UInt64
+    /// The next id they were planned against.
+    let baseNextID: UInt64
+
+    init(after contents: KeyStoreContents) {
+        nextID = contents.nextID
+        baseNextID = contents.nextID
+    }
+
+    /// Whether applying them changes anything.
+    var isEmpty: Bool { keys.isEmpty && nextID == baseNextID }
+
+    /// A new key for `scope`, to become its current key (its id above every other).
+    /// - Throws: `idSpaceExhausted`; `randomSourceFailed`.
+    mutating func add(_ scope: KeyScope) throws(KeyStoreError) -> DataKey {
+        guard nextID < UInt64.max else { throw .idSpaceExhausted }
+        let key: SealKey
+        do { key = try SealKey.random() } catch { throw KeyEncryptionKey.randomFailure(error) }
+        let entry = DataKey(id: nextID, scope: scope, key: key)
+        nextID += 1
+        keys.append(entry)
+        return entry
+    }
+
+    /// Every id up to `id` issued.
+    /// - Throws: `idSpaceExhausted` for `UInt64.max`.
+    mutating func issue(through id: UInt64) throws(KeyStoreError) {
+        guard id >= nextID else { return }
+        guard id < UInt64.max else { throw .idSpaceExhausted }
+        nextID = id + 1
+    }
+}
+
+extension KeyStoreContents {
+    /// The contents with `additions` in them (planned against these contents).
+    mutating func apply(_ additions: KeyAdditions) {
+        precondition(additions.baseNextID == nextID, "additions are applied to the contents they were planned against")
+        for entry in additions.keys {
+            live[entry.id] = entry
+            current[entry.scope] = entry.id  // above every id before it
+        }
+        nextID = additions.nextID
     }
 }
