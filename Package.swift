@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "LedgerChecksums", dependencies: ["CLedgerAccel"]),
         // ChaCha20-Poly1305 AEAD (RFC 8439), for sealing event payloads under per-subject
         // keys (crypto-shredding). Pure functions over bytes; imports only Glibc (entropy).
-        .target(name: "LedgerCrypto", swiftSettings: strictMemorySafety),
+        .target(name: "LedgerCrypto", dependencies: ["CLedgerAccel"], swiftSettings: strictMemorySafety),
         // The data keys of crypto-shredding (issue 32): the key store (`keys/keys.bin`,
         // one key per source, type and UTC month, sealed under the owner's key-encryption
         // key) and the key-encryption-key file. Knows nothing of events.
@@ -119,7 +119,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["LedgerLog", "LedgerCore", "HealthModel", "LedgerHTTP"], path: "Tests/TestSupport"),
         .testTarget(name: "LedgerHTTPTests", dependencies: ["LedgerHTTP", "TestSupport"]),
         .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerHTTP", "HealthLedger", "HealthModel", "TestSupport"]),
-        .testTarget(name: "LedgerCryptoTests", dependencies: ["LedgerCrypto"], swiftSettings: strictMemorySafety),
+        .testTarget(name: "LedgerCryptoTests", dependencies: ["LedgerCrypto", "CLedgerAccel"], swiftSettings: strictMemorySafety),
         .testTarget(name: "LedgerKeysTests", dependencies: ["LedgerKeys", "LedgerCrypto"], swiftSettings: strictMemorySafety),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"], swiftSettings: strictMemorySafety),
         // Also ModuleGraphTests: this file, the imports and DESIGN.md's module graph agree.

@@ -1,3 +1,5 @@
+import CLedgerAccel
+
 /// The ChaCha20 stream cipher of RFC 8439: the block function (§2.3) and encryption
 /// (§2.4), with a 256-bit key, a 96-bit nonce and a 32-bit block counter.
 ///
@@ -12,6 +14,9 @@
 public enum ChaCha20 {
     /// Bytes in a keystream block.
     public static let blockByteCount = 64
+
+    /// Whether `xorKeystream` computes eight blocks at a time (AVX2, checked once).
+    static let hasWideLanes = hl_cpu_has_avx2() == 1
 
     /// The 64-byte keystream block for `counter`: the block function of §2.3, its 16
     /// words serialized little-endian.
@@ -69,9 +74,23 @@ public enum ChaCha20 {
     /// keystream(counter...)`. The caller has checked the counter (`checkCounter`) and
     /// that both pointers address `count` bytes, the same or disjoint.
     static func xorKeystream(_ input: UnsafeRawPointer, _ output: UnsafeMutableRawPointer, count: Int,
-                             key: SealKey, nonce: SealNonce, counter: UInt32) {
+                             key: SealKey, nonce: SealNonce, counter: UInt32, wideLanes: Bool = ChaCha20.hasWideLanes) {
         var state = ChaChaState(key: key, nonce: nonce, counter: counter)
         var offset = 0
+        // Eight blocks or more: eight at a time with AVX2 where the CPU has it
+        // (`hl_chacha20_xor_avx2`, about twice the four-lane speed), the rest below.
+        if wideLanes && count >= 8 * blockByteCount {
+            let blocks = count / (8 * blockByteCount) * 8
+            var words: InlineArray<16, UInt32> = [state.x0, state.x1, state.x2, state.x3, state.x4, state.x5, state.x6, state.x7,
+                                                  state.x8, state.x9, state.x10, state.x11, state.x12, state.x13, state.x14, state.x15]
+            unsafe withUnsafeBytes(of: &words) { words in
+                unsafe hl_chacha20_xor_avx2(words.baseAddress!.assumingMemoryBound(to: UInt32.self),
+                                            input.assumingMemoryBound(to: UInt8.self),
+                                            output.assumingMemoryBound(to: UInt8.self), blocks)
+            }
+            state.x12 &+= UInt32(truncatingIfNeeded: blocks)  // within the counter check's range
+            offset = blocks * blockByteCount
+        }
         // Three blocks or more to go: four at a time (a fourth lane wasted at worst
         // costs less than a third block alone).
         if count > 2 * blockByteCount {

@@ -1,3 +1,4 @@
+import CLedgerAccel
 import Testing
 @testable import LedgerCrypto
 
@@ -284,6 +285,38 @@ import Testing
         let data = rng.bytes(1000)
         let encrypted = try ChaCha20.encrypt(data, key: key, nonce: nonce, counter: 7)
         #expect(encrypted == zip(data, blocks).map { $0 ^ $1 })
+    }
+
+    /// Eight blocks at once (AVX2, `hl_chacha20_xor_avx2`, where the CPU has it: this
+    /// machine's does) give the block function's keystream, in place and apart, at every
+    /// length around multiples of eight blocks and at counters up to the last allowed.
+    @Test func eightLanesAreTheBlocks() throws {
+        #expect(ChaCha20.hasWideLanes == (hl_cpu_has_avx2() == 1))
+        let key = try SealKey(bytes: hex(RFC8439.appendixKey)), nonce = try SealNonce(bytes: hex(RFC8439.twoNonce))
+        var rng = SplitMix64(state: 8)
+        let data = rng.bytes(40 * 64 + 63)
+        for counter: UInt32 in [0, 1, 0x7fff_fff9, .max - 40] {
+            var keystream: [UInt8] = []
+            for i: UInt32 in 0..<41 { keystream += ChaCha20.keystreamBlock(key: key, nonce: nonce, counter: counter &+ i) }
+            for length in [511, 512, 513, 1023, 1024, 1088, 16 * 64 + 5, 24 * 64, 40 * 64 + 63] {
+                let expected = zip(data.prefix(length), keystream).map { $0 ^ $1 }
+                for wide in [true, false] where !wide || ChaCha20.hasWideLanes {
+                    var apart = [UInt8](repeating: 0, count: length)
+                    var inPlace = Array(data.prefix(length))
+                    unsafe data.withUnsafeBytes { input in
+                        unsafe apart.withUnsafeMutableBytes { output in
+                            unsafe ChaCha20.xorKeystream(input.baseAddress!, output.baseAddress!, count: length, key: key,
+                                                         nonce: nonce, counter: counter, wideLanes: wide)
+                        }
+                    }
+                    unsafe inPlace.withUnsafeMutableBytes { buffer in
+                        unsafe ChaCha20.xorKeystream(UnsafeRawPointer(buffer.baseAddress!), buffer.baseAddress!, count: length,
+                                                     key: key, nonce: nonce, counter: counter, wideLanes: wide)
+                    }
+                    #expect(apart == expected && inPlace == expected, "counter \(counter), length \(length), wide \(wide)")
+                }
+            }
+        }
     }
 
     /// Four blocks at once (`ChaChaLanes`) are the four blocks one by one, counter

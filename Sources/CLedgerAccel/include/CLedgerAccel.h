@@ -30,6 +30,16 @@ int hl_begin_writeback(int fd, int64_t offset, int64_t length);
 /// reading as zeros (fallocate mode 0, else posix_fallocate). Returns 0 or an errno.
 int hl_allocate(int fd, int64_t offset, int64_t length);
 
+/// 1 when the CPU has AVX2 and the OS saves its registers (0 elsewhere).
+int hl_cpu_has_avx2(void);
+
+/// ChaCha20 (RFC 8439 §2.4) with AVX2, eight blocks at a time: `in` XORed with the
+/// keystream of `blocks` blocks (a multiple of 8) from the state `state` (its word 12
+/// the first block's counter; the caller has checked that counter + blocks − 1 does
+/// not pass 2^32 − 1), into `out` (the same as `in`, or apart from it). Only where
+/// `hl_cpu_has_avx2()` is 1.
+void hl_chacha20_xor_avx2(const uint32_t state[16], const uint8_t *in, uint8_t *out, size_t blocks);
+
 /// Fixes glibc's mmap threshold at `bytes` (mallopt M_MMAP_THRESHOLD), which turns
 /// off its dynamic raising: every allocation of at least `bytes` is mapped, and given
 /// back to the system when freed. Returns 1 on success (0 where there is no glibc).
