@@ -377,9 +377,11 @@ struct PlainSampleBatchTests {
         let (payload, ranges) = PlainQuantityBytesTests.encoded(samples)
         let code = ObjectType.quantity(.stepCount).code
         let plain = try ranges.map { try #require(PlainQuantityBytes.read(payload, $0, typeCode: code, source: PlainQuantityBytesTests.source)) }
-        // Below, at and above the parallel threshold; a batch filled to capacity.
-        for count in [0, 1, 1023, 1024, 5000, PlainSampleBatch.capacity] {
-            var batch = PlainSampleBatch()
+        // Below, at and above the parallel threshold; a batch filled to capacity; then
+        // smaller again, through the same batch (its parts' buffers are kept from flush
+        // to flush: nothing of an earlier flush may show).
+        var batch = PlainSampleBatch()
+        for count in [0, 1, 1023, 1024, 5000, PlainSampleBatch.capacity, 5000, 1024, 1] {
             var full = false
             for s in plain.prefix(count) { full = batch.append(s) }
             #expect(full == (count == PlainSampleBatch.capacity))
