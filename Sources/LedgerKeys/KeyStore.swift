@@ -5,8 +5,9 @@ import Synchronization
 /// The ledger's data keys: one ChaCha20-Poly1305 key per `KeyScope`, in one file,
 /// `keys.bin`, in the key folder (`keys/` of the ledger folder: 0700, the file 0600),
 /// sealed under the owner's key-encryption key. Destroying a key erases what it sealed
-/// (crypto-shredding): every write replaces the whole file, so no copy of the store
-/// written after a destruction holds the key (DESIGN.md, "Keys and erasure").
+/// (crypto-shredding): a destruction replaces the whole file, and a later addition
+/// holds only keys newer than it, so no copy of the store written after a destruction
+/// holds the key (DESIGN.md, "Keys and erasure").
 ///
 /// Durability: every change is durable when the call returns, written one of two ways.
 /// - A change that only adds keys (`prepare`, `rotate`, `issueIDs`) is appended to
