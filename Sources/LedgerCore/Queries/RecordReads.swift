@@ -12,7 +12,7 @@ import LedgerLog
 /// the chunk needs. Later chunks that need samples of the same record read just
 /// those samples' bytes, bytes this query already checked: from memory when the
 /// record's payload is *held* (kept after its first read while the held payloads
-/// stay within `payloadBudget` bytes, 64 MiB), else one read of the span covering
+/// stay within `payloadBudget` bytes, `defaultPayloadBudget`), else one read of the span covering
 /// them, or one read per sample when they are far apart. A query whose order is not
 /// the log's (a type's samples by start date, saved in another order) touches every
 /// record in every chunk: held, each record is read from the log and checked once
@@ -29,6 +29,13 @@ final class RecordReads {
     private var tableEntries = 0
     /// Cap on the total entries of the sample tables kept.
     let tableBudget: Int
+    /// The payloads a query holds by default: an eighth of the machine's memory, at
+    /// least 64 MiB and at most 1 GiB. A query in an order other than the log's reads a
+    /// record's samples far apart; a record not held is read again for each of them, one
+    /// small read per sample. At 10M samples (a 506 MB log) and a 64 MiB budget, 7 in 8
+    /// samples of a query by start date were such reads (`tools/read_bench.sh --samples
+    /// 10000000`: 45 s, against 1.6 s at 1M).
+    static let defaultPayloadBudget = Int(min(1 << 30, max(64 << 20, ProcessInfo.processInfo.physicalMemory / 8)))
     /// Cap on the bytes of the payloads held (`Table.payload`).
     let payloadBudget: Int
     private var payloadBytes = 0
@@ -69,7 +76,7 @@ final class RecordReads {
     /// How sealed records are opened: nil for a plain log (version 1).
     private let opening: RecordOpening?
 
-    init(fs: any LogFileSystem, tableBudget: Int = 16 << 20, payloadBudget: Int = 64 << 20) throws {
+    init(fs: any LogFileSystem, tableBudget: Int = 16 << 20, payloadBudget: Int = RecordReads.defaultPayloadBudget) throws {
         file = try fs.open(LogWriter.logFileName, .readOnly)
         self.tableBudget = tableBudget
         self.payloadBudget = payloadBudget

@@ -142,7 +142,7 @@ package struct SampleReader {
 
     /// `tableBudget`: cap on the sample-table entries kept, `payloadBudget` on the bytes
     /// of record payloads held (`RecordReads`); tests make them tiny.
-    init(_ fs: any LogFileSystem, chunkSize: Int, tableBudget: Int, payloadBudget: Int = 64 << 20) throws {
+    init(_ fs: any LogFileSystem, chunkSize: Int, tableBudget: Int, payloadBudget: Int = RecordReads.defaultPayloadBudget) throws {
         reads = try RecordReads(fs: fs, tableBudget: tableBudget, payloadBudget: payloadBudget)
         self.chunkSize = max(1, chunkSize)
     }
