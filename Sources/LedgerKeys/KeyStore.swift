@@ -405,13 +405,15 @@ package final class KeyStore: Sendable {
     /// Appends `added` (the keys new since the last write) and `nextID` as one addition
     /// at the end of the file's whole parts, and fsyncs it (Y8); returns the layout
     /// after it. Nil, writing nothing, when the additions would then be longer than the
-    /// base: the store is written whole instead, so the file stays below twice its
-    /// contents and an addition's cost below the base's.
+    /// base (the store is written whole instead, so the file stays below twice its
+    /// contents and an addition's cost below the base's), or when the base is version 1.
     private func append(_ added: [DataKey], nextID: UInt64, to layout: KeyStoreLayout) throws(KeyStoreError) -> KeyStoreLayout? {
         let appendedSoFar = layout.validLength - layout.baseLength
         let estimate = KeyStoreFile.additionHeadByteCount + KeyStoreFile.additionBodyHeadByteCount
             + added.count * KeyStoreFile.liveEntryByteCount + ChaCha20Poly1305.tagByteCount
-        guard appendedSoFar + estimate <= layout.baseLength, layout.additions < Int(UInt32.max) - 1 else { return nil }
+        guard layout.acceptsAdditions, appendedSoFar + estimate <= layout.baseLength, layout.additions < Int(UInt32.max) - 1 else {
+            return nil
+        }
         let bytes = try KeyStoreFile.encodeAddition(added, nextID: nextID, header: layout.header,
                                                     index: UInt32(layout.additions + 1), kek: kek, nonce: Self.freshNonce())
         try PosixFile.append(bytes, to: path, at: layout.validLength, crash: crashAt)

@@ -314,6 +314,13 @@ struct KeyStoreLayout: Sendable {
     /// acknowledged.
     var validLength: Int
 
+    /// Whether additions may follow the base: a version 2 base (a version 1 file is a
+    /// base alone, Y1; its next change writes it whole, as version 2).
+    var acceptsAdditions: Bool {
+        header.count == KeyStoreFile.headerByteCount
+            && UInt16(header[8]) | UInt16(header[9]) << 8 == KeyStoreFile.version
+    }
+
     /// A file written whole, `bytes`: its base alone.
     init(whole bytes: [UInt8]) {
         self.init(header: Array(bytes.prefix(KeyStoreFile.headerByteCount)), baseLength: bytes.count, additions: 0, validLength: bytes.count)

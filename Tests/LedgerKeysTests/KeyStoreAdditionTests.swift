@@ -53,6 +53,30 @@ import Testing
         #expect(!contains(try KeyStoreTests.decryptedBody(store.path), old.key.bytes))
     }
 
+    /// A store written before additions existed (a version 1 base, whose length Y1 fixes)
+    /// is read, and its first change writes it whole as version 2: an addition after a
+    /// version 1 base would make it unreadable.
+    @Test func aVersion1StoreIsWrittenWholeBeforeItTakesAdditions() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = try KeyStoreTests.makeStore(folder)
+        let first = try store.prepare([scope(type: 1), scope(type: 2)])
+        // The same contents as a version 1 file: the header's version 1, sealed again.
+        let current = try bytes(store.path)
+        var header = Array(current[0..<36])
+        header[8] = 1
+        let body = try KeyStoreTests.decryptedBody(store.path)
+        let nonce = try SealNonce(bytes: header[24..<36])
+        try writeFile(store.path, header + (try ChaCha20Poly1305.seal(plaintext: body, key: countingKEK.key, nonce: nonce, associatedData: header)))
+        let reopened = try KeyStore.open(folder: store.folder, kek: countingKEK)
+        #expect(reopened.currentKey(for: scope(type: 1))?.key.bytes == first[scope(type: 1)]!.key.bytes)
+        _ = try reopened.key(for: scope(type: 3))
+        let after = try bytes(store.path)
+        #expect(after[8] == 2 && after.count == Self.wholeLength(3))
+        let again = try KeyStore.open(folder: store.folder, kek: countingKEK, access: .read)
+        #expect(again.liveCount == 3 && again.currentKey(for: scope(type: 3))?.id == 3)
+    }
+
     /// A store with a base of five keys and three additions of one key each (keys 6, 7,
     /// 8), and the offsets where each addition begins.
     static func storeWithAdditions(_ folder: TemporaryFolder) throws -> (KeyStore, [UInt8], [Int]) {
