@@ -267,17 +267,8 @@ package enum EventCodec {
             event = .characteristicCleared(try characteristicType(&r))
         case .samplesSaved:
             let ordinal = try app()
-            let src = source?(ordinal)
-            let n = try r.count(limit: r.remaining)
-            var samples: [SavedSample] = []
-            if keepingSamples { samples.reserveCapacity(n) }
             var memo = SampleCodec.SaveMemo()
-            for _ in 0..<n {
-                var sub = try r.lengthPrefixed()
-                let sample = try SampleCodec.decode(&sub, source: src, version: version, asMember: false, memo: &memo)
-                if keepingSamples { samples.append(sample) }
-                try sub.finish()
-            }
+            let samples = try savedSamples(&r, source: source?(ordinal), version: version, keeping: keepingSamples, memo: &memo)
             event = .samplesSaved(app: ordinal, samples: samples)
         case .samplesDeleted:
             let reason = try SampleCodec.optionalString(&r)
@@ -441,6 +432,41 @@ package enum EventCodec {
         }
         try r.finish()
         return event
+    }
+
+    /// The samples of a save's payload after its actor (their count, then each
+    /// length-prefixed), each decoded in full; kept when `keeping`, else let go at once.
+    private static func savedSamples(_ r: inout ByteReader, source: Source?, version: UInt16, keeping: Bool,
+                                     memo: inout SampleCodec.SaveMemo) throws(EventDecodingError) -> [SavedSample] {
+        let n = try r.count(limit: r.remaining)
+        var samples: [SavedSample] = []
+        if keeping { samples.reserveCapacity(n) }
+        for _ in 0..<n {
+            var sub = try r.lengthPrefixed()
+            let sample = try SampleCodec.decode(&sub, source: source, version: version, asMember: false, memo: &memo)
+            if keeping { samples.append(sample) }
+            try sub.finish()
+        }
+        return samples
+    }
+
+    /// Checks a `samplesSaved` payload of `version` exactly as `decode` does (every
+    /// sample decoded in full, none kept; the same errors), with a memo of unit and
+    /// device spellings the caller carries from save to save: the spellings' meanings
+    /// are functions of their bytes, so a memo is valid across saves (replay checks a
+    /// million single-sample saves: a memo per save parsed each one's unit anew, a
+    /// tenth of a replay). Returns the saving app.
+    static func checkSave(version: UInt16, payload: UnsafeRawBufferPointer, source: Source?,
+                                  memo: inout SampleCodec.SaveMemo) throws(EventDecodingError) -> AppOrdinal {
+        let kind = EventKind.samplesSaved
+        guard version >= 1 && version <= kind.currentVersion else { throw .unknownVersion(kind: kind.rawValue, version: version) }
+        var r = ByteReader(payload)
+        guard case .app(let ordinal) = ActorID(encoded: try r.varint()) else {
+            throw .malformed(offset: 0, reason: "\(kind.name) needs an app as its actor")
+        }
+        _ = try savedSamples(&r, source: source, version: version, keeping: false, memo: &memo)
+        try r.finish()
+        return ordinal
     }
 
     /// Decodes a record's payload, lent as a span (`RecordView.withPayload`).

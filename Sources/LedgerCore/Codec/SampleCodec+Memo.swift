@@ -32,6 +32,14 @@ extension SampleCodec {
         private var devices: [Device] = []
         /// Units (devices) beyond this many in one save are read as they come.
         static let limit = 8
+        /// Units (devices) beyond this many are read as they come: `limit` for a memo
+        /// of one save, more for one carried across saves (`EventCodec.checkSave`).
+        let capacity: Int
+
+        init(capacity: Int = SaveMemo.limit) {
+            precondition(capacity >= 0, "a memo's capacity is a count")
+            self.capacity = capacity
+        }
 
         /// The index of the key equal to `raw`, if any.
         private static func find(_ raw: UnsafeRawBufferPointer, in keys: [[UInt8]]) -> Int? {
@@ -54,7 +62,7 @@ extension SampleCodec {
                 return devices[i]
             }
             let device = try decodeDevice(&r)
-            if devices.count < Self.limit {
+            if devices.count < capacity {
                 deviceKeys.append(Array(raw))
                 devices.append(device)
             }
@@ -93,7 +101,7 @@ extension SampleCodec {
                 return units[index]
             case .text(let text):
                 let unit = try HealthUnit(text)
-                if units.count < Self.limit {
+                if units.count < capacity {
                     unitKeys.append(Array(text.utf8))
                     units.append(unit)
                 }

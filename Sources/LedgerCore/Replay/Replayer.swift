@@ -350,14 +350,16 @@ package enum Replayer {
             savePayloads.withUnsafeBytes { raw in
                 let all = SharedBytes(raw)
                 DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                    // One memo per worker for the whole chunk: spellings repeat from save
+                    // to save far more than within one.
+                    var memo = SampleCodec.SaveMemo(capacity: Self.memoCapacity)
                     var i = worker
                     while i < saves.count {
                         let save = saves[i]
                         do throws(EventDecodingError) {
-                            let source = save.source
-                            _ = try EventCodec.decode(kind: EventKind.samplesSaved.rawValue, version: save.version,
-                                                      payload: UnsafeRawBufferPointer(rebasing: all.bytes[save.bytes]),
-                                                      source: { _ in source }, keepingSamples: false)
+                            _ = try EventCodec.checkSave(version: save.version,
+                                                         payload: UnsafeRawBufferPointer(rebasing: all.bytes[save.bytes]),
+                                                         source: save.source, memo: &memo)
                         } catch {
                             failures.add(save.item, error)
                         }
@@ -370,6 +372,9 @@ package enum Replayer {
                 items[item].facts = .undecodable(errors.count - 1)
             }
         }
+
+        /// Unit and device spellings a worker remembers over a chunk's saves.
+        static let memoCapacity = 64
 
         /// Decoding failures from the workers, by item.
         struct Failures: Sendable {
