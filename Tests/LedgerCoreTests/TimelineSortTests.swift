@@ -33,4 +33,21 @@ struct TimelineSortTests {
         slots.withUnsafeBufferPointer { s in backwards.withUnsafeMutableBufferPointer { SampleIndex.sort($0, by: s) } }
         #expect(backwards == expected)
     }
+
+    /// The sort compares copies of the slots' dates (`SortKey`): they must compare as
+    /// the slots do, −0 equal to +0 (a tie, decided by end, then slot), at both sizes.
+    @Test(arguments: [9, SampleIndex.parallelSortMinimum + 3])
+    func signedZerosTieAsInTheSlots(count: Int) {
+        let slots = (0..<count).map { i -> SampleIndex.Slot in
+            let start: Double = i % 3 == 0 ? -0.0 : (i % 3 == 1 ? 0.0 : -1.5)
+            return SampleIndex.Slot(uuid: UUID(), start: start, end: i % 2 == 0 ? 0.0 : -0.0 + Double(i % 5),
+                                    recordOffset: UInt64(i), typeCode: 1, state: 0, appField: 1)
+        }
+        let shuffled = (0..<UInt32(count)).reversed().map { $0 }
+        let expected = slots.withUnsafeBufferPointer { s in shuffled.sorted { SampleIndex.before($0, $1, s) } }
+        var timeline = shuffled
+        slots.withUnsafeBufferPointer { s in timeline.withUnsafeMutableBufferPointer { SampleIndex.sort($0, by: s) } }
+        #expect(timeline == expected)
+        #expect(timeline.prefix(3).map { slots[Int($0)].start } == [-1.5, -1.5, -1.5])
+    }
 }
