@@ -143,12 +143,39 @@ struct UUIDTable: Sendable, Equatable {
         }
     }
 
+    /// Doubles the buckets and places every entry again. The slots are taken in
+    /// ascending order (marked in a bitset from the old buckets, then read out), so
+    /// their UUIDs are read in the order they lie in the slot column: read in bucket
+    /// order, each was a cache miss in a column of millions (a replay growing the table
+    /// of 800,000 slots once spent 0.18 s here). Placed in another order, entries may
+    /// sit in other buckets of a run; lookups find them the same (the table's contents
+    /// are its entries, not their buckets: `==` and the digest never read buckets).
     private mutating func grow(uuidOf: (UInt32) -> UUID) {
         let old = buckets.array
         buckets = Column(Self.zeroedBuckets(old.count * 2))
+        var highest: UInt32 = 0
+        for e in old where e != 0 { highest = max(highest, UInt32(truncatingIfNeeded: e) - 1) }
+        // Slots are dense in a sound table (0 ..< count): the bitset is count / 8 bytes.
+        // A table whose slots are not (none is built so) is placed in bucket order.
+        guard Int(highest) < 2 * max(count, 1) + 64 else {
+            for e in old where e != 0 {
+                let slot = UInt32(truncatingIfNeeded: e) - 1
+                place(Self.hash(uuidOf(slot)), slot: slot)
+            }
+            return
+        }
+        var marked = [UInt64](repeating: 0, count: Int(highest) / 64 + 1)
         for e in old where e != 0 {
-            let slot = UInt32(truncatingIfNeeded: e) - 1
-            place(Self.hash(uuidOf(slot)), slot: slot)
+            let slot = Int(UInt32(truncatingIfNeeded: e) - 1)
+            marked[slot >> 6] |= 1 << UInt64(slot & 63)
+        }
+        for (w, word) in marked.enumerated() {
+            var bits = word
+            while bits != 0 {
+                let slot = UInt32(w << 6 + bits.trailingZeroBitCount)
+                bits &= bits - 1
+                place(Self.hash(uuidOf(slot)), slot: slot)
+            }
         }
     }
 }
