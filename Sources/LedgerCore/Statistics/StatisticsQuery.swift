@@ -1,3 +1,4 @@
+import CLedgerAccel
 import Foundation
 import HealthModel
 import LedgerLog
@@ -66,8 +67,17 @@ package enum StatisticsQuery {
         // few samples of millions (the slots, read for every timeline anyway, are).
         let values = state.statistics.values
         let manual = state.statistics.userEntered
-        index.slots.withUnsafeBufferPointer { s in
-            for slot in timeline[0..<hi] {
+        index.slots.withUnsafeBufferPointer { s in timeline.withUnsafeBufferPointer { t in
+            for j in 0..<hi {
+                // The timeline visits slots out of log order (a type's samples by date,
+                // saved in another): each slot a cache miss unless asked for ahead.
+                if j + Self.prefetchDistance < hi, let base = s.baseAddress {
+                    let ahead = Int(t[j + Self.prefetchDistance])
+                    hl_prefetch(base + ahead)
+                    values.prefetch(ahead)
+                    manual.prefetch(ahead)
+                }
+                let slot = t[j]
                 let e = s[Int(slot)]
                 if e.state & SampleIndex.deletedBit != 0 { continue }
                 if let wanted, !wanted.contains(slot) { continue }
@@ -80,10 +90,13 @@ package enum StatisticsQuery {
                 out.append(StatisticsEntry(start: e.start, end: e.end, value: value, source: app,
                                            rank: manual[Int(slot)] != 0 ? r.1 : r.0, order: slot))
             }
-        }
+        } }
         try state.checkIntact()  // nothing answered from a damaged mapped snapshot (S8)
         return out
     }
+
+    /// How many timeline entries ahead `entries` asks for a slot's cache line.
+    static let prefetchDistance = 16
 
     /// HKStatisticsQuery: one interval — the date predicate's [start, end), or where it
     /// is open, the matching samples' extent.

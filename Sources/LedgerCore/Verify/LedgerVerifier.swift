@@ -111,7 +111,7 @@ package enum LedgerVerifier {
             return d
         }
 
-        func checkSnapshots(at position: LogReader.Position, _ state: LedgerState) {
+        func checkSnapshots(at position: LogReader.Position, _ state: inout LedgerState) {
             while let next = pending.first, next.header.lastSequence <= state.lastSequence {
                 // A snapshot written after a seal stands past the last event's batch, at
                 // the seal's end: a later boundary with the same last sequence. Wait for it.
@@ -123,6 +123,11 @@ package enum LedgerVerifier {
                                                     problem: "does not stand at a batch boundary of the log", difference: nil))
                     continue
                 }
+                // Timelines in (start, end, slot) order once, here, on both cores: a
+                // snapshot holds them sorted, and the comparison and the daily sums
+                // would otherwise each sort copies of them (a total order: the same
+                // state either way, rule-wise and digest-wise).
+                state.samples.prepareForQueries()
                 let known = digested.flatMap { $0.sequence == state.lastSequence ? $0.digest : nil }
                 let (compared, fresh) = compare(fs, next.name, reader: reader, with: state, knownDigest: known)
                 digested = (state.lastSequence, fresh)
@@ -142,12 +147,12 @@ package enum LedgerVerifier {
             }
         }
 
-        checkSnapshots(at: reader.start, state)
+        checkSnapshots(at: reader.start, &state)
         var openImport: OpenImport?
         var eventsOfOpenImport: UInt64 = 0
         do {
             let outcome = try Replayer.replay(reader, into: &state, from: reader.start, decodeFully: true, progress: progress) { position, s in
-                checkSnapshots(at: position, s)
+                checkSnapshots(at: position, &s)
             }
             if let open = outcome.openImport {
                 // E11: an open import applies nothing, but every event of it must decode.
@@ -188,32 +193,42 @@ package enum LedgerVerifier {
     }
 
     /// Loads the snapshot `name` and compares it with `state` (its first difference,
-    /// or why it could not be loaded), while the other core digests `state` (unless
-    /// its digest is known): neither changes the state, and a snapshot that holds is
-    /// then checked against the digest.
+    /// or why it could not be loaded). Three independent pieces of work share the
+    /// cores: the daily sums made from `state` (the longest: the statistics engine over
+    /// every cumulative sample), the snapshot loaded and compared, and `state`'s digest
+    /// (unless known). None changes the state; a snapshot that holds is then checked
+    /// against the digest.
     private static func compare(_ fs: any LogFileSystem, _ name: String, reader: LogReader, with state: LedgerState,
                                 knownDigest: SHA256Digest?) -> (Result<StateDifference?, SnapshotProblem>, SHA256Digest) {
-        let compared = Locked<Result<StateDifference?, SnapshotProblem>?>(nil)
+        let loadedAndCompared = Locked<Result<(StateDifference?, DailySums), SnapshotProblem>?>(nil)
+        let freshSums = Locked<DailySums?>(nil)
         let digest = Locked<SHA256Digest?>(knownDigest)
-        DispatchQueue.concurrentPerform(iterations: knownDigest == nil ? 2 : 1) { task in
-            if task == 0 {
-                let result = Result { () throws(SnapshotProblem) -> StateDifference? in
+        DispatchQueue.concurrentPerform(iterations: knownDigest == nil ? 3 : 2) { task in
+            switch task {
+            case 0:
+                let sums = DailySums.compute(from: state)
+                freshSums.withLock { $0 = sums }
+            case 1:
+                let result = Result { () throws(SnapshotProblem) -> (StateDifference?, DailySums) in
                     // Mapped but checked whole: loaded or refused exactly as a read, its
                     // columns read in place from the file's pages (no copy in fresh memory).
                     let (_, loaded) = try SnapshotFile.load(fs, name, reader: reader, mapped: true, checkingWhole: true)
-                    if let difference = StateDifference.first(state, loaded) { return difference }
-                    // The daily sums (not part of a state's `==`): the snapshot's, or none
-                    // from an older one, against those made from the replayed state.
-                    guard loaded.dailySums.sums.lastSequence != nil,
-                          let table = DailySums.difference(loaded.dailySums.sums, DailySums.compute(from: state)) else { return nil }
-                    return StateDifference(projection: "dailySums", key: table)
+                    return (StateDifference.first(state, loaded), loaded.dailySums.sums)
                 }
-                compared.withLock { $0 = result }
-            } else {
+                loadedAndCompared.withLock { $0 = result }
+            default:
                 let d = state.digest()
                 digest.withLock { $0 = d }
             }
         }
-        return (compared.withLock { $0! }, digest.withLock { $0! })
+        let compared = loadedAndCompared.withLock { $0! }.map { difference, stored -> StateDifference? in
+            if let difference { return difference }
+            // The daily sums (not part of a state's `==`): the snapshot's, or none from
+            // an older one, against those made from the replayed state.
+            guard stored.lastSequence != nil,
+                  let table = DailySums.difference(stored, freshSums.withLock { $0! }) else { return nil }
+            return StateDifference(projection: "dailySums", key: table)
+        }
+        return (compared, digest.withLock { $0! })
     }
 }
