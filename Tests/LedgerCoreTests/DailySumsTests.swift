@@ -123,6 +123,40 @@ struct DailySumsTests {
     /// [from, …) gives each day from `from` on the sums of the sweep over all samples
     /// when `from` is a quiet border — and not always when it is not (the order in
     /// which open samples are added differs), which is why the tables answer only then.
+    /// The days summed in runs cut at quiet borders, on threads of their own, are the
+    /// one sweep's sums bit for bit: for 2 to 5 runs, over entries with overlaps,
+    /// instants, two ranks, samples over midnight, and days the zone skips (equal
+    /// borders).
+    @Test func runsCutAtQuietBordersSumAsOneSweep() {
+        var split = 0
+        for seed in 1...60 {
+            var g = Seeded(state: UInt64(seed) &* 613 &+ 11)
+            var entries: [StatisticsEntry] = []
+            for i in 0..<(60 + g.below(200)) {
+                let start = Double(g.below(12 * 24)) * 3600 + Double(g.below(3600))
+                let length = g.below(8) == 0 ? 0 : Double(g.below(g.below(4) == 0 ? 30 * 3600 : 2 * 3600))
+                entries.append(StatisticsEntry(start: start, end: start + length, value: Double(g.below(100_000)) / 7,
+                                               source: 1, rank: UInt32(g.below(2)), order: UInt32(i)))
+            }
+            StatisticsEngine.sortByStart(&entries)
+            // 14 days, day 5 skipped (a border repeated).
+            let borders = (0...14).map { Double($0 < 6 ? $0 : $0 - 1) * 86_400 }
+            var flags = [UInt8](repeating: 0, count: borders.count)
+            let startingBefore = borders.map { border in entries.filter { $0.start < border }.count }
+            for (k, border) in borders.enumerated() where !entries.contains(where: { $0.start < border && $0.end > border }) {
+                flags[k] |= DailySums.Table.quiet
+            }
+            let whole = StatisticsEngine.mergedSums(entries, borders: borders)
+            for cores in 2...5 {
+                let sums = DailySums.mergedSums(entries, borders: borders, quiet: flags, startingBefore: startingBefore,
+                                                cores: cores, perRun: 10)
+                #expect(sums.map(\.bitPattern) == whole.map(\.bitPattern), "seed \(seed), \(cores) runs")
+            }
+            if flags[1..<(borders.count - 1)].contains(where: { $0 & DailySums.Table.quiet != 0 }) { split += 1 }
+        }
+        #expect(split > 20)  // most seeds had a border to cut at
+    }
+
     @Test func aQuietStartMakesTheRangedSweepTheWholeSweep() {
         var differedAtBusyBorders = 0, quietBordersTried = 0
         for seed in 1...400 {

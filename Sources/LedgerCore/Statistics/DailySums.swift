@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import LedgerLog
 
 /// Projection: each cumulative quantity type's merged daily sums, as the statistics
 /// engine computes them, for the days of UTC and of the owner's time zone — so that a
@@ -107,10 +108,9 @@ package struct DailySums: Sendable, Equatable {
         let buckets = StatisticsBuckets(anchor: anchor(zone), interval: day, timeZone: zone)
         let first = buckets.index(containing: minStart), last = buckets.index(containing: maxEnd)
         guard let borders = try? buckets.borders(from: first, through: last) else { return nil }
-        let sums = StatisticsEngine.mergedSums(entries, borders: borders)
         var flags = [UInt8](repeating: 0, count: borders.count)
-        for b in StatisticsEngine.presentBuckets(entries, borders: borders) { flags[b] |= Table.present }
         // Quiet borders: the latest end of the samples starting before each border.
+        var startingBefore = [Int](repeating: 0, count: borders.count)
         var i = 0
         var latestEnd = -Double.infinity
         for (k, border) in borders.enumerated() {
@@ -118,10 +118,61 @@ package struct DailySums: Sendable, Equatable {
                 latestEnd = max(latestEnd, entries[i].end)
                 i += 1
             }
+            startingBefore[k] = i
             if latestEnd <= border { flags[k] |= Table.quiet }
         }
+        let sums = mergedSums(entries, borders: borders, quiet: flags, startingBefore: startingBefore)
+        for b in StatisticsEngine.presentBuckets(entries, borders: borders) { flags[b] |= Table.present }
         return Table(typeCode: code, zone: identifier, minStart: minStart, maxEnd: maxEnd, borders: borders, sums: sums,
                      flags: flags)
+    }
+
+    /// Entries from which the days are summed in runs on two cores or more.
+    static let parallelMinimum = 1 << 16
+
+    /// `StatisticsEngine.mergedSums(entries, borders: borders)`, bit for bit, with the
+    /// days cut at quiet borders into runs summed on their own threads (one per core,
+    /// each about as many entries). At a quiet border no sample starting before it
+    /// ends after it (`Table.quiet`): the sweep there has nothing open, every earlier
+    /// sample credits only days before it and every later one only days after, and no
+    /// day's sum takes terms from both sides — each day adds the same terms in the same
+    /// order as one sweep over all. (Ranks compare as before: a run's dense ranks keep
+    /// their order.) `entries` are in start order; `startingBefore[k]` is how many
+    /// start before border k; `cores`, how many runs at most; `perRun`, the fewest
+    /// entries per run worth a thread.
+    static func mergedSums(_ entries: [StatisticsEntry], borders: [Double], quiet flags: [UInt8], startingBefore: [Int],
+                           cores: Int = ProcessInfo.processInfo.activeProcessorCount,
+                           perRun: Int = parallelMinimum / 2) -> [Double] {
+        precondition(perRun > 0, "a run holds entries")
+        let n = borders.count - 1
+        let parts = min(cores, entries.count / perRun)
+        guard parts > 1, n > 1 else { return StatisticsEngine.mergedSums(entries, borders: borders) }
+        // Cuts: for each share of the entries, the quiet border (inside, not an end)
+        // whose count of earlier starts is nearest it; none found, fewer runs.
+        var cuts = [0]
+        for q in 1..<parts {
+            let target = entries.count * q / parts
+            var best: Int?
+            for k in 1..<n where flags[k] & Table.quiet != 0 && k > cuts.last! {
+                if best == nil || abs(startingBefore[k] - target) < abs(startingBefore[best!] - target) { best = k }
+            }
+            if let best { cuts.append(best) }
+        }
+        cuts.append(n)
+        guard cuts.count > 2 else { return StatisticsEngine.mergedSums(entries, borders: borders) }
+        let runCuts = cuts
+        let runs = runCuts.count - 1
+        let results = Locked<[[Double]]>(Array(repeating: [], count: runs))
+        DispatchQueue.concurrentPerform(iterations: runs) { r in
+            let (from, to) = (runCuts[r], runCuts[r + 1])
+            let lower = from == 0 ? 0 : startingBefore[from]
+            let upper = to == n ? entries.count : startingBefore[to]
+            let sums = StatisticsEngine.mergedSums(Array(entries[lower..<upper]), borders: Array(borders[from...to]))
+            results.withLock { $0[r] = sums }
+        }
+        let sums = results.withLock { $0 }.flatMap { $0 }
+        assert(sums.count == n, "the runs cover every day once")
+        return sums
     }
 
     /// The first table that differs between `a` and `b` (type code and zone), nil when equal.
