@@ -48,8 +48,10 @@ final class RecordReads {
     private var validMetadata = PlainQuantityBytes.ValidMetadata()
     private var strings: [String] = []
 
-    /// Where each sample of a record starts.
-    struct Table {
+    /// Where each sample of a record starts. A class: a query looks its record's
+    /// table up for every sample, and a struct of three arrays was copied out of the
+    /// dictionary each time (three retains and releases per sample, where one does).
+    final class Table {
         /// `samplesSaved` version of the record.
         let version: UInt16
         /// Payload offsets of each top-level sample's length prefix, then the payload length.
@@ -62,6 +64,12 @@ final class RecordReads {
         /// A sealed record (issue 32): its bytes in the file are ciphertext, so a sample
         /// of it is never read alone; not held, the record is read and opened again.
         var sealed = false
+
+        init(version: UInt16, starts: [UInt32], flat: [(top: UInt32, member: Int32)]?) {
+            self.version = version
+            self.starts = starts
+            self.flat = flat
+        }
 
         func locate(_ position: UInt32) -> (top: Int, member: Int)? {
             if let flat {
@@ -179,7 +187,7 @@ final class RecordReads {
         let (version, payloadLength) = try readRecord(at: offset)
         let sealed = opened
         let payload = Array(scratch[LogFormat.recordHeaderLength..<LogFormat.recordHeaderLength + payloadLength])
-        var table = try makeTable(payload, version: version, offset: offset)
+        let table = try makeTable(payload, version: version, offset: offset)
         table.sealed = sealed
         if tableEntries + table.starts.count > tableBudget {
             tables.removeAll(keepingCapacity: true)
