@@ -177,24 +177,23 @@ enum QueryCommand {
                 }
                 if global.json && unit == nil {
                     // The common shape printed straight from its stored bytes, the same
-                    // line, written over the cores in batches; the order is the engine's.
-                    var batch = PlainSampleBatch()
-                    func flushBatch() {
-                        guard !batch.isEmpty else { return }
-                        Output.bytes { out in
-                            batch.flush(into: &out) { s, bytes in
-                                SampleJSONWriter.append(s, to: &bytes)
-                                bytes.append(0x0A)
-                            }
-                        }
-                    }
+                    // line, written in batches on a thread of its own while the engine
+                    // reads on; the order is the engine's. A sample the engine decoded
+                    // is printed here once everything before it is out.
+                    let writer = PlainSampleWriter(write: { s, bytes in
+                        SampleJSONWriter.append(s, to: &bytes)
+                        bytes.append(0x0A)
+                    }, emit: { bytes in
+                        Output.bytes { $0.append(contentsOf: bytes) }
+                    })
+                    defer { writer.finish() }
                     next = try view.forEach(query, after: after, plain: { s in
-                        if batch.append(s) { flushBatch() }
+                        writer.append(s)
                     }) { sample in
-                        flushBatch()
+                        writer.drain()
                         print(sample, json: true)
                     }
-                    flushBatch()
+                    writer.drain()
                 } else {
                     next = try view.forEach(query, after: after) { print($0, json: global.json, unit: unit) }
                 }

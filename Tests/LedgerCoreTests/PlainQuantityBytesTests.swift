@@ -400,6 +400,70 @@ struct PlainSampleBatchTests {
     }
 }
 
+/// `PlainSampleWriter` emits, from its own thread, exactly what writing each sample in
+/// turn gives, in order; `drain` leaves nothing behind; `finish` drops only what was
+/// never handed over.
+struct PlainSampleWriterTests {
+    /// The bytes emitted (by the writer thread), read by the test's.
+    final class Sink: @unchecked Sendable {
+        private let lock = NSLock()
+        private var bytes: [UInt8] = []
+        func take(_ b: [UInt8]) {
+            lock.lock(); defer { lock.unlock() }
+            bytes += b
+        }
+        var emitted: [UInt8] { lock.lock(); defer { lock.unlock() }; return bytes }
+    }
+
+    static func line(_ s: PlainQuantityBytes, _ bytes: inout [UInt8]) {
+        SampleJSONWriter.append(s, to: &bytes)
+        bytes.append(0x0A)
+    }
+
+    @Test func batchesComeOutInOrderAndDrainLeavesNothingBehind() throws {
+        let t = date("2026-03-01T10:00:00Z")
+        var samples: [Sample] = []
+        let count = 3 * PlainSampleWriter.capacity + 5
+        for i in 0..<count {
+            let start = t.addingTimeInterval(Double(i))
+            let metadata: Metadata = i % 3 == 0 ? ["HKWasUserEntered": .bool(true)] : Metadata()
+            samples.append(.quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(Double(i), unit: "count"),
+                                                        start: start, end: start.addingTimeInterval(60), uuid: UUID(),
+                                                        metadata: metadata, source: PlainQuantityBytesTests.source)))
+        }
+        let (payload, ranges) = PlainQuantityBytesTests.encoded(samples)
+        let code = ObjectType.quantity(.stepCount).code
+        let plain = try ranges.map { try #require(PlainQuantityBytes.read(payload, $0, typeCode: code, source: PlainQuantityBytesTests.source)) }
+        func expected(_ part: ArraySlice<PlainQuantityBytes>) -> [UInt8] {
+            var bytes: [UInt8] = []
+            for s in part { Self.line(s, &bytes) }
+            return bytes
+        }
+        // Cut points below, at and past a batch, and past several: after each, drain,
+        // then the emitted bytes are exactly the samples appended so far.
+        let sink = Sink()
+        let writer = PlainSampleWriter(write: { s, bytes in Self.line(s, &bytes) }, emit: { sink.take($0) })
+        var appended = 0
+        for cut in [0, 1, PlainSampleWriter.capacity - 1, PlainSampleWriter.capacity, PlainSampleWriter.capacity + 1,
+                    3 * PlainSampleWriter.capacity, count] {
+            while appended < cut { writer.append(plain[appended]); appended += 1 }
+            writer.drain()
+            #expect(sink.emitted == expected(plain[0..<cut]), "after \(cut)")
+        }
+        writer.finish()
+        writer.finish()  // idempotent
+        #expect(sink.emitted == expected(plain[...]))
+
+        // finish without drain: the batches handed over are written, the one being
+        // filled is not (as a failed read left its unflushed batch unwritten).
+        let dropped = Sink()
+        let second = PlainSampleWriter(write: { s, bytes in Self.line(s, &bytes) }, emit: { dropped.take($0) })
+        for s in plain.prefix(2 * PlainSampleWriter.capacity + 7) { second.append(s) }
+        second.finish()
+        #expect(dropped.emitted == expected(plain[0..<(2 * PlainSampleWriter.capacity)]))
+    }
+}
+
 /// What a damaged log whose CRCs were made to fit can hold (a hostile review's finds):
 /// read in place, it is refused exactly where the decoder refuses it, and nothing traps.
 struct PlainQuantityDamageTests {
