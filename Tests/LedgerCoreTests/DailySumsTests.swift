@@ -123,6 +123,21 @@ struct DailySumsTests {
     /// [from, …) gives each day from `from` on the sums of the sweep over all samples
     /// when `from` is a quiet border — and not always when it is not (the order in
     /// which open samples are added differs), which is why the tables answer only then.
+    /// `count` entries of two ranks over `days` days, in start order: one in eight an
+    /// instant, one in `long.0` of the rest up to `long.1` hours long, the others up to
+    /// `short` hours.
+    static func entries(count: Int, days: Int, long: (Int, Int), short: Int, _ g: inout Seeded) -> [StatisticsEntry] {
+        var entries: [StatisticsEntry] = []
+        for i in 0..<count {
+            let start = Double(g.below(days * 24)) * 3600 + Double(g.below(3600))
+            let length = g.below(8) == 0 ? 0 : Double(g.below(g.below(long.0) == 0 ? long.1 * 3600 : short * 3600))
+            entries.append(StatisticsEntry(start: start, end: start + length, value: Double(g.below(100_000)) / 7,
+                                           source: 1, rank: UInt32(g.below(2)), order: UInt32(i)))
+        }
+        StatisticsEngine.sortByStart(&entries)
+        return entries
+    }
+
     /// The days summed in runs cut at quiet borders, on threads of their own, are the
     /// one sweep's sums bit for bit: for 2 to 5 runs, over entries with overlaps,
     /// instants, two ranks, samples over midnight, and days the zone skips (equal
@@ -131,14 +146,7 @@ struct DailySumsTests {
         var split = 0
         for seed in 1...60 {
             var g = Seeded(state: UInt64(seed) &* 613 &+ 11)
-            var entries: [StatisticsEntry] = []
-            for i in 0..<(60 + g.below(200)) {
-                let start = Double(g.below(12 * 24)) * 3600 + Double(g.below(3600))
-                let length = g.below(8) == 0 ? 0 : Double(g.below(g.below(4) == 0 ? 30 * 3600 : 2 * 3600))
-                entries.append(StatisticsEntry(start: start, end: start + length, value: Double(g.below(100_000)) / 7,
-                                               source: 1, rank: UInt32(g.below(2)), order: UInt32(i)))
-            }
-            StatisticsEngine.sortByStart(&entries)
+            let entries = Self.entries(count: 60 + g.below(200), days: 12, long: (4, 30), short: 2, &g)
             // 14 days, day 5 skipped (a border repeated).
             let borders = (0...14).map { Double($0 < 6 ? $0 : $0 - 1) * 86_400 }
             var flags = [UInt8](repeating: 0, count: borders.count)
@@ -161,14 +169,7 @@ struct DailySumsTests {
         var differedAtBusyBorders = 0, quietBordersTried = 0
         for seed in 1...400 {
             var g = Seeded(state: UInt64(seed) &* 31 &+ 5)
-            var entries: [StatisticsEntry] = []
-            for i in 0..<(20 + g.below(40)) {
-                let start = Double(g.below(6 * 24)) * 3600 + Double(g.below(3600))
-                let length = g.below(8) == 0 ? 0 : Double(g.below(g.below(3) == 0 ? 40 * 3600 : 3 * 3600))
-                entries.append(StatisticsEntry(start: start, end: start + length, value: Double(g.below(100_000)) / 7,
-                                               source: 1, rank: UInt32(g.below(2)), order: UInt32(i)))
-            }
-            StatisticsEngine.sortByStart(&entries)
+            let entries = Self.entries(count: 20 + g.below(40), days: 6, long: (3, 40), short: 3, &g)
             let borders = (0...8).map { Double($0) * 86_400 }
             let whole = StatisticsEngine.mergedSums(entries, borders: borders)
             for k in 1..<7 {
