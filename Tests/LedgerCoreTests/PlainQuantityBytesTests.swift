@@ -534,6 +534,30 @@ struct PlainQuantityDamageTests {
         }
     }
 
+    /// A save of version 1 knows no flag above 32: a sample there carrying written
+    /// offsets (flag 64) is refused by the decoder ("unknown sample flags") and not
+    /// read in place (it was, the record's version unasked: a review's find).
+    @Test func aVersion1SaveKnowsNoWrittenOffsets() throws {
+        let t = date("2026-03-01T10:00:00Z")
+        let sample = Sample.quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(5, unit: "count"),
+                                                        common: try SampleCommon(uuid: fixedUUID(43), startDate: t, endDate: t,
+                                                                                 writtenOffsets: WrittenOffsets(start: 3600, end: 0, creation: nil))))
+        let (bytes, range) = PlainQuantityBytesTests.encoded([sample])
+        let code = ObjectType.quantity(.stepCount).code
+        #expect(PlainQuantityBytes.read(bytes, range[0], typeCode: code, source: nil, version: 2) != nil)
+        #expect(PlainQuantityBytes.read(bytes, range[0], typeCode: code, source: nil, version: 1) == nil)
+        do {
+            _ = try bytes.withUnsafeBytes { p in
+                var r = ByteReader(UnsafeRawBufferPointer(rebasing: p[range[0]]))
+                var sub = try r.lengthPrefixed()
+                return try SampleCodec.decode(&sub, source: nil, version: 1).sample
+            }
+            Issue.record("a version 1 save decoded flag 64")
+        } catch {
+            #expect("\(error)".contains("unknown sample flags"), "\(error)")
+        }
+    }
+
     /// A written offset of Int64.min (zigzag 2^64 − 1) is malformed (D2) for the decoder
     /// and not plain for the reader: `abs` would have trapped in both.
     @Test func anOffsetOfInt64MinIsMalformedNotATrap() throws {

@@ -82,9 +82,10 @@ package struct PlainQuantityBytes: Sendable {
 
     /// The sample encoded at `range` of `payload` (its length prefix, then its bytes,
     /// as a save lists it) when it has the common shape (above) and type `typeCode`,
-    /// else nil.
-    package static func read(_ payload: [UInt8], _ range: Range<Int>, typeCode expected: UInt16, source: Source?)
-        -> PlainQuantityBytes? {
+    /// else nil. `version`: the save's (`samplesSaved` version 1 knows no flag above
+    /// 32, as `SampleCodec.readFrame` holds it).
+    package static func read(_ payload: [UInt8], _ range: Range<Int>, typeCode expected: UInt16, source: Source?,
+                             version: UInt16 = EventKind.samplesSaved.currentVersion) -> PlainQuantityBytes? {
         precondition(range.lowerBound >= 0 && range.upperBound <= payload.count, "sample range outside its payload")
         return payload.withUnsafeBytes { p -> PlainQuantityBytes? in
             var outer = ByteReader(UnsafeRawBufferPointer(rebasing: p[range]))
@@ -99,7 +100,7 @@ package struct PlainQuantityBytes: Sendable {
                 let end = try r.date().timeIntervalSinceReferenceDate
                 guard end >= start else { return nil }
                 let flags = try r.u8()
-                guard flags & ~Self.readableFlags == 0 else { return nil }
+                guard flags & ~Self.readableFlags == 0, version >= 2 || flags & ~0x3F == 0 else { return nil }
                 if flags & 16 != 0 { _ = try r.uuid() }
                 var sync: (identifier: Range<Int>, version: Int64)?
                 if flags & 32 != 0 {

@@ -240,7 +240,8 @@ final class RecordReads {
             }
             if at.member < 0 {
                 let from = Int(table.starts[at.top]) - bufferStart, to = Int(table.starts[at.top + 1]) - bufferStart
-                if let bytes = PlainQuantityBytes.read(buffer, from..<to, typeCode: typeCode, source: source(want.app)),
+                if let bytes = PlainQuantityBytes.read(buffer, from..<to, typeCode: typeCode, source: source(want.app),
+                                                       version: table.version),
                    bytes.passesModelChecks(memo: &memo, valid: &validMetadata) {
                     guard bytes.uuid == want.uuid else {
                         throw QueryError.indexDisagrees(slot: want.slot, reason: "the log holds \(bytes.uuid) there, the index \(want.uuid)")
