@@ -116,8 +116,11 @@ import Testing
         let svg = chart.svg()
         #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
         #expect(svg.contains("<title id=\"mass-title\">Body mass</title><desc id=\"mass-desc\">Weight &lt;kg&gt; &amp; trend</desc>"))
-        let path = svg.components(separatedBy: "<path d=\"").first { $0.hasPrefix("M") && $0.contains("L") && $0.contains("stroke-linejoin") }
-        #expect(path.map { $0.prefix { $0 != "\"" } }?.filter { $0 == "M" }.count == 2)
+        let path: String? = svg.components(separatedBy: "<path d=\"").first { (p: String) -> Bool in
+            p.hasPrefix("M") && p.contains("L") && p.contains("stroke-linejoin")
+        }
+        let moves: Int? = path.map { (p: String) -> Int in p.prefix { $0 != "\"" }.filter { $0 == "M" }.count }
+        #expect(moves == 2)
         #expect(!svg.contains("nan") && !svg.contains("inf"))
     }
 

@@ -148,7 +148,7 @@ struct DailySumsTests {
             var g = Seeded(state: UInt64(seed) &* 613 &+ 11)
             let entries = Self.entries(count: 60 + g.below(200), days: 12, long: (4, 30), short: 2, &g)
             // 14 days, day 5 skipped (a border repeated).
-            let borders = (0...14).map { Double($0 < 6 ? $0 : $0 - 1) * 86_400 }
+            let borders = (0...14).map { (k: Int) -> Double in Double(k < 6 ? k : k - 1) * 86_400 }
             var flags = [UInt8](repeating: 0, count: borders.count)
             let startingBefore = borders.map { border in entries.filter { $0.start < border }.count }
             for (k, border) in borders.enumerated() where !entries.contains(where: { $0.start < border && $0.end > border }) {

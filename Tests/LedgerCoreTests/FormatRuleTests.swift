@@ -192,7 +192,9 @@ struct SnapshotFormatRuleTests {
         let (fs, name, bytes) = try await Self.snapshotted()
         var without = Array(bytes[0..<128])
         for s in Self.sections(bytes) where s.id != 30 && s.id != 31 {
-            without += bytes[s.at..<s.at + 24 + s.length + (8 - s.length % 8) % 8]
+            let padding: Int = (8 - s.length % 8) % 8
+            let end: Int = s.at + 24 + s.length + padding
+            without += bytes[s.at..<end]
         }
         #expect(without.count < bytes.count)
         let inner = EventDecodingError.malformed(offset: 0, reason: "no statistics projection (written by an older version)")
