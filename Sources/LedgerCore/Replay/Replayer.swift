@@ -109,6 +109,19 @@ package enum Replayer {
                    onBatch: onBatch, beforeFold: nil)
     }
 
+    /// The samples a log of `logBytes` likely holds, from a first chunk of `chunkBytes`
+    /// holding `chunkSamples`: its samples per byte when it read enough of either to
+    /// tell (4,096 samples or 256 KiB), else one per 86 bytes (a single-sample save);
+    /// never more than one per 40 bytes (no sample record is smaller), so that a
+    /// misleading first chunk cannot reserve much beyond the log.
+    static func estimatedSamples(logBytes: UInt64, chunkSamples: Int, chunkBytes: UInt64) -> Int {
+        let ceiling = logBytes / 40
+        guard chunkBytes > 0, chunkSamples >= 4096 || chunkBytes >= 1 << 18 else { return Int(logBytes / 86) }
+        let (scaled, overflow) = logBytes.multipliedReportingOverflow(by: UInt64(chunkSamples))
+        let estimate = overflow ? ceiling : scaled / chunkBytes
+        return Int(min(max(estimate, logBytes / 86), ceiling))
+    }
+
     /// A folded event as `beforeFold` sees it.
     struct Point {
         let sequence: UInt64
@@ -136,11 +149,11 @@ package enum Replayer {
         if rebuild { state = LedgerState() }
         state.erasures = erasures
         let total = try reader.size()
-        // About 86 log bytes per single-sample save event.
-        if state.samples.count == 0, position.offset < total {
-            state.samples.reserve(estimatedSamples: Int((total - position.offset) / 86))
-            state.statistics.reserve(Int((total - position.offset) / 86))
-        }
+        // A replay from nothing reserves its columns and UUID table once, from the first
+        // chunk's samples per log byte (a log of large saves holds ~53 bytes a sample,
+        // single-sample saves ~86: a table sized for the latter grew once, re-placing
+        // every UUID, 0.07-0.25 s of a million-sample replay).
+        var reservePending = state.samples.count == 0 && position.offset < total
         let queue = ChunkQueue(capacity: 4)
         let producer = Thread {
             queue.produce(reader: reader, position: position, decodeFully: decodeFully, erasures: erasures,
@@ -165,6 +178,13 @@ package enum Replayer {
             // use; locals are not. Dropped before the chunk goes back to the reader.
             var items = chunk.items, headers = chunk.headers, strings = chunk.strings, batches = chunk.batches
             var events = chunk.events, errors = chunk.errors
+            if reservePending {
+                reservePending = false
+                let estimate = Self.estimatedSamples(logBytes: total - position.offset, chunkSamples: headers.count,
+                                                     chunkBytes: (batches.last?.end.offset ?? position.offset) - position.offset)
+                state.samples.reserve(estimatedSamples: estimate)
+                state.statistics.reserve(estimate)
+            }
             var boundary = 0
             var i = 0
             while i <= items.count {
