@@ -87,10 +87,17 @@ package struct DailySums: Sendable, Equatable {
                   !entries.isEmpty else { continue }
             StatisticsEngine.sortByStart(&entries)
             let minStart = entries.map(\.start).min()!, maxEnd = entries.map(\.end).max()!
-            for zone in zones(state) {
-                guard let table = table(code: code, zone: zone, entries, minStart: minStart, maxEnd: maxEnd) else { continue }
-                tables.append(table)
+            // One plan for every zone (ranks and event order do not depend on the days);
+            // the zones' tables at once, each on its share of the cores.
+            let zones = zones(state), sorted = entries
+            let plan = PrioritySweep.Plan(sorted)
+            let cores = max(1, ProcessInfo.processInfo.activeProcessorCount / zones.count)
+            let made = Locked<[Table?]>(Array(repeating: nil, count: zones.count))
+            DispatchQueue.concurrentPerform(iterations: zones.count) { z in
+                let t = table(code: code, zone: zones[z], sorted, plan: plan, minStart: minStart, maxEnd: maxEnd, cores: cores)
+                made.withLock { $0[z] = t }
             }
+            tables += made.withLock { $0 }.compactMap { $0 }
         }
         return DailySums(lastSequence: state.lastSequence, tables: tables)
     }
@@ -102,8 +109,8 @@ package struct DailySums: Sendable, Equatable {
         return calendar.date(from: DateComponents(year: 2000, month: 1, day: 1))!
     }
 
-    static func table(code: UInt16, zone identifier: String, _ entries: [StatisticsEntry], minStart: Double,
-                      maxEnd: Double) -> Table? {
+    static func table(code: UInt16, zone identifier: String, _ entries: [StatisticsEntry], plan: PrioritySweep.Plan,
+                      minStart: Double, maxEnd: Double, cores: Int) -> Table? {
         guard let zone = TimeZone(identifier: identifier), let day = try? StatisticsInterval(.day) else { return nil }
         let buckets = StatisticsBuckets(anchor: anchor(zone), interval: day, timeZone: zone)
         let first = buckets.index(containing: minStart), last = buckets.index(containing: maxEnd)
@@ -121,7 +128,8 @@ package struct DailySums: Sendable, Equatable {
             startingBefore[k] = i
             if latestEnd <= border { flags[k] |= Table.quiet }
         }
-        let sums = mergedSums(entries, borders: borders, quiet: flags, startingBefore: startingBefore)
+        let sums = mergedSums(entries, plan: plan, borders: borders, quiet: flags, startingBefore: startingBefore,
+                              cores: cores)
         for b in StatisticsEngine.presentBuckets(entries, borders: borders) { flags[b] |= Table.present }
         return Table(typeCode: code, zone: identifier, minStart: minStart, maxEnd: maxEnd, borders: borders, sums: sums,
                      flags: flags)
@@ -131,24 +139,46 @@ package struct DailySums: Sendable, Equatable {
     static let parallelMinimum = 1 << 16
 
     /// `StatisticsEngine.mergedSums(entries, borders: borders)`, bit for bit, with the
-    /// days cut at quiet borders into runs summed on their own threads (one per core,
-    /// each about as many entries). At a quiet border no sample starting before it
-    /// ends after it (`Table.quiet`): the sweep there has nothing open, every earlier
-    /// sample credits only days before it and every later one only days after, and no
-    /// day's sum takes terms from both sides — each day adds the same terms in the same
-    /// order as one sweep over all. (Ranks compare as before: a run's dense ranks keep
-    /// their order.) `entries` are in start order; `startingBefore[k]` is how many
-    /// start before border k; `cores`, how many runs at most; `perRun`, the fewest
-    /// entries per run worth a thread.
-    static func mergedSums(_ entries: [StatisticsEntry], borders: [Double], quiet flags: [UInt8], startingBefore: [Int],
+    /// days cut into runs summed on their own threads (one per core, each about as
+    /// much work): at quiet borders where that balances the runs as well
+    /// (`quietCuts`), else at any border (`busyRuns`). `entries` are in start order;
+    /// `plan`, their sweep's plan when the caller has it; `startingBefore[k]` is how
+    /// many start before border k; `cores`, how many runs at most; `perRun`, the
+    /// fewest entries per run worth a thread.
+    static func mergedSums(_ entries: [StatisticsEntry], plan: PrioritySweep.Plan? = nil, borders: [Double],
+                           quiet flags: [UInt8], startingBefore: [Int],
                            cores: Int = ProcessInfo.processInfo.activeProcessorCount,
                            perRun: Int = parallelMinimum / 2) -> [Double] {
         precondition(perRun > 0, "a run holds entries")
         let n = borders.count - 1
         let parts = min(cores, entries.count / perRun)
-        guard parts > 1, n > 1 else { return StatisticsEngine.mergedSums(entries, borders: borders) }
-        // Cuts: for each share of the entries, the quiet border (inside, not an end)
-        // whose count of earlier starts is nearest it; none found, fewer runs.
+        guard parts > 1, n > 1 else {
+            var sweep = PrioritySweep(plan ?? PrioritySweep.Plan(entries))
+            return sweep.sums(borders: borders)
+        }
+        if let cuts = quietCuts(entries, borders: borders, quiet: flags, startingBefore: startingBefore, parts: parts),
+           largestRun(cuts, startingBefore: startingBefore, count: entries.count, n: n)
+               <= Double(entries.count) / busyWeights(parts).reduce(0, +) {
+            return inRuns(cuts, n: n) { from, to in
+                let lower = from == 0 ? 0 : startingBefore[from]
+                let upper = to == n ? entries.count : startingBefore[to]
+                return StatisticsEngine.mergedSums(Array(entries[lower..<upper]), borders: Array(borders[from...to]))
+            }
+        }
+        return busyRuns(entries, plan: plan, borders: borders, startingBefore: startingBefore, parts: parts)
+    }
+
+    /// Cuts at quiet borders, nil when none is inside. At a quiet border no sample
+    /// starting before it ends after it (`Table.quiet`): the sweep there has nothing
+    /// open, every earlier sample credits only days before it and every later one only
+    /// days after, and no day's sum takes terms from both sides — each day adds the
+    /// same terms in the same order as one sweep over all, and a run sums only its own
+    /// entries. (Ranks compare as before: a run's dense ranks keep their order.)
+    static func quietCuts(_ entries: [StatisticsEntry], borders: [Double], quiet flags: [UInt8], startingBefore: [Int],
+                          parts: Int) -> [Int]? {
+        let n = borders.count - 1
+        // For each share of the entries, the quiet border (inside, not an end) whose
+        // count of earlier starts is nearest it; none found, fewer runs.
         var cuts = [0]
         for q in 1..<parts {
             let target = entries.count * q / parts
@@ -159,15 +189,76 @@ package struct DailySums: Sendable, Equatable {
             if let best { cuts.append(best) }
         }
         cuts.append(n)
-        guard cuts.count > 2 else { return StatisticsEngine.mergedSums(entries, borders: borders) }
-        let runCuts = cuts
-        let runs = runCuts.count - 1
+        return cuts.count > 2 ? cuts : nil
+    }
+
+    /// The most entries any run of `cuts` starts.
+    static func largestRun(_ cuts: [Int], startingBefore: [Int], count: Int, n: Int) -> Double {
+        var largest = 0
+        for r in 0..<(cuts.count - 1) {
+            let lower = cuts[r] == 0 ? 0 : startingBefore[cuts[r]]
+            let upper = cuts[r + 1] == n ? count : startingBefore[cuts[r + 1]]
+            largest = max(largest, upper - lower)
+        }
+        return Double(largest)
+    }
+
+    /// How long passing an entry's start and end without summing (`PrioritySweep.advance`)
+    /// takes, as a share of sweeping it (about a third, measured on a million step
+    /// samples): it weighs the runs' shares.
+    static let advanceShare = 0.35
+
+    /// The days cut at any borders: each run but the first passes the sweep's events
+    /// before its first border without summing (`PrioritySweep.advance(before:)`), which
+    /// leaves its open lists as the one sweep has them there, then sums its days. The
+    /// runs' shares of the entries shrink by `advanceShare` from one to the next, so
+    /// that each is about as much work.
+    static func busyRuns(_ entries: [StatisticsEntry], plan: PrioritySweep.Plan? = nil, borders: [Double],
+                         startingBefore: [Int], parts: Int) -> [Double] {
+        let n = borders.count - 1
+        let weights = busyWeights(parts)
+        let total = weights.reduce(0, +)
+        var cuts = [0]
+        var share = 0.0
+        for r in 0..<(parts - 1) {
+            share += weights[r]
+            let target = Int(Double(entries.count) * share / total)
+            var best: Int?
+            var k = cuts.last! + 1
+            while k < n {
+                if best == nil || abs(startingBefore[k] - target) < abs(startingBefore[best!] - target) { best = k }
+                k += 1
+            }
+            if let best { cuts.append(best) }
+        }
+        cuts.append(n)
+        let plan = plan ?? PrioritySweep.Plan(entries)
+        return inRuns(cuts, n: n) { from, to in
+            var sweep = PrioritySweep(plan)
+            if from > 0 { sweep.advance(before: borders[from]) }
+            return sweep.sums(borders: Array(borders[from...to]))
+        }
+    }
+
+    /// Each busy run's share of the entries, relative to the first's: each run after
+    /// the first passes the entries before it too, at `advanceShare` of the cost.
+    static func busyWeights(_ parts: Int) -> [Double] {
+        var weights: [Double] = []
+        var w = 1.0
+        for _ in 0..<parts {
+            weights.append(w)
+            w *= 1 - advanceShare
+        }
+        return weights
+    }
+
+    /// The sums of the runs of days `cuts[r]..<cuts[r+1]`, each from `run` on a thread
+    /// of its own, joined in order.
+    private static func inRuns(_ cuts: [Int], n: Int, _ run: @Sendable @escaping (Int, Int) -> [Double]) -> [Double] {
+        let runs = cuts.count - 1
         let results = Locked<[[Double]]>(Array(repeating: [], count: runs))
         DispatchQueue.concurrentPerform(iterations: runs) { r in
-            let (from, to) = (runCuts[r], runCuts[r + 1])
-            let lower = from == 0 ? 0 : startingBefore[from]
-            let upper = to == n ? entries.count : startingBefore[to]
-            let sums = StatisticsEngine.mergedSums(Array(entries[lower..<upper]), borders: Array(borders[from...to]))
+            let sums = run(cuts[r], cuts[r + 1])
             results.withLock { $0[r] = sums }
         }
         let sums = results.withLock { $0 }.flatMap { $0 }

@@ -195,38 +195,43 @@ package enum LedgerVerifier {
     /// Loads the snapshot `name` and compares it with `state` (its first difference,
     /// or why it could not be loaded). Three independent pieces of work share the
     /// cores: the daily sums made from `state` (the longest: the statistics engine over
-    /// every cumulative sample), the snapshot loaded and compared, and `state`'s digest
-    /// (unless known). None changes the state; a snapshot that holds is then checked
-    /// against the digest.
+    /// every cumulative sample, in runs on every core), and on a thread of its own the
+    /// snapshot loaded and compared, then `state`'s digest (unless known). None changes
+    /// the state; a snapshot that holds is then checked against the digest.
+    ///
+    /// The daily sums run on the calling thread, not as one of a `concurrentPerform`'s
+    /// iterations: nested in one, their runs would find every worker of the pool taken
+    /// and run one after another on a single core.
     private static func compare(_ fs: any LogFileSystem, _ name: String, reader: LogReader, with state: LedgerState,
                                 knownDigest: SHA256Digest?) -> (Result<StateDifference?, SnapshotProblem>, SHA256Digest) {
         let loadedAndCompared = Locked<Result<(StateDifference?, DailySums), SnapshotProblem>?>(nil)
-        let freshSums = Locked<DailySums?>(nil)
         let digest = Locked<SHA256Digest?>(knownDigest)
-        DispatchQueue.concurrentPerform(iterations: knownDigest == nil ? 3 : 2) { task in
-            switch task {
-            case 0:
-                let sums = DailySums.compute(from: state)
-                freshSums.withLock { $0 = sums }
-            case 1:
-                let result = Result { () throws(SnapshotProblem) -> (StateDifference?, DailySums) in
-                    // Mapped but checked whole: loaded or refused exactly as a read, its
-                    // columns read in place from the file's pages (no copy in fresh memory).
-                    let (_, loaded) = try SnapshotFile.load(fs, name, reader: reader, mapped: true, checkingWhole: true)
-                    return (StateDifference.first(state, loaded), loaded.dailySums.sums)
-                }
-                loadedAndCompared.withLock { $0 = result }
-            default:
+        let done = DispatchGroup()
+        done.enter()
+        let other = Thread { [state] in
+            let result = Result { () throws(SnapshotProblem) -> (StateDifference?, DailySums) in
+                // Mapped but checked whole: loaded or refused exactly as a read, its
+                // columns read in place from the file's pages (no copy in fresh memory).
+                let (_, loaded) = try SnapshotFile.load(fs, name, reader: reader, mapped: true, checkingWhole: true)
+                return (StateDifference.first(state, loaded), loaded.dailySums.sums)
+            }
+            loadedAndCompared.withLock { $0 = result }
+            if knownDigest == nil {
                 let d = state.digest()
                 digest.withLock { $0 = d }
             }
+            done.leave()
         }
+        other.stackSize = 1 << 22
+        other.start()
+        let freshSums = DailySums.compute(from: state)
+        done.wait()
         let compared = loadedAndCompared.withLock { $0! }.map { difference, stored -> StateDifference? in
             if let difference { return difference }
             // The daily sums (not part of a state's `==`): the snapshot's, or none from
             // an older one, against those made from the replayed state.
             guard stored.lastSequence != nil,
-                  let table = DailySums.difference(stored, freshSums.withLock { $0! }) else { return nil }
+                  let table = DailySums.difference(stored, freshSums) else { return nil }
             return StateDifference(projection: "dailySums", key: table)
         }
         return (compared, digest.withLock { $0! })
