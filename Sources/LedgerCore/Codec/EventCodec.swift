@@ -456,15 +456,29 @@ package enum EventCodec {
     /// are functions of their bytes, so a memo is valid across saves (replay checks a
     /// million single-sample saves: a memo per save parsed each one's unit anew, a
     /// tenth of a replay). Returns the saving app.
+    ///
+    /// A sample of the common quantity shape is shown valid in place first
+    /// (`PlainQuantityBytes.provesValid`: the same checks, no model object built — a
+    /// third of a replay's reading thread went to building samples only to drop them);
+    /// any other, and any that does not pass there, is decoded in full, which accepts it
+    /// or throws the error naming it. `valid` remembers metadata sections that passed,
+    /// across saves like `memo`.
     static func checkSave(version: UInt16, payload: UnsafeRawBufferPointer, source: Source?,
-                                  memo: inout SampleCodec.SaveMemo) throws(EventDecodingError) -> AppOrdinal {
+                          memo: inout SampleCodec.SaveMemo,
+                          valid: inout PlainQuantityBytes.ValidMetadata) throws(EventDecodingError) -> AppOrdinal {
         let kind = EventKind.samplesSaved
         guard version >= 1 && version <= kind.currentVersion else { throw .unknownVersion(kind: kind.rawValue, version: version) }
         var r = ByteReader(payload)
         guard case .app(let ordinal) = ActorID(encoded: try r.varint()) else {
             throw .malformed(offset: 0, reason: "\(kind.name) needs an app as its actor")
         }
-        _ = try savedSamples(&r, source: source, version: version, keeping: false, memo: &memo)
+        let n = try r.count(limit: r.remaining)
+        for _ in 0..<n {
+            var sub = try r.lengthPrefixed()
+            if PlainQuantityBytes.provesValid(sub.bytes, version: version, memo: &memo, valid: &valid) { continue }
+            _ = try SampleCodec.decode(&sub, source: source, version: version, asMember: false, memo: &memo)
+            try sub.finish()
+        }
         try r.finish()
         return ordinal
     }

@@ -90,65 +90,105 @@ package struct PlainQuantityBytes: Sendable {
         return payload.withUnsafeBytes { p -> PlainQuantityBytes? in
             var outer = ByteReader(UnsafeRawBufferPointer(rebasing: p[range]))
             outer.base = range.lowerBound
-            do {
-                var r = try outer.lengthPrefixed()
-                guard outer.isAtEnd else { return nil }
-                guard try r.u8() == SampleCodec.Kind.quantity.rawValue else { return nil }
-                let uuid = try r.uuid()
-                guard try r.u16() == expected, case .quantity? = ObjectType(code: expected) else { return nil }
-                let start = try r.date().timeIntervalSinceReferenceDate
-                let end = try r.date().timeIntervalSinceReferenceDate
-                guard end >= start else { return nil }
-                let flags = try r.u8()
-                guard flags & ~Self.readableFlags == 0, version >= 2 || flags & ~0x3F == 0 else { return nil }
-                if flags & 16 != 0 { _ = try r.uuid() }
-                var sync: (identifier: Range<Int>, version: Int64)?
-                if flags & 32 != 0 {
-                    guard let identifier = try plainString(&r) else { return nil }
-                    sync = (identifier, try r.zigzag())
-                }
-                let value = try r.finite()
-                guard let unit = try plainString(&r) else { return nil }
-                var metadata: Range<Int>?, metadataSection: Range<Int>?
-                var metadataCount = 0
-                if flags & 1 != 0 {
-                    let sectionStart = r.absolutePosition
-                    metadataCount = try r.count(limit: r.remaining)
-                    let from = r.absolutePosition
-                    for _ in 0..<metadataCount {
-                        guard try plainString(&r) != nil else { return nil }
-                        switch try r.u8() {
-                        case 1: guard try plainString(&r) != nil else { return nil }
-                        case 2: _ = try r.zigzag()
-                        case 3: _ = try r.finite()
-                        case 4: guard try r.u8() <= 1 else { return nil }
-                        case 5: _ = try r.date()
-                        default: return nil
-                        }
-                    }
-                    metadata = from..<r.absolutePosition
-                    metadataSection = sectionStart..<r.absolutePosition
-                }
-                let creation = flags & 4 != 0 ? try r.date().timeIntervalSinceReferenceDate : nil
-                var sourceVersion: Range<Int>?
-                if flags & 8 != 0 {
-                    guard let v = try plainString(&r) else { return nil }
-                    sourceVersion = v
-                }
-                if flags & 64 != 0 {
-                    let limit = Int64(ISO8601.maxOffsetSeconds)
-                    for _ in 0..<(creation != nil ? 3 : 2) {
-                        guard try r.zigzag().magnitude <= UInt64(limit) else { return nil }  // not abs: abs(Int64.min) traps
-                    }
-                }
-                guard r.isAtEnd else { return nil }
-                return PlainQuantityBytes(payload: payload, uuid: uuid, typeCode: expected, start: start, end: end, value: value,
-                                          unit: unit, source: source, sourceVersion: sourceVersion, creation: creation,
-                                          metadata: metadata, metadataCount: metadataCount, metadataSection: metadataSection,
-                                          sync: sync)
-            } catch {
-                return nil  // the full decoder reads it again and names the fault
+            guard var r = try? outer.lengthPrefixed(), outer.isAtEnd,
+                  let f = fields(&r, typeCode: expected, version: version) else { return nil }
+            return PlainQuantityBytes(payload: payload, uuid: f.uuid, typeCode: f.typeCode, start: f.start, end: f.end,
+                                      value: f.value, unit: f.unit, source: source, sourceVersion: f.sourceVersion,
+                                      creation: f.creation, metadata: f.metadata, metadataCount: f.metadataCount,
+                                      metadataSection: f.metadataSection, sync: f.sync)
+        }
+    }
+
+    /// Whether the sample whose bytes (after its length prefix) are `sample` is one the
+    /// full decoder accepts, shown without building it: it has the common shape, of
+    /// any quantity type, and passes the model's checks (`read`, then
+    /// `passesModelChecks`). False says nothing either way: the caller decodes it in
+    /// full, which accepts it or names what is wrong. Replay's check of every save
+    /// (`EventCodec.checkSave`) takes this path first.
+    static func provesValid(_ sample: UnsafeRawBufferPointer, version: UInt16, memo: inout SampleCodec.SaveMemo,
+                            valid: inout ValidMetadata) -> Bool {
+        var r = ByteReader(sample)
+        guard let f = fields(&r, typeCode: nil, version: version) else { return false }
+        return passesModelChecks(sample, f, memo: &memo, valid: &valid)
+    }
+
+    /// The fields of a sample in the common shape, as ranges of what `r` reads; nil for
+    /// any other sample or bytes the decoder would refuse.
+    struct Fields {
+        var uuid: UUID
+        var typeCode: UInt16
+        var start: Double
+        var end: Double
+        var value: Double
+        var unit: Range<Int>
+        var sourceVersion: Range<Int>?
+        var creation: Double?
+        var metadata: Range<Int>?
+        var metadataCount: Int
+        var metadataSection: Range<Int>?
+        var sync: (identifier: Range<Int>, version: Int64)?
+    }
+
+    /// Reads the sample `r` holds exactly (no length prefix) when it has the common
+    /// shape and type `expected` (nil: any quantity type), checking every field's bytes
+    /// as the full decoder does; nil otherwise. Ranges are `r`'s absolute positions.
+    static func fields(_ r: inout ByteReader, typeCode expected: UInt16?, version: UInt16) -> Fields? {
+        do {
+            guard try r.u8() == SampleCodec.Kind.quantity.rawValue else { return nil }
+            let uuid = try r.uuid()
+            let typeCode = try r.u16()
+            guard typeCode == expected ?? typeCode, case .quantity? = ObjectType(code: typeCode) else { return nil }
+            let start = try r.date().timeIntervalSinceReferenceDate
+            let end = try r.date().timeIntervalSinceReferenceDate
+            guard end >= start else { return nil }
+            let flags = try r.u8()
+            guard flags & ~Self.readableFlags == 0, version >= 2 || flags & ~0x3F == 0 else { return nil }
+            if flags & 16 != 0 { _ = try r.uuid() }
+            var sync: (identifier: Range<Int>, version: Int64)?
+            if flags & 32 != 0 {
+                guard let identifier = try plainString(&r) else { return nil }
+                sync = (identifier, try r.zigzag())
             }
+            let value = try r.finite()
+            guard let unit = try plainString(&r) else { return nil }
+            var metadata: Range<Int>?, metadataSection: Range<Int>?
+            var metadataCount = 0
+            if flags & 1 != 0 {
+                let sectionStart = r.absolutePosition
+                metadataCount = try r.count(limit: r.remaining)
+                let from = r.absolutePosition
+                for _ in 0..<metadataCount {
+                    guard try plainString(&r) != nil else { return nil }
+                    switch try r.u8() {
+                    case 1: guard try plainString(&r) != nil else { return nil }
+                    case 2: _ = try r.zigzag()
+                    case 3: _ = try r.finite()
+                    case 4: guard try r.u8() <= 1 else { return nil }
+                    case 5: _ = try r.date()
+                    default: return nil
+                    }
+                }
+                metadata = from..<r.absolutePosition
+                metadataSection = sectionStart..<r.absolutePosition
+            }
+            let creation = flags & 4 != 0 ? try r.date().timeIntervalSinceReferenceDate : nil
+            var sourceVersion: Range<Int>?
+            if flags & 8 != 0 {
+                guard let v = try plainString(&r) else { return nil }
+                sourceVersion = v
+            }
+            if flags & 64 != 0 {
+                let limit = Int64(ISO8601.maxOffsetSeconds)
+                for _ in 0..<(creation != nil ? 3 : 2) {
+                    guard try r.zigzag().magnitude <= UInt64(limit) else { return nil }  // not abs: abs(Int64.min) traps
+                }
+            }
+            guard r.isAtEnd else { return nil }
+            return Fields(uuid: uuid, typeCode: typeCode, start: start, end: end, value: value, unit: unit,
+                          sourceVersion: sourceVersion, creation: creation, metadata: metadata, metadataCount: metadataCount,
+                          metadataSection: metadataSection, sync: sync)
+        } catch {
+            return nil  // the full decoder reads it again and names the fault
         }
     }
 
@@ -161,34 +201,41 @@ package struct PlainQuantityBytes: Sendable {
     /// `memo` remembers units by their bytes; `valid`, metadata that passed (the check
     /// is a pure function of the metadata's bytes and the sync identity's).
     func passesModelChecks(memo: inout SampleCodec.SaveMemo, valid: inout ValidMetadata) -> Bool {
-        guard case .quantity(let type)? = ObjectType(code: typeCode) else { return false }
-        return payload.withUnsafeBytes { p -> Bool in
-            do {
-                let unit = try memo.unit(bytes: UnsafeRawBufferPointer(rebasing: p[self.unit]))
-                try type.validate(value: value, unit: unit, checkingRange: false)
-                guard metadataSection != nil || sync != nil else { return true }
-                let metadataBytes = metadataSection.map { payload[$0] } ?? []
-                let syncBytes = sync.map { payload[$0.identifier] }
-                if valid.contains(metadataBytes, syncBytes, sync?.version) { return true }
-                var metadata = Metadata()
-                if let metadataSection {
-                    var r = ByteReader(UnsafeRawBufferPointer(rebasing: p[metadataSection]))
-                    metadata = try SampleCodec.decodeMetadata(&r)
-                    guard r.isAtEnd else { return false }
-                }
-                if let sync {
-                    guard let identity = try metadata.syncIdentity(),
-                          identity.identifier.utf8.elementsEqual(payload[sync.identifier]), identity.version == sync.version
-                    else { return false }
-                }
-                try SampleCommon.check(startDate: Date(timeIntervalSinceReferenceDate: start),
-                                       endDate: Date(timeIntervalSinceReferenceDate: end), metadata: metadata,
-                                       creationDate: creation.map { Date(timeIntervalSinceReferenceDate: $0) }, writtenOffsets: nil)
-                valid.insert(metadataBytes, syncBytes, sync?.version)  // only what passed: a refusal is decoded every time, to be named
-                return true
-            } catch {
-                return false
+        let f = Fields(uuid: uuid, typeCode: typeCode, start: start, end: end, value: value, unit: unit,
+                       sourceVersion: sourceVersion, creation: creation, metadata: metadata, metadataCount: metadataCount,
+                       metadataSection: metadataSection, sync: sync)
+        return payload.withUnsafeBytes { p in Self.passesModelChecks(p, f, memo: &memo, valid: &valid) }
+    }
+
+    /// `passesModelChecks` of the fields `f` read from `p` (its ranges index `p`).
+    static func passesModelChecks(_ p: UnsafeRawBufferPointer, _ f: Fields, memo: inout SampleCodec.SaveMemo,
+                                  valid: inout ValidMetadata) -> Bool {
+        guard case .quantity(let type)? = ObjectType(code: f.typeCode) else { return false }
+        do {
+            let unit = try memo.unit(bytes: UnsafeRawBufferPointer(rebasing: p[f.unit]))
+            try type.validate(value: f.value, unit: unit, checkingRange: false)
+            guard f.metadataSection != nil || f.sync != nil else { return true }
+            let metadataBytes = f.metadataSection.map { p[$0] } ?? p[0..<0]
+            let syncBytes = f.sync.map { p[$0.identifier] }
+            if valid.contains(metadataBytes, syncBytes, f.sync?.version) { return true }
+            var metadata = Metadata()
+            if let section = f.metadataSection {
+                var r = ByteReader(UnsafeRawBufferPointer(rebasing: p[section]))
+                metadata = try SampleCodec.decodeMetadata(&r)
+                guard r.isAtEnd else { return false }
             }
+            if let sync = f.sync {
+                guard let identity = try metadata.syncIdentity(),
+                      identity.identifier.utf8.elementsEqual(p[sync.identifier]), identity.version == sync.version
+                else { return false }
+            }
+            try SampleCommon.check(startDate: Date(timeIntervalSinceReferenceDate: f.start),
+                                   endDate: Date(timeIntervalSinceReferenceDate: f.end), metadata: metadata,
+                                   creationDate: f.creation.map { Date(timeIntervalSinceReferenceDate: $0) }, writtenOffsets: nil)
+            valid.insert(metadataBytes, syncBytes, f.sync?.version)  // only what passed: a refusal is decoded every time, to be named
+            return true
+        } catch {
+            return false
         }
     }
 
@@ -201,14 +248,16 @@ package struct PlainQuantityBytes: Sendable {
         static let maxBytes = 512
         private var entries: [(metadata: [UInt8], sync: [UInt8]?, version: Int64?)] = []
 
-        func contains(_ metadata: ArraySlice<UInt8>, _ sync: ArraySlice<UInt8>?, _ version: Int64?) -> Bool {
+        func contains(_ metadata: Slice<UnsafeRawBufferPointer>, _ sync: Slice<UnsafeRawBufferPointer>?,
+                      _ version: Int64?) -> Bool {
             entries.contains { e in
                 e.version == version && e.metadata.count == metadata.count && e.metadata.elementsEqual(metadata)
                     && (e.sync.map { s in sync.map { s.elementsEqual($0) } ?? false } ?? (sync == nil))
             }
         }
 
-        mutating func insert(_ metadata: ArraySlice<UInt8>, _ sync: ArraySlice<UInt8>?, _ version: Int64?) {
+        mutating func insert(_ metadata: Slice<UnsafeRawBufferPointer>, _ sync: Slice<UnsafeRawBufferPointer>?,
+                             _ version: Int64?) {
             guard metadata.count + (sync?.count ?? 0) <= Self.maxBytes else { return }
             if entries.count == Self.capacity { entries.removeLast() }
             entries.insert((Array(metadata), sync.map(Array.init), version), at: 0)

@@ -378,13 +378,14 @@ package enum Replayer {
                     // One memo per worker for the whole chunk: spellings repeat from save
                     // to save far more than within one.
                     var memo = SampleCodec.SaveMemo(capacity: Self.memoCapacity)
+                    var valid = PlainQuantityBytes.ValidMetadata()
                     var i = worker
                     while i < saves.count {
                         let save = saves[i]
                         do throws(EventDecodingError) {
                             _ = try EventCodec.checkSave(version: save.version,
                                                          payload: UnsafeRawBufferPointer(rebasing: all.bytes[save.bytes]),
-                                                         source: save.source, memo: &memo)
+                                                         source: save.source, memo: &memo, valid: &valid)
                         } catch {
                             failures.add(save.item, error)
                         }
