@@ -180,8 +180,10 @@ package enum Replayer {
             var events = chunk.events, errors = chunk.errors
             if reservePending {
                 reservePending = false
+                // The scan reads forward from `position`: a chunk ends after it (max: no trap if not).
+                let chunkEnd = max(batches.last?.end.offset ?? position.offset, position.offset)
                 let estimate = Self.estimatedSamples(logBytes: total - position.offset, chunkSamples: headers.count,
-                                                     chunkBytes: (batches.last?.end.offset ?? position.offset) - position.offset)
+                                                     chunkBytes: chunkEnd - position.offset)
                 state.samples.reserve(estimatedSamples: estimate)
                 state.statistics.reserve(estimate)
             }
