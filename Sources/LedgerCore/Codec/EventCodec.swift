@@ -221,8 +221,9 @@ package enum EventCodec {
     /// Decodes a record's payload. `source` maps an app ordinal to its registration
     /// (to stamp samples with their source); nil leaves samples without a source.
     /// `keepingSamples: false` (checking a save, not using it): each sample of a save
-    /// is decoded in full, exactly as otherwise, and let go at once; the event returned
-    /// then holds none of them. (Keeping them built an array of every sample of the
+    /// is accepted or refused exactly as otherwise, with the same error (shown valid in
+    /// place, or decoded in full and let go at once); the event returned then holds none
+    /// of them. (Keeping them built an array of every sample of the
     /// save, fresh memory each time, only to free it.)
     package static func decode(kind: UInt16, version: UInt16, payload: UnsafeRawBufferPointer,
                               source: ((AppOrdinal) -> Source?)? = nil,
@@ -268,7 +269,9 @@ package enum EventCodec {
         case .samplesSaved:
             let ordinal = try app()
             var memo = SampleCodec.SaveMemo()
-            let samples = try savedSamples(&r, source: source?(ordinal), version: version, keeping: keepingSamples, memo: &memo)
+            var valid = PlainQuantityBytes.ValidMetadata()
+            let samples = try savedSamples(&r, source: source?(ordinal), version: version, keeping: keepingSamples,
+                                           memo: &memo, valid: &valid)
             event = .samplesSaved(app: ordinal, samples: samples)
         case .samplesDeleted:
             let reason = try SampleCodec.optionalString(&r)
@@ -435,14 +438,21 @@ package enum EventCodec {
     }
 
     /// The samples of a save's payload after its actor (their count, then each
-    /// length-prefixed), each decoded in full; kept when `keeping`, else let go at once.
+    /// length-prefixed), each decoded in full; kept when `keeping`. When not kept (a
+    /// save checked, not used), a sample of the common quantity shape is first shown
+    /// valid in place (`PlainQuantityBytes.provesValid`: the same checks, no model
+    /// object); any other, and any that does not pass there, is decoded in full, which
+    /// accepts it or throws the error naming it. `valid` remembers metadata sections
+    /// that passed, like `memo` the spellings.
     private static func savedSamples(_ r: inout ByteReader, source: Source?, version: UInt16, keeping: Bool,
-                                     memo: inout SampleCodec.SaveMemo) throws(EventDecodingError) -> [SavedSample] {
+                                     memo: inout SampleCodec.SaveMemo,
+                                     valid: inout PlainQuantityBytes.ValidMetadata) throws(EventDecodingError) -> [SavedSample] {
         let n = try r.count(limit: r.remaining)
         var samples: [SavedSample] = []
         if keeping { samples.reserveCapacity(n) }
         for _ in 0..<n {
             var sub = try r.lengthPrefixed()
+            if !keeping, PlainQuantityBytes.provesValid(sub.bytes, version: version, memo: &memo, valid: &valid) { continue }
             let sample = try SampleCodec.decode(&sub, source: source, version: version, asMember: false, memo: &memo)
             if keeping { samples.append(sample) }
             try sub.finish()
@@ -457,12 +467,9 @@ package enum EventCodec {
     /// million single-sample saves: a memo per save parsed each one's unit anew, a
     /// tenth of a replay). Returns the saving app.
     ///
-    /// A sample of the common quantity shape is shown valid in place first
-    /// (`PlainQuantityBytes.provesValid`: the same checks, no model object built — a
-    /// third of a replay's reading thread went to building samples only to drop them);
-    /// any other, and any that does not pass there, is decoded in full, which accepts it
-    /// or throws the error naming it. `valid` remembers metadata sections that passed,
-    /// across saves like `memo`.
+    /// Common-shape samples are shown valid in place (`savedSamples`: building each
+    /// sample only to drop it was a third of a replay's reading thread); `valid`
+    /// remembers metadata sections that passed, across saves like `memo`.
     static func checkSave(version: UInt16, payload: UnsafeRawBufferPointer, source: Source?,
                           memo: inout SampleCodec.SaveMemo,
                           valid: inout PlainQuantityBytes.ValidMetadata) throws(EventDecodingError) -> AppOrdinal {
@@ -472,13 +479,7 @@ package enum EventCodec {
         guard case .app(let ordinal) = ActorID(encoded: try r.varint()) else {
             throw .malformed(offset: 0, reason: "\(kind.name) needs an app as its actor")
         }
-        let n = try r.count(limit: r.remaining)
-        for _ in 0..<n {
-            var sub = try r.lengthPrefixed()
-            if PlainQuantityBytes.provesValid(sub.bytes, version: version, memo: &memo, valid: &valid) { continue }
-            _ = try SampleCodec.decode(&sub, source: source, version: version, asMember: false, memo: &memo)
-            try sub.finish()
-        }
+        _ = try savedSamples(&r, source: source, version: version, keeping: false, memo: &memo, valid: &valid)
         try r.finish()
         return ordinal
     }

@@ -160,9 +160,8 @@ package struct DailySums: Sendable, Equatable {
            largestRun(cuts, startingBefore: startingBefore, count: entries.count, n: n)
                <= Double(entries.count) / busyWeights(parts).reduce(0, +) {
             return inRuns(cuts, n: n) { from, to in
-                let lower = from == 0 ? 0 : startingBefore[from]
-                let upper = to == n ? entries.count : startingBefore[to]
-                return StatisticsEngine.mergedSums(Array(entries[lower..<upper]), borders: Array(borders[from...to]))
+                let run = entryRange(from: from, to: to, n: n, count: entries.count, startingBefore: startingBefore)
+                return StatisticsEngine.mergedSums(Array(entries[run]), borders: Array(borders[from...to]))
             }
         }
         return busyRuns(entries, plan: plan, borders: borders, startingBefore: startingBefore, parts: parts)
@@ -181,12 +180,10 @@ package struct DailySums: Sendable, Equatable {
         // count of earlier starts is nearest it; none found, fewer runs.
         var cuts = [0]
         for q in 1..<parts {
-            let target = entries.count * q / parts
-            var best: Int?
-            for k in 1..<n where flags[k] & Table.quiet != 0 && k > cuts.last! {
-                if best == nil || abs(startingBefore[k] - target) < abs(startingBefore[best!] - target) { best = k }
+            if let k = nearestBorder(to: entries.count * q / parts, after: cuts.last!, n: n, startingBefore: startingBefore,
+                                     where: { flags[$0] & Table.quiet != 0 }) {
+                cuts.append(k)
             }
-            if let best { cuts.append(best) }
         }
         cuts.append(n)
         return cuts.count > 2 ? cuts : nil
@@ -196,11 +193,30 @@ package struct DailySums: Sendable, Equatable {
     static func largestRun(_ cuts: [Int], startingBefore: [Int], count: Int, n: Int) -> Double {
         var largest = 0
         for r in 0..<(cuts.count - 1) {
-            let lower = cuts[r] == 0 ? 0 : startingBefore[cuts[r]]
-            let upper = cuts[r + 1] == n ? count : startingBefore[cuts[r + 1]]
-            largest = max(largest, upper - lower)
+            largest = max(largest, entryRange(from: cuts[r], to: cuts[r + 1], n: n, count: count,
+                                              startingBefore: startingBefore).count)
         }
         return Double(largest)
+    }
+
+    /// The entries (of `count`, in start order) that start in the days `from..<to` of `n`:
+    /// `startingBefore[k]` start before border k; the first and last runs take any
+    /// before the first border and after the last.
+    static func entryRange(from: Int, to: Int, n: Int, count: Int, startingBefore: [Int]) -> Range<Int> {
+        (from == 0 ? 0 : startingBefore[from])..<(to == n ? count : startingBefore[to])
+    }
+
+    /// The inner border after `after` (not the last, `n`) that `admits` allows and whose
+    /// count of earlier starts is nearest `target` (the first such when tied); nil when none.
+    static func nearestBorder(to target: Int, after: Int, n: Int, startingBefore: [Int],
+                              where admits: (Int) -> Bool = { _ in true }) -> Int? {
+        var best: Int?
+        var k = max(after + 1, 1)
+        while k < n {
+            if admits(k), best == nil || abs(startingBefore[k] - target) < abs(startingBefore[best!] - target) { best = k }
+            k += 1
+        }
+        return best
     }
 
     /// How long passing an entry's start and end without summing (`PrioritySweep.advance`)
@@ -224,13 +240,7 @@ package struct DailySums: Sendable, Equatable {
         for r in 0..<(parts - 1) {
             share += weights[r]
             let target = Int(Double(entries.count) * share / total)
-            var best: Int?
-            var k = cuts.last! + 1
-            while k < n {
-                if best == nil || abs(startingBefore[k] - target) < abs(startingBefore[best!] - target) { best = k }
-                k += 1
-            }
-            if let best { cuts.append(best) }
+            if let k = nearestBorder(to: target, after: cuts.last!, n: n, startingBefore: startingBefore) { cuts.append(k) }
         }
         cuts.append(n)
         let plan = plan ?? PrioritySweep.Plan(entries)
