@@ -12,6 +12,7 @@
 # HEALTHLEDGER_POSTGRES=1, so the build here finds nothing to do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tools/compiler_warnings.sh
 . tools/pg_server.sh
 trap pg_stop EXIT
 pg_start
@@ -22,7 +23,7 @@ sanitize=()
 if [ -n "${PG_TEST_SANITIZE:-}" ]; then sanitize=(--sanitize="$PG_TEST_SANITIZE"); fi
 echo "== HEALTHLEDGER_POSTGRES=1 swift build --build-tests --scratch-path $scratch ${sanitize[*]}"
 HEALTHLEDGER_POSTGRES=1 swift build --build-tests --scratch-path "$scratch" "${sanitize[@]}" 2>&1 | tee "$log"
-if grep -E "(^|/)[^ ]+\.swift:[0-9]+:[0-9]+: warning:" "$log"; then
+if compiler_warnings "$log"; then
     echo "pg_test: compiler warnings (above) are failures" >&2
     exit 1
 fi

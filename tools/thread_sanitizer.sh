@@ -7,11 +7,12 @@
 # Usage: tools/thread_sanitizer.sh [--skip-build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tools/compiler_warnings.sh
 if [ "${1:-}" != "--skip-build" ]; then
     log=$(mktemp)
     trap 'rm -f "$log"' EXIT
     swift build --build-tests --sanitize=thread --scratch-path .build/thread 2>&1 | tee "$log"
-    if grep -E "(^|/)[^ ]+\.swift:[0-9]+:[0-9]+: warning:" "$log"; then
+    if compiler_warnings "$log"; then
         echo "thread_sanitizer: compiler warnings under --sanitize=thread (above)" >&2
         exit 1
     fi
