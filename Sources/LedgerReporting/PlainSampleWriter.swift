@@ -51,7 +51,7 @@ package final class PlainSampleWriter: @unchecked Sendable {
 
     /// Holds `sample`; a full batch is handed to the writer (waiting while `depth`
     /// batches already wait).
-    package func append(_ sample: PlainQuantityBytes) {
+    package func append(_ sample: consuming PlainQuantityBytes) {
         batch.append(sample)
         if batch.count >= Self.capacity { handOver() }
     }

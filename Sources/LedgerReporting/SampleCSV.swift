@@ -73,7 +73,7 @@ package enum SampleCSV {
         out.append(UInt8(ascii: ","))
         field(s.payload[s.unit], &out)
         out.append(UInt8(ascii: ","))
-        if let source = s.source { field(source.bundleIdentifier, &out) }
+        if let bundle = s.bundleIdentifier { field(bundle, &out) }
         out.append(UInt8(ascii: ","))
         out.append(UInt8(ascii: ","))  // no device: `PlainQuantityBytes` has none
         if s.metadataCount > 0 {
@@ -89,7 +89,7 @@ package enum SampleCSV {
         }
         out.append(UInt8(ascii: ","))
         // A sample's version belongs to its source (`SampleCodec`): none without one.
-        if s.source != nil, let version = s.sourceVersion { field(s.payload[version], &out) }
+        if s.bundleIdentifier != nil, let version = s.sourceVersion { field(s.payload[version], &out) }
         out.append(UInt8(ascii: ","))
         if let creation = s.creation { SampleJSONWriter.date(Date(timeIntervalSinceReferenceDate: creation), &out, quoted: false) }
         out.append(0x0D)

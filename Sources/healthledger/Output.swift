@@ -66,6 +66,18 @@ enum Output {
         if buffer.count >= 1 << 16 { flush() }
     }
 
+    /// Writes `bytes` (whole lines) after what is buffered, straight from the caller's
+    /// buffer: a writer thread's batch of lines (a megabyte or two) is not copied into
+    /// the buffer first.
+    static func writeLines(_ bytes: [UInt8]) {
+        guard failure == nil, !bytes.isEmpty else { return }
+        flush()
+        guard failure == nil else { return }
+        wroteAny = true
+        if stdoutWasClosed { failure = EBADF; return }
+        failure = bytes.withUnsafeBytes { writeAll($0, to: 1) }
+    }
+
     /// Writes buffered stdout; a failure is remembered for `commit()`.
     static func flush() {
         defer { buffer.removeAll(keepingCapacity: true) }

@@ -184,10 +184,10 @@ enum QueryCommand {
                         SampleJSONWriter.append(s, to: &bytes)
                         bytes.append(0x0A)
                     }, emit: { bytes in
-                        Output.bytes { $0.append(contentsOf: bytes) }
+                        Output.writeLines(bytes)
                     })
                     defer { writer.finish() }
-                    next = try view.forEach(query, after: after, plain: { s in
+                    next = try view.forEach(query, after: after, plain: { (s: consuming PlainQuantityBytes) in
                         writer.append(s)
                     }) { sample in
                         writer.drain()

@@ -31,8 +31,11 @@ package struct PlainQuantityBytes: Sendable {
     package let value: Double
     /// The unit as the saver spelled it (`SampleCodec`: `HealthUnit.spelling`).
     package let unit: Range<Int>
-    /// The saving app's source (the event's actor).
-    package let source: Source?
+    /// The bundle identifier of the saving app's source (the event's actor), nil
+    /// without one. Only the identifier: every writer prints just that, and a whole
+    /// `Source` (four references) was retained and released with every copy of every
+    /// sample read in place.
+    package let bundleIdentifier: String?
     package let sourceVersion: Range<Int>?
     package let creation: Double?
     /// The metadata section after its count (`metadataCount` entries), when present.
@@ -86,6 +89,12 @@ package struct PlainQuantityBytes: Sendable {
     /// 32, as `SampleCodec.readFrame` holds it).
     package static func read(_ payload: [UInt8], _ range: Range<Int>, typeCode expected: UInt16, source: Source?,
                              version: UInt16 = EventKind.samplesSaved.currentVersion) -> PlainQuantityBytes? {
+        read(payload, range, typeCode: expected, bundleIdentifier: source?.bundleIdentifier, version: version)
+    }
+
+    /// `read(_:_:typeCode:source:version:)` given the source's bundle identifier alone.
+    package static func read(_ payload: [UInt8], _ range: Range<Int>, typeCode expected: UInt16, bundleIdentifier: String?,
+                             version: UInt16 = EventKind.samplesSaved.currentVersion) -> PlainQuantityBytes? {
         precondition(range.lowerBound >= 0 && range.upperBound <= payload.count, "sample range outside its payload")
         return payload.withUnsafeBytes { p -> PlainQuantityBytes? in
             var outer = ByteReader(UnsafeRawBufferPointer(rebasing: p[range]))
@@ -93,7 +102,7 @@ package struct PlainQuantityBytes: Sendable {
             guard var r = try? outer.lengthPrefixed(), outer.isAtEnd,
                   let f = fields(&r, typeCode: expected, version: version) else { return nil }
             return PlainQuantityBytes(payload: payload, uuid: f.uuid, typeCode: f.typeCode, start: f.start, end: f.end,
-                                      value: f.value, unit: f.unit, source: source, sourceVersion: f.sourceVersion,
+                                      value: f.value, unit: f.unit, bundleIdentifier: bundleIdentifier, sourceVersion: f.sourceVersion,
                                       creation: f.creation, metadata: f.metadata, metadataCount: f.metadataCount,
                                       metadataSection: f.metadataSection, sync: f.sync)
         }

@@ -92,7 +92,7 @@ public struct LedgerReadView {
     /// (`PlainQuantityBytes`) instead of to `body`, in the same order: for front ends
     /// that print many samples.
     @discardableResult
-    package mutating func forEach(_ query: SampleQuery, after: UUID? = nil, plain: (PlainQuantityBytes) throws -> Void,
+    package mutating func forEach(_ query: SampleQuery, after: UUID? = nil, plain: (consuming PlainQuantityBytes) throws -> Void,
                                   _ body: (Sample) throws -> Void) throws -> UUID? {
         let visibility = visibility(for: query.type)
         return try withoutActuallyEscaping(plain) { plain in

@@ -210,8 +210,11 @@ final class RecordReads {
     /// them: a record's first read is whole and checked; later, from the held payload
     /// or the sample's bytes.
     func visit(_ wants: [Want], typeCode: UInt16, source: (AppOrdinal) -> Source?, admit: (PlainQuantityBytes) -> Bool?,
-               plain: (Int, PlainQuantityBytes) throws -> Bool, decoded: (Int, Sample) throws -> Bool) throws {
+               plain: (Int, consuming PlainQuantityBytes) throws -> Bool, decoded: (Int, Sample) throws -> Bool) throws {
         var last: DecodedTop?
+        // The bundle identifier of the last app seen: a chunk's samples mostly share one.
+        var bundleApp: UInt32?
+        var bundle: String?
         for (i, want) in wants.enumerated() {
             var table: Table
             var buffer: [UInt8]
@@ -240,14 +243,18 @@ final class RecordReads {
             }
             if at.member < 0 {
                 let from = Int(table.starts[at.top]) - bufferStart, to = Int(table.starts[at.top + 1]) - bufferStart
-                if let bytes = PlainQuantityBytes.read(buffer, from..<to, typeCode: typeCode, source: source(want.app),
+                if bundleApp != want.app {
+                    bundleApp = want.app
+                    bundle = source(want.app)?.bundleIdentifier
+                }
+                if let bytes = PlainQuantityBytes.read(buffer, from..<to, typeCode: typeCode, bundleIdentifier: bundle,
                                                        version: table.version),
                    bytes.passesModelChecks(memo: &memo, valid: &validMetadata) {
                     guard bytes.uuid == want.uuid else {
                         throw QueryError.indexDisagrees(slot: want.slot, reason: "the log holds \(bytes.uuid) there, the index \(want.uuid)")
                     }
                     switch admit(bytes) {
-                    case true?: if try !plain(i, bytes) { return }
+                    case true?: if try !plain(i, consume bytes) { return }
                                 continue
                     case false?: continue
                     case nil: break

@@ -11,7 +11,7 @@ extension SamplePredicate {
     package func matches(_ s: PlainQuantityBytes) -> Bool? {
         switch self {
         case .uuids(let set): return set.contains(s.uuid)
-        case .sources(let set): return s.source.map { set.contains($0.bundleIdentifier) } ?? false
+        case .sources(let set): return s.bundleIdentifier.map { set.contains($0) } ?? false
         case .device: return false  // the common shape has no device
         case .metadataExists(let key):
             guard let found = s.firstMetadata(key) else { return nil }

@@ -158,7 +158,7 @@ package struct SampleReader {
     /// decoded sample.
     @discardableResult
     package func forEach(_ query: SampleQuery, visibility: QueryVisibility, after: UUID? = nil, in state: inout LedgerState,
-                        plain: ((PlainQuantityBytes) throws -> Void)? = nil,
+                        plain: ((consuming PlainQuantityBytes) throws -> Void)? = nil,
                         _ body: (Sample) throws -> Void) throws -> UUID? {
         let sourceOrdinals: Set<UInt32>? = query.sources.map { Set($0.compactMap { state.registry.ordinal(of: $0) }) }
         // A filter only user-entered quantity samples can match: the statistics flags
@@ -220,7 +220,7 @@ package struct SampleReader {
     private func run(typeCode: UInt16, predicate: DatePredicate?, order: ResultOrder, limit rawLimit: Int, after: UUID?,
                      visibility: QueryVisibility, sources: Set<UInt32>?, filter: ((Sample) -> Bool)?,
                      userEnteredOnly: Bool = false, in state: inout LedgerState,
-                     plain: (write: (PlainQuantityBytes) throws -> Void, admit: (PlainQuantityBytes) -> Bool?)? = nil,
+                     plain: (write: (consuming PlainQuantityBytes) throws -> Void, admit: (PlainQuantityBytes) -> Bool?)? = nil,
                      _ body: (Sample) throws -> Void) throws -> UUID? {
         let timeline = state.samples.orderedSlots(typeCode: typeCode)
         let index = state.samples
@@ -398,7 +398,7 @@ package struct SampleReader {
                     var cut = false
                     try reads.visit(wants, typeCode: typeCode, source: sourceOf, admit: plain.admit, plain: { i, bytes in
                         if emitted == limit { cut = true; return false }
-                        try plain.write(bytes)
+                        try plain.write(consume bytes)
                         emitted += 1
                         last = wants[i].slot
                         return true
