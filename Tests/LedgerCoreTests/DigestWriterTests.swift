@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+import LedgerChecksums
+@testable import LedgerCore
+import TestSupport
+
+/// `DigestWriter` hashes what it is fed, in order, whether the digest fits one buffer
+/// (hashed on the calling thread) or outgrows it (buffers handed to a hashing thread,
+/// `BackgroundHasher`): the digest is SHA-256 of exactly the canonical bytes.
+struct DigestWriterTests {
+    /// Feeds `count` seeded fields of every kind to `d` and appends their canonical bytes
+    /// to `bytes` (little-endian integers, length-prefixed strings).
+    static func feed(_ d: inout DigestWriter, _ bytes: inout [UInt8], count: Int, seed: UInt64) {
+        var rng = SeededGenerator(seed: seed)
+        func le<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
+        for i in 0..<count {
+            let r = rng.next()
+            switch r % 7 {
+            case 0: d.u8(UInt8(truncatingIfNeeded: r >> 8)); le(UInt8(truncatingIfNeeded: r >> 8))
+            case 1: d.u16(UInt16(truncatingIfNeeded: r >> 8)); le(UInt16(truncatingIfNeeded: r >> 8))
+            case 2: d.u32(UInt32(truncatingIfNeeded: r >> 8)); le(UInt32(truncatingIfNeeded: r >> 8))
+            case 3: d.u64(r); le(r)
+            case 4: d.f64(Double(i) / 3); le((Double(i) / 3).bitPattern)
+            case 5:
+                let u = UUID()
+                d.uuid(u)
+                withUnsafeBytes(of: u.uuid) { bytes.append(contentsOf: $0) }
+            default:
+                // Strings short and long: some cross a buffer's end, some are longer than a buffer.
+                let length = r % 40_000 == 0 ? Int(r >> 40) % (3 << 20) : Int(r >> 8) % 40
+                let s = String(repeating: "é", count: length / 2) + String(repeating: "x", count: length % 2)
+                d.string(s)
+                le(UInt64(s.utf8.count))
+                bytes.append(contentsOf: Array(s.utf8))
+            }
+        }
+    }
+
+    @Test(arguments: [0, 1, 1000, 100_000, 400_000])
+    func theDigestIsTheHashOfTheBytesFed(fields: Int) {
+        var d = DigestWriter()
+        var bytes: [UInt8] = []
+        Self.feed(&d, &bytes, count: fields, seed: UInt64(fields) + 3)
+        #expect(d.finalize() == SHA256.hash(bytes), "\(fields) fields, \(bytes.count) bytes")
+        if fields == 400_000 { #expect(bytes.count > 3 << 20) }  // buffers handed over, some strings longer than one
+    }
+
+    /// A writer dropped without `finalize`, its hashing thread started, ends that thread
+    /// (its deinit waits for it) and leaks nothing another writer could see.
+    @Test func aWriterDroppedMidwayEndsItsThread() {
+        for round in 0..<5 {
+            var d = DigestWriter()
+            var bytes: [UInt8] = []
+            Self.feed(&d, &bytes, count: 150_000 + round, seed: UInt64(round))
+            #expect(bytes.count > 1 << 20)  // more than a buffer: the hashing thread runs
+            _ = consume d
+        }
+        var d = DigestWriter()
+        var bytes: [UInt8] = []
+        Self.feed(&d, &bytes, count: 200_000, seed: 99)
+        #expect(d.finalize() == SHA256.hash(bytes))
+    }
+}
