@@ -47,10 +47,12 @@ enum PlainSampleLine {
             guard plain else { return false }
         }
         let version = bundle != nil ? s.sourceVersion : nil
-        // Every byte but the strings': the keys with their quotes and separators (9 + 10
-        // + 27 + 9 + 11 + 7 + 10 + 19 + 16 + 12 for `,"metadata":`), the UUID (36), the
-        // number (at most 16: a sign and 15 digits), three dates (22 each), `null` (4)
-        // and the closing brace (1): 130 + 36 + 16 + 66 + 4 + 1 = 253.
+        // Every byte but the strings' (an upper bound: a few bytes generous): the literals
+        // with their quotes and separators — `{"uuid":"` 9, `","type":` 9,
+        // `,"kind":"quantity","value":` 27, `,"unit":"` 9, `","start":` 10, `,"end":` 7,
+        // `,"source":` 10, `","sourceVersion":"` and `"` 19, `,"creationDate":` 16,
+        // `,"metadata":` 12, `}` 1, the bundle's quotes or `null` 4 — 133; the UUID 36, the
+        // number at most 16 (a sign and 15 digits), three dates 66: 251, rounded to 253.
         let bound = 253 + identifier.count + s.unit.count + bundleCount + (version?.count ?? 0)
         guard bound <= capacity else { return false }
         // unsafe: the cursor writes at most `bound` bytes (counted above) into a buffer of

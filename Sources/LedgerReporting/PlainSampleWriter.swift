@@ -52,7 +52,7 @@ package final class PlainSampleWriter: @unchecked Sendable {
     /// Holds `sample`; a full batch is handed to the writer (waiting while `depth`
     /// batches already wait).
     package func append(_ sample: consuming PlainQuantityBytes) {
-        batch.append(sample)
+        batch.append(consume sample)
         if batch.count >= Self.capacity { handOver() }
     }
 

@@ -188,7 +188,7 @@ enum QueryCommand {
                     })
                     defer { writer.finish() }
                     next = try view.forEach(query, after: after, plain: { (s: consuming PlainQuantityBytes) in
-                        writer.append(s)
+                        writer.append(consume s)
                     }) { sample in
                         writer.drain()
                         print(sample, json: true)

@@ -60,4 +60,27 @@ struct DigestWriterTests {
         Self.feed(&d, &bytes, count: 200_000, seed: 99)
         #expect(d.finalize() == SHA256.hash(bytes))
     }
+
+    /// Strings that fill a buffer exactly, or end 8 bytes short of or past its end, and
+    /// small fields between them, up to 4 MiB a round.
+    @Test func buffersFilledToTheirEdgesHashTheBytesFed() {
+        var rng = SeededGenerator(seed: 5)
+        for round in 0..<30 {
+            var d = DigestWriter()
+            var bytes: [UInt8] = []
+            let total = Int(rng.next() % UInt64(4 << 20))
+            let chunk = [1 << 20, (1 << 20) - 8, (1 << 20) + 8, 16, 3][round % 5]
+            var fed = 0
+            while fed < total {
+                let s = String(repeating: "q", count: min(chunk, total - fed))
+                d.string(s)
+                withUnsafeBytes(of: UInt64(s.utf8.count).littleEndian) { bytes.append(contentsOf: $0) }
+                bytes.append(contentsOf: s.utf8)
+                d.u64(UInt64(fed))
+                withUnsafeBytes(of: UInt64(fed).littleEndian) { bytes.append(contentsOf: $0) }
+                fed += chunk
+            }
+            #expect(d.finalize() == SHA256.hash(bytes), "round \(round), \(bytes.count) bytes")
+        }
+    }
 }

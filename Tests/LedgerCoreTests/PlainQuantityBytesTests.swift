@@ -5,6 +5,14 @@ import HealthModel
 import LedgerReporting
 import TestSupport
 
+extension PlainQuantityBytes {
+    /// `read` given the saving app's whole source, as the tests have it.
+    static func read(_ payload: [UInt8], _ range: Range<Int>, typeCode: UInt16, source: Source?,
+                     version: UInt16 = EventKind.samplesSaved.currentVersion) -> PlainQuantityBytes? {
+        read(payload, range, typeCode: typeCode, bundleIdentifier: source?.bundleIdentifier, version: version)
+    }
+}
+
 /// `query --json` prints samples of the common shape straight from their stored bytes
 /// (`PlainQuantityBytes`, `SampleJSONWriter.append(_:to:)`): the same line, byte for
 /// byte, as decoding them and writing the `Sample`; every other shape is left to the

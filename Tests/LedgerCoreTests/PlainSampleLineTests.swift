@@ -102,4 +102,66 @@ struct PlainSampleLineTests {
         #expect(PlainSampleLine.write(plain, to: &line))
         #expect(String(decoding: line, as: UTF8.self) == #"{"uuid":"00000000-0000-4000-8000-000000000007","type":"HKQuantityTypeIdentifierStepCount","kind":"quantity","value":-12,"unit":"count","start":"1969-07-20T20:17:40Z","end":"1969-07-20T21:18:41Z","source":"com.example.app","sourceVersion":"1.2","creationDate":"1969-07-20T20:17:40Z","metadata":{"HKWasUserEntered":true}}"#)
     }
+
+    /// Seeded hostile shapes over every quantity type in its canonical unit: values ±0,
+    /// ±(10^15 − 1), ±10^15, huge and subnormal; dates at the year-1 and year-9999 edges
+    /// and around midnights before 1970, whole and not; bundle identifiers of 0–300
+    /// bytes with non-ASCII letters, emoji, DEL, control characters, quotes and
+    /// backslashes; a source version of up to 200 bytes; the sample read with its own
+    /// source, none (its version still in the bytes) or another app's. Every line the
+    /// fast writer accepts equals the field-by-field line; every refusal writes nothing.
+    @Test func hostileShapesAgreeWithTheFieldByFieldLine() throws {
+        let lo: Double = -62_135_596_800, hi: Double = 253_402_300_800
+        var rng = SeededGenerator(seed: 77)
+        func pick(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
+        func randomDate() -> Date {
+            let t: Double
+            switch pick(6) {
+            case 0: t = [lo, lo + 1, lo + 2, hi - 1, hi - 2, hi - 86_400, -1, 0, -86_400, -86_401, -86_399, -0.5, 1.5, lo + 0.5][pick(14)]
+            case 1: t = Double(Int64(bitPattern: rng.next()) % 4_000_000_000)
+            case 2: t = Double(Int64(bitPattern: rng.next()) % 4_000_000_000) + 0.25
+            default: t = lo + 1 + Double(rng.next() % UInt64(hi - lo - 2))
+            }
+            return Date(timeIntervalSince1970: t)
+        }
+        let alphabet = ["a", ".", "é", "日", "😀", "\u{7F}", "\u{1F}", "\"", "\\", "\u{0}", "x", "\u{80}", "/", "\n", "Z", "-", "\u{2028}"]
+        let types = QuantityType.allTypes
+        var written = 0, left = 0
+        for i in 0..<20_000 {
+            let type = types[pick(types.count)]
+            let value: Double = [0.0, -0.0, 1, -1, 999_999_999_999_999, -999_999_999_999_999, 1e15, -1e15, 1e15 - 1, 3.5, -7,
+                                 Double(Int64(bitPattern: rng.next()) % 1_000_000_000_000_000), 1e300, Double.leastNonzeroMagnitude][pick(14)]
+            let start = randomDate()
+            let end = pick(3) == 0 ? start : start.addingTimeInterval(Double(pick(100_000)))
+            let length = pick(4) == 0 ? pick(300) : pick(40)
+            var text = ""
+            for _ in 0..<length { text += pick(3) == 0 ? alphabet[pick(alphabet.count)] : "c" }
+            let bundle: String? = pick(5) == 0 ? nil : text
+            let versions: [String?] = [nil, "1", "2.0 (41), beta", String(repeating: "v", count: pick(200))]
+            let version = versions[pick(versions.count)]
+            let saved = (bundle ?? "com.x").isEmpty ? nil : Source(bundleIdentifier: bundle ?? "com.x", name: "A", version: version)
+            var metadata = Metadata()
+            if pick(3) == 0 { metadata.append("HKWasUserEntered", .bool(true)) }
+            let creation: Date? = pick(2) == 0 ? nil : randomDate()
+            // Shapes the model refuses (a value out of the type's range, say) are not samples.
+            guard let quantity = try? Quantity(value, type.canonicalUnit),
+                  let common = try? SampleCommon(uuid: UUID(), startDate: start, endDate: end, metadata: metadata,
+                                                 source: saved, creationDate: creation),
+                  let q = try? QuantitySample(type: type, quantity: quantity, common: common, checkingRange: false) else { continue }
+            let (payload, ranges) = PlainQuantityBytesTests.encoded([.quantity(q)])
+            let reader: Source? = [saved, nil, bundle.map { Source(bundleIdentifier: $0, name: "B") }][pick(3)]
+            guard let plain = PlainQuantityBytes.read(payload, ranges[0], typeCode: ObjectType.quantity(type).code,
+                                                      source: reader) else { continue }
+            var fast: [UInt8] = [1, 2], slow: [UInt8] = [1, 2]
+            SampleJSONWriter.appendByField(plain, to: &slow)
+            if PlainSampleLine.write(plain, to: &fast) {
+                written += 1
+                #expect(fast == slow, "\(i): \(String(decoding: fast, as: UTF8.self)) vs \(String(decoding: slow, as: UTF8.self))")
+            } else {
+                left += 1
+                #expect(fast == [1, 2], "\(i): nothing written when it answers false")
+            }
+        }
+        #expect(written > 2500 && left > 2500, "written \(written), left \(left)")
+    }
 }

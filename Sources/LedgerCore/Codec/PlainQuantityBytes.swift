@@ -85,14 +85,9 @@ package struct PlainQuantityBytes: Sendable {
 
     /// The sample encoded at `range` of `payload` (its length prefix, then its bytes,
     /// as a save lists it) when it has the common shape (above) and type `typeCode`,
-    /// else nil. `version`: the save's (`samplesSaved` version 1 knows no flag above
-    /// 32, as `SampleCodec.readFrame` holds it).
-    package static func read(_ payload: [UInt8], _ range: Range<Int>, typeCode expected: UInt16, source: Source?,
-                             version: UInt16 = EventKind.samplesSaved.currentVersion) -> PlainQuantityBytes? {
-        read(payload, range, typeCode: expected, bundleIdentifier: source?.bundleIdentifier, version: version)
-    }
-
-    /// `read(_:_:typeCode:source:version:)` given the source's bundle identifier alone.
+    /// else nil. `bundleIdentifier`: the saving app's source's (nil: it has none).
+    /// `version`: the save's (`samplesSaved` version 1 knows no flag above 32, as
+    /// `SampleCodec.readFrame` holds it).
     package static func read(_ payload: [UInt8], _ range: Range<Int>, typeCode expected: UInt16, bundleIdentifier: String?,
                              version: UInt16 = EventKind.samplesSaved.currentVersion) -> PlainQuantityBytes? {
         precondition(range.lowerBound >= 0 && range.upperBound <= payload.count, "sample range outside its payload")

@@ -34,9 +34,9 @@ final class BackgroundHasher: @unchecked Sendable {
     /// the next `hand` (or `finish`) returns.
     func hand(_ buffer: UnsafeRawBufferPointer) {
         condition.lock()
-        while unsafe pending != nil { condition.wait() }
+        while pending != nil { condition.wait() }
         precondition(!finished, "nothing is handed over after finish")
-        unsafe pending = buffer
+        pending = buffer
         condition.broadcast()
         condition.unlock()
     }
@@ -55,17 +55,17 @@ final class BackgroundHasher: @unchecked Sendable {
     private func run() {
         while true {
             condition.lock()
-            while unsafe pending == nil && !finished { condition.wait() }
-            guard let buffer = unsafe pending else {
+            while pending == nil && !finished { condition.wait() }
+            guard let buffer = pending else {
                 exited = true
                 condition.broadcast()
                 condition.unlock()
                 return
             }
             condition.unlock()
-            unsafe hash.update(buffer)
+            hash.update(buffer)
             condition.lock()
-            unsafe pending = nil
+            pending = nil
             condition.broadcast()
             condition.unlock()
         }
