@@ -7,45 +7,22 @@ import LedgerLog
 /// counts. Every projection feeds itself in a defined order (slot order, sorted
 /// keys), never hash-map order, so the same log gives the same digest on every run
 /// and machine.
-///
-/// A digest that outgrows one buffer (`capacity`) is hashed on a thread of its own
-/// (`BackgroundHasher`) while the next buffer is filled: two buffers, each handed over
-/// full, in order, so the bytes hashed are exactly the bytes fed, as on one thread.
 struct DigestWriter: ~Copyable {
     private var hash = SHA256()
-    /// The buffer being filled.
-    private var buffer: UnsafeMutableRawBufferPointer
-    /// The other buffer, once the first is full: the one the hasher may be reading.
-    private var spare: UnsafeMutableRawBufferPointer?
+    private let buffer: UnsafeMutableRawBufferPointer
     private var used = 0
-    private var hasher: BackgroundHasher?
-    /// 1 MiB: the buffers of a 60 MB digest are handed over 60 times; a small digest
-    /// (most of them) touches only the pages it writes and starts no thread.
-    private static let capacity = 1 << 20
+    private static let capacity = 1 << 16
 
     init() { buffer = .allocate(byteCount: Self.capacity, alignment: 8) }
 
-    deinit {
-        if let hasher { _ = hasher.finish() }
-        buffer.deallocate()
-        spare?.deallocate()
-    }
+    deinit { buffer.deallocate() }
 
     @inline(__always)
     private mutating func room(_ n: Int) {
-        if used + n > Self.capacity { handOver() }
-    }
-
-    /// Hands the full buffer to the hasher (started the first time) and goes on in the other.
-    private mutating func handOver() {
-        if hasher == nil {
-            hasher = BackgroundHasher(continuing: hash)
-            spare = .allocate(byteCount: Self.capacity, alignment: 8)
+        if used + n > Self.capacity {
+            hash.update(UnsafeRawBufferPointer(rebasing: buffer[0..<used]))
+            used = 0
         }
-        // Returns once the buffer handed before (`spare`) is hashed: free to fill.
-        hasher!.hand(UnsafeRawBufferPointer(rebasing: buffer[0..<used]))
-        swap(&buffer, &spare!)
-        used = 0
     }
 
     @inline(__always)
@@ -97,13 +74,7 @@ struct DigestWriter: ~Copyable {
     }
 
     consuming func finalize() -> SHA256Digest {
-        if let hasher {
-            hasher.hand(UnsafeRawBufferPointer(rebasing: buffer[0..<used]))
-            hash = hasher.finish()
-            self.hasher = nil
-        } else {
-            hash.update(UnsafeRawBufferPointer(rebasing: buffer[0..<used]))
-        }
+        hash.update(UnsafeRawBufferPointer(rebasing: buffer[0..<used]))
         used = 0
         return hash.finalize()
     }
