@@ -143,32 +143,12 @@ package enum SampleJSONWriter {
 
     /// The UUID's 36 characters as `UUID.uuidString` writes them (upper case), unquoted.
     package static func uuid(_ uuid: UUID, _ out: inout [UInt8]) {
-        let u = uuid.uuid
-        // unsafe: the UUID's 16 bytes read in place, its 36 characters written into a
-        // buffer of exactly that size, both during the call.
-        unsafe withUnsafeBytes(of: u) { b in
-            unsafe withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
-                var j = 0
-                for i in 0..<16 {
-                    if i == 4 || i == 6 || i == 8 || i == 10 {
-                        unsafe text[j] = UInt8(ascii: "-")
-                        j += 1
-                    }
-                    let byte = unsafe b[i]
-                    unsafe text[j] = hexDigit(byte >> 4)
-                    unsafe text[j + 1] = hexDigit(byte & 15)
-                    j += 2
-                }
-                assert(j == 36)
-                unsafe out.append(contentsOf: UnsafeBufferPointer(text))
-            }
+        // unsafe: the cursor writes exactly 36 bytes into a buffer of that size, during the call.
+        unsafe withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
+            var c = unsafe ByteCursor(text.baseAddress!)
+            unsafe c.uuid(uuid)
+            unsafe out.append(contentsOf: UnsafeBufferPointer(text))
         }
-    }
-
-    /// The upper-case hexadecimal digit of `v` (0…15), as `UUID.uuidString` writes it.
-    @inline(__always)
-    private static func hexDigit(_ v: UInt8) -> UInt8 {
-        v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "A") - 10 + v
     }
 
     @inline(__always)
@@ -198,61 +178,53 @@ package enum SampleJSONWriter {
 
     /// `JSONObject.number(v)`'s bytes (CSV rows write their numbers so too).
     static func number(_ v: Double, _ out: inout [UInt8]) {
-        if v.isFinite, v == v.rounded(), abs(v) < 1e15 {
-            out.append(contentsOf: String(Int64(v)).utf8)
+        if let whole = wholeNumber(v) {
+            // unsafe: at most 16 bytes (a sign and 15 digits) into a buffer of 20, during the call.
+            unsafe withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { text in
+                var c = unsafe ByteCursor(text.baseAddress!)
+                unsafe c.integer(whole)
+                unsafe out.append(contentsOf: UnsafeBufferPointer(start: text.baseAddress!, count: c.at - text.baseAddress!))
+            }
         } else {
             out.append(contentsOf: JSONObject.number(v).utf8)
         }
     }
 
+    /// `v` when `number` writes it as a whole number (`String(Int64(v))`, as
+    /// `JSONObject.number` does): finite, whole and below 10^15 in magnitude.
+    @inline(__always)
+    static func wholeNumber(_ v: Double) -> Int64? {
+        v.isFinite && v == v.rounded() && abs(v) < 1e15 ? Int64(v) : nil
+    }
+
+    /// Seconds since 1970 of a date `date` writes itself (`ByteCursor.date`), not through
+    /// `ISO8601`: whole seconds strictly inside years 1…9999.
+    @inline(__always)
+    static func wholeSeconds(_ d: Date) -> Int64? {
+        let t = d.timeIntervalSince1970
+        guard t.isFinite, t == t.rounded(.down), t > -62_135_596_800, t < 253_402_300_800 else { return nil }
+        return Int64(t)
+    }
+
     /// `ISO8601.string(date)` for whole seconds in years 1…9999; the rest through it.
     /// In double quotes (JSON) unless `quoted` is false (CSV).
     static func date(_ d: Date, _ out: inout [UInt8], quoted: Bool = true) {
-        let t = d.timeIntervalSince1970
-        guard t.isFinite, t == t.rounded(.down), t > -62_135_596_800, t < 253_402_300_800 else {
+        guard let total = wholeSeconds(d) else {
             if quoted { out.append(UInt8(ascii: "\"")) }
             out.append(contentsOf: ISO8601.string(d).utf8)
             if quoted { out.append(UInt8(ascii: "\"")) }
             return
         }
-        let total = Int64(t)
-        let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
-        let second = Int(total - days * 86_400)
-        let civil = CivilDate.fromDaysSinceEpoch(Int(days))
         // "YYYY-MM-DDTHH:MM:SSZ" with its quotes: 22 bytes, written in place, appended once.
-        // unsafe: the buffer holds exactly the 22 bytes written, during the call.
+        // unsafe: the cursor writes exactly 22 bytes into a buffer of that size, during the call.
         unsafe withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 22) { text in
-            unsafe text[0] = UInt8(ascii: "\"")
-            unsafe digits(civil.year, 4, text, at: 1)
-            unsafe text[5] = UInt8(ascii: "-")
-            unsafe digits(civil.month, 2, text, at: 6)
-            unsafe text[8] = UInt8(ascii: "-")
-            unsafe digits(civil.day, 2, text, at: 9)
-            unsafe text[11] = UInt8(ascii: "T")
-            unsafe digits(second / 3600, 2, text, at: 12)
-            unsafe text[14] = UInt8(ascii: ":")
-            unsafe digits(second / 60 % 60, 2, text, at: 15)
-            unsafe text[17] = UInt8(ascii: ":")
-            unsafe digits(second % 60, 2, text, at: 18)
-            unsafe text[20] = UInt8(ascii: "Z")
-            unsafe text[21] = UInt8(ascii: "\"")
+            var c = unsafe ByteCursor(text.baseAddress!)
+            unsafe c.date(total)
             if quoted {
                 unsafe out.append(contentsOf: UnsafeBufferPointer(text))
             } else {
                 unsafe out.append(contentsOf: UnsafeBufferPointer(rebasing: text[1..<21]))
             }
-        }
-    }
-
-    /// Writes `value` (0 ≤ value < 10^width) as `width` decimal digits at `text[at...]`.
-    @inline(__always)
-    private static func digits(_ value: Int, _ width: Int, _ text: UnsafeMutableBufferPointer<UInt8>, at: Int) {
-        var v = value
-        var i = at + width - 1
-        while i >= at {
-            unsafe text[i] = UInt8(ascii: "0") + UInt8(v % 10)
-            v /= 10
-            i -= 1
         }
     }
 }
