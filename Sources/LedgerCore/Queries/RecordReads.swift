@@ -23,7 +23,10 @@ import LedgerLog
 /// Memory: the chunk's samples, the held payloads (at most `payloadBudget` bytes;
 /// records first read after that are not held) and the sample tables, capped at
 /// `tableBudget` entries (64 MiB: the tables of a 16M-sample ledger); past that cap
-/// tables and held payloads are dropped and records are read whole again.
+/// tables and held payloads are dropped and records are read whole again. `visit`
+/// lets a held payload go once it has handed out every sample of the record, so a
+/// walk in the order the samples were saved holds a record or two; a walk out of that
+/// order (samples saved shuffled) still holds every record it has started.
 final class RecordReads {
     private let file: any LogFile
     private var tables: [UInt64: Table] = [:]
@@ -40,6 +43,8 @@ final class RecordReads {
     /// Cap on the bytes of the payloads held (`Table.payload`).
     let payloadBudget: Int
     private var payloadBytes = 0
+    /// The most `payloadBytes` reached (tests and benchmarks).
+    private(set) var peakPayloadBytes = 0
     private(set) var scratch: [UInt8] = []
     private var headers: [SampleCodec.Header] = []
     /// Units and devices as spelled before (a pure function of their bytes, so valid
@@ -65,6 +70,11 @@ final class RecordReads {
         /// A sealed record (issue 32): its bytes in the file are ciphertext, so a sample
         /// of it is never read alone; not held, the record is read and opened again.
         var sealed = false
+        /// Samples of the record `visit` has handed out (each sample at most once in a
+        /// query's walk).
+        var visits = 0
+        /// The record's samples, correlation members included (its positions).
+        var sampleCount: Int { flat?.count ?? starts.count - 1 }
 
         init(version: UInt16, starts: [UInt32], flat: [(top: UInt32, member: Int32)]?) {
             self.version = version
@@ -198,6 +208,7 @@ final class RecordReads {
         if payloadBytes + payload.count <= payloadBudget {
             table.payload = payload
             payloadBytes += payload.count
+            peakPayloadBytes = max(peakPayloadBytes, payloadBytes)
         }
         tables[offset] = table
         tableEntries += table.starts.count + (table.flat?.count ?? 0)
@@ -240,6 +251,15 @@ final class RecordReads {
                 }
             } else {
                 (table, buffer) = try load(at: want.recordOffset)
+            }
+            // A record whose every sample this walk has now handed out is let go: a query
+            // over samples saved in its order (an import, a day's saves) holds a record
+            // or two, not the log. Should a sample of it be asked for again, its bytes
+            // are read alone, as for a record not held.
+            table.visits += 1
+            if table.visits >= table.sampleCount, let held = table.payload {
+                table.payload = nil
+                payloadBytes -= held.count
             }
             guard let at = table.locate(want.position) else {
                 throw QueryError.indexDisagrees(slot: want.slot, reason: "no position \(want.position) in its record")
