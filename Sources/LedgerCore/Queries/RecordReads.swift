@@ -311,7 +311,9 @@ final class RecordReads {
     /// sample table's entry `prefetchBytes` reads `lookahead` samples later).
     @inline(__always)
     private func prefetchStart(of want: Want) {
-        guard let table = tables[want.recordOffset], Int(want.position) < table.starts.count else { return }
+        // As `prefetchBytes`: a record holding correlations numbers its positions
+        // otherwise (`flat`), and is passed over.
+        guard let table = tables[want.recordOffset], table.flat == nil, Int(want.position) < table.starts.count else { return }
         table.starts.withUnsafeBufferPointer { hl_prefetch($0.baseAddress! + Int(want.position)) }
     }
 
