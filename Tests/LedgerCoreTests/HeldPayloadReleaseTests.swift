@@ -5,9 +5,9 @@ import HealthModel
 import LedgerReporting
 import TestSupport
 
-/// A query walking samples in the order they were saved lets each record go once it
-/// has handed out all of its samples (`RecordReads.visit`): it holds a record or two at
-/// a time, not the log, and prints what the decoded read prints.
+/// A query walking samples in chunks in the order they were saved lets each record go
+/// once it has handed out all of its samples (`RecordReads.visit`): it holds a record or
+/// two at a time, not the log, and prints what the decoded read prints.
 struct HeldPayloadReleaseTests {
     static let records = 12, perRecord = 50
 
@@ -39,7 +39,9 @@ struct HeldPayloadReleaseTests {
         let q = SampleQuery(type: QueryEngineTests.steps, sort: [SampleSortDescriptor(.startDate, ascending: ascending)])
         return try await ledger.read { state throws -> ([String], Int, [String]) in
             var got: [String] = [], expected: [String] = []
-            let reader = try SampleReader(fs, chunkSize: 16, tableBudget: 1 << 20)
+            // The walk in chunks (a walk over a whole type for a writer of lines goes in
+            // windows, which hold no payload: `QueryWindowTests`).
+            let reader = try SampleReader(fs, chunkSize: 16, tableBudget: 1 << 20, windowBytes: 0)
             try reader.forEach(q, visibility: .everything, in: &state, plain: { s in
                 var bytes: [UInt8] = []
                 SampleJSONWriter.append(s, to: &bytes)

@@ -51,6 +51,9 @@ package struct Column<Element: BitwiseCopyable & Sendable>: Sendable {
     /// Whether the elements are mapped from a snapshot (not copied).
     var isMapped: Bool { mapped != nil }
 
+    /// The mapped span, if mapped (`ColumnBlockReader`).
+    var mappedSpan: MappedSpan? { mapped }
+
     package var count: Int { mapped?.count ?? owned.count }
     package var isEmpty: Bool { count == 0 }
 
@@ -259,9 +262,19 @@ final class MappedColumnBytes: @unchecked Sendable {
     private func readAndCheck(_ b: Int) -> Bool {
         let lower = b * blockSize, upper = min(byteCount, lower + blockSize)
         let block = UnsafeMutableRawBufferPointer(rebasing: copy.bytes[lower..<upper])
+        let sound = read(b, into: block)
+        if !sound { block.initializeMemory(as: UInt8.self, repeating: 0) }
+        hl_atomic_store_u8(states + b, sound ? Self.checked : Self.damaged)
+        return sound
+    }
+
+    /// Reads block `b` from the file into `block` (exactly its length) and checks it
+    /// there: whether it is sound. A block that is not all in the file, cannot be read
+    /// or fails its check is recorded in `damage`.
+    private func read(_ b: Int, into block: UnsafeMutableRawBufferPointer) -> Bool {
         var failure: String?
         do {
-            let got = try file.read(into: block, at: fileOffset + UInt64(lower))
+            let got = try file.read(into: block, at: fileOffset + UInt64(b * blockSize))
             if got != block.count { failure = "is cut short: \(got) of its \(block.count) bytes are in the file" }
         } catch {
             failure = "cannot be read: \(error)"
@@ -270,11 +283,33 @@ final class MappedColumnBytes: @unchecked Sendable {
             failure = "fails its check"
         }
         if let failure {
-            block.initializeMemory(as: UInt8.self, repeating: 0)
             damage.record(.unreadable(file: damage.file, reason: "section \(section) block \(b) \(failure)", rule: "S8"))
         }
-        hl_atomic_store_u8(states + b, failure == nil ? Self.checked : Self.damaged)
         return failure == nil
+    }
+
+    /// Block `b`'s bytes, checked, for a reader that keeps no shared copy
+    /// (`ColumnBlockReader`): the shared copy when the block has been checked already,
+    /// else the block read from the file into `buffer` (at least a block long) and
+    /// checked there — the shared copy and the block's state untouched, so memory
+    /// does not grow with the blocks such a reader passes through. Nil when the block
+    /// is damaged (recorded in `damage`, as for any read).
+    func borrow(_ b: Int, into buffer: UnsafeMutableRawBufferPointer) -> UnsafeRawBufferPointer? {
+        let lower = b * blockSize, length = min(byteCount, lower + blockSize) - lower
+        switch hl_atomic_load_u8(states + b) {
+        case Self.checked: return UnsafeRawBufferPointer(start: base + lower, count: length)
+        case Self.damaged: return nil
+        default:  // unread, or being read by another thread: read a copy of our own
+            precondition(buffer.count >= length, "a borrowing buffer holds a block")
+            let block = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length])
+            return read(b, into: block) ? UnsafeRawBufferPointer(block) : nil
+        }
+    }
+
+    /// How many blocks have been copied into the shared copy and checked (tests: a
+    /// walk that borrows blocks leaves this unchanged).
+    var checkedBlockCount: Int {
+        (0..<crcs.count).reduce(0) { $0 + (hl_atomic_load_u8(states + $1) == Self.checked ? 1 : 0) }
     }
 
     /// Element `i` (of the section), zeros when a block it lies in is damaged.

@@ -29,8 +29,8 @@ import LedgerLog
 /// order (samples saved shuffled) still holds every record it has started.
 final class RecordReads {
     private let file: any LogFile
-    private var tables: [UInt64: Table] = [:]
-    private var tableEntries = 0
+    var tables: [UInt64: Table] = [:]
+    var tableEntries = 0
     /// Cap on the total entries of the sample tables kept.
     let tableBudget: Int
     /// The payloads a query holds by default: an eighth of the machine's memory, at
@@ -45,13 +45,15 @@ final class RecordReads {
     private var payloadBytes = 0
     /// The most `payloadBytes` reached (tests and benchmarks).
     private(set) var peakPayloadBytes = 0
+    /// Windows gathered (`gather`; tests).
+    var windowsGathered = 0
     private(set) var scratch: [UInt8] = []
     private var headers: [SampleCodec.Header] = []
     /// Units and devices as spelled before (a pure function of their bytes, so valid
     /// across records).
-    private var memo = SampleCodec.SaveMemo()
+    var memo = SampleCodec.SaveMemo()
     /// Metadata of plain samples known to pass the model's checks, by its bytes.
-    private var validMetadata = PlainQuantityBytes.ValidMetadata()
+    var validMetadata = PlainQuantityBytes.ValidMetadata()
     private var strings: [String] = []
 
     /// Where each sample of a record starts. A class: a query looks its record's
@@ -195,24 +197,34 @@ final class RecordReads {
     /// Reads the record at `offset` whole (checking its CRC32C), notes its sample
     /// table, and holds its payload while the budget allows.
     private func load(at offset: UInt64) throws -> (Table, [UInt8]) {
-        let (version, payloadLength) = try readRecord(at: offset)
-        let sealed = opened
+        let (table, payloadLength) = try loadTable(at: offset)
         let payload = Array(scratch[LogFormat.recordHeaderLength..<LogFormat.recordHeaderLength + payloadLength])
-        let table = try makeTable(payload, version: version, offset: offset)
-        table.sealed = sealed
-        if tableEntries + table.starts.count > tableBudget {
-            tables.removeAll(keepingCapacity: true)
-            tableEntries = 0
-            payloadBytes = 0
-        }
         if payloadBytes + payload.count <= payloadBudget {
             table.payload = payload
             payloadBytes += payload.count
             peakPayloadBytes = max(peakPayloadBytes, payloadBytes)
         }
+        return (table, payload)
+    }
+
+    /// Reads the record at `offset` whole (checking its CRC32C) into `scratch`, its
+    /// payload after the record header, and notes its sample table (dropping every
+    /// table and held payload first when the tables would pass `tableBudget`).
+    func loadTable(at offset: UInt64) throws -> (table: Table, payloadLength: Int) {
+        let (version, payloadLength) = try readRecord(at: offset)
+        let table = try scratch.withUnsafeBytes { b in
+            try makeTable(UnsafeRawBufferPointer(rebasing: b[LogFormat.recordHeaderLength..<LogFormat.recordHeaderLength + payloadLength]),
+                          version: version, offset: offset)
+        }
+        table.sealed = opened
+        if tableEntries + table.starts.count > tableBudget {
+            tables.removeAll(keepingCapacity: true)
+            tableEntries = 0
+            payloadBytes = 0
+        }
         tables[offset] = table
         tableEntries += table.starts.count + (table.flat?.count ?? 0)
-        return (table, payload)
+        return (table, payloadLength)
     }
 
     /// The samples of `wants`, in order, each to `plain` when it has the common shape
@@ -341,28 +353,39 @@ final class RecordReads {
         guard let at = table.locate(want.position) else {
             throw QueryError.indexDisagrees(slot: want.slot, reason: "no position \(want.position) in its record")
         }
+        let from = Int(table.starts[at.top]) - bufferStart, to = Int(table.starts[at.top + 1]) - bufferStart
+        return try decode(want, buffer, from..<to, payloadOffset: Int(table.starts[at.top]), version: table.version,
+                          member: at.member, top: (want.recordOffset, at.top), reusing: &last, source: source)
+    }
+
+    /// Decodes one wanted sample whose top-level sample (length prefix first) is
+    /// `buffer[range]`, at `payloadOffset` of its record's payload; `member` ≥ 0 picks
+    /// that member of a correlation. `top` names the top-level sample: the members of
+    /// one correlation decode it once (`last`). Checks the UUID against the index's.
+    func decode(_ want: Want, _ buffer: [UInt8], _ range: Range<Int>, payloadOffset: Int, version: UInt16, member: Int,
+                top key: (record: UInt64, top: Int), reusing last: inout DecodedTop?,
+                source: (AppOrdinal) -> Source?) throws -> Sample {
         let top: Sample
-        if let last, last.record == want.recordOffset, last.top == at.top {
+        if let last, last.record == key.record, last.top == key.top {
             top = last.sample
         } else {
-            let from = Int(table.starts[at.top]) - bufferStart, to = Int(table.starts[at.top + 1]) - bufferStart
             top = try buffer.withUnsafeBytes { b throws -> Sample in
-                var r = ByteReader(UnsafeRawBufferPointer(rebasing: b[from..<to]))
-                r.base = Int(table.starts[at.top])
+                var r = ByteReader(UnsafeRawBufferPointer(rebasing: b[range]))
+                r.base = payloadOffset
                 var sub = try r.lengthPrefixed()
-                let saved = try SampleCodec.decode(&sub, source: source(want.app), version: table.version, asMember: false,
+                let saved = try SampleCodec.decode(&sub, source: source(want.app), version: version, asMember: false,
                                                    memo: &memo)
                 try sub.finish()
                 return saved.sample
             }
-            last = DecodedTop(record: want.recordOffset, top: at.top, sample: top)
+            last = DecodedTop(record: key.record, top: key.top, sample: top)
         }
         var sample = top
-        if at.member >= 0 {
-            guard case .correlation(let c) = top, at.member < c.objects.count else {
-                throw QueryError.indexDisagrees(slot: want.slot, reason: "member \(at.member) is not in its correlation")
+        if member >= 0 {
+            guard case .correlation(let c) = top, member < c.objects.count else {
+                throw QueryError.indexDisagrees(slot: want.slot, reason: "member \(member) is not in its correlation")
             }
-            sample = .quantity(c.objects[at.member])
+            sample = .quantity(c.objects[member])
         }
         guard sample.uuid == want.uuid else {
             throw QueryError.indexDisagrees(slot: want.slot, reason: "the log holds \(sample.uuid) there, the index \(want.uuid)")
@@ -416,7 +439,7 @@ final class RecordReads {
     /// Whether the record `readRecord` read last was sealed (its plaintext is in `scratch`).
     private var opened = false
 
-    private func readExactly(count: Int, at offset: UInt64, or error: Error? = nil) throws {
+    func readExactly(count: Int, at offset: UInt64, or error: Error? = nil) throws {
         if scratch.count < count { scratch = [UInt8](repeating: 0, count: max(count, scratch.count * 2)) }
         let got = try scratch.withUnsafeMutableBytes { try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<count]), at: offset) }
         guard got == count else {
@@ -426,32 +449,35 @@ final class RecordReads {
 
     /// Notes where each sample of a save's payload starts.
     func makeTable(_ payload: [UInt8], version: UInt16, offset: UInt64) throws -> Table {
-        try payload.withUnsafeBytes { p throws -> Table in
-            var r = ByteReader(p)
-            _ = try r.varint()
-            let n = try r.count(limit: r.remaining)
-            var starts: [UInt32] = []
-            starts.reserveCapacity(n + 1)
-            var flat: [(top: UInt32, member: Int32)]?
-            for t in 0..<n {
-                starts.append(UInt32(r.absolutePosition))
-                var sub = try r.lengthPrefixed()
-                var peek = sub
-                if try peek.u8() == SampleCodec.Kind.correlation.rawValue {
-                    if flat == nil { flat = (0..<t).map { (UInt32($0), -1) } }
-                    headers.removeAll(keepingCapacity: true)
-                    strings.removeAll(keepingCapacity: true)
-                    try SampleCodec.headers(&sub, into: &headers, strings: &strings)
-                    flat!.append((UInt32(t), -1))
-                    for m in 0..<(headers.count - 1) { flat!.append((UInt32(t), Int32(m))) }
-                } else {
-                    flat?.append((UInt32(t), -1))
-                }
-            }
+        try payload.withUnsafeBytes { try makeTable($0, version: version, offset: offset) }
+    }
+
+    /// Notes where each sample of a save's payload (`p`) starts.
+    func makeTable(_ p: UnsafeRawBufferPointer, version: UInt16, offset: UInt64) throws -> Table {
+        var r = ByteReader(p)
+        _ = try r.varint()
+        let n = try r.count(limit: r.remaining)
+        var starts: [UInt32] = []
+        starts.reserveCapacity(n + 1)
+        var flat: [(top: UInt32, member: Int32)]?
+        for t in 0..<n {
             starts.append(UInt32(r.absolutePosition))
-            try r.finish()
-            return Table(version: version, starts: starts, flat: flat)
+            var sub = try r.lengthPrefixed()
+            var peek = sub
+            if try peek.u8() == SampleCodec.Kind.correlation.rawValue {
+                if flat == nil { flat = (0..<t).map { (UInt32($0), -1) } }
+                headers.removeAll(keepingCapacity: true)
+                strings.removeAll(keepingCapacity: true)
+                try SampleCodec.headers(&sub, into: &headers, strings: &strings)
+                flat!.append((UInt32(t), -1))
+                for m in 0..<(headers.count - 1) { flat!.append((UInt32(t), Int32(m))) }
+            } else {
+                flat?.append((UInt32(t), -1))
+            }
         }
+        starts.append(UInt32(r.absolutePosition))
+        try r.finish()
+        return Table(version: version, starts: starts, flat: flat)
     }
 }
 

@@ -134,6 +134,24 @@ package struct SampleReader {
     let reads: RecordReads
     /// Slots fetched per step.
     package let chunkSize: Int
+    /// The memory a walk in windows may use for one window (0: no windows).
+    let windowBytes: Int
+
+    /// What a walk in windows uses by default: 128 MiB a window (about 900,000 step
+    /// samples).
+    static let defaultWindowBytes = 128 << 20
+    /// The bytes of a sample the first window is sized for (later windows, from the
+    /// bytes per sample the previous one took): a step sample takes about 52.
+    static let firstWindowSampleBytes = 64
+    /// The most windows a walk takes: each reads the slot column and the records it
+    /// needs again, so a larger answer takes larger windows, not more of them (at 10M
+    /// step samples, 8 windows of 1.25M; at 100M, of 12.5M).
+    static let windowsMost = 8
+    /// Bytes a window uses per place besides the sample's own bytes: its sort key and
+    /// the sort's working space (kept from window to window: fresh pages cost more than
+    /// the memory saved), its fetch, identity and span.
+    static let windowEntryBytes = 8 + 8 + MemoryLayout<RecordReads.Window.Fetch>.stride
+        + MemoryLayout<RecordReads.Window.Identity>.stride + MemoryLayout<RecordReads.Window.Span>.stride
 
     /// A reader of the ledger in `fs` (opens the log read-only).
     package init(_ fs: any LogFileSystem, chunkSize: Int = 4096) throws {
@@ -141,10 +159,13 @@ package struct SampleReader {
     }
 
     /// `tableBudget`: cap on the sample-table entries kept, `payloadBudget` on the bytes
-    /// of record payloads held (`RecordReads`); tests make them tiny.
-    init(_ fs: any LogFileSystem, chunkSize: Int, tableBudget: Int, payloadBudget: Int = RecordReads.defaultPayloadBudget) throws {
+    /// of record payloads held (`RecordReads`), `windowBytes` on a window's memory (0:
+    /// never walk in windows); tests make them tiny.
+    init(_ fs: any LogFileSystem, chunkSize: Int, tableBudget: Int, payloadBudget: Int = RecordReads.defaultPayloadBudget,
+         windowBytes: Int = SampleReader.defaultWindowBytes) throws {
         reads = try RecordReads(fs: fs, tableBudget: tableBudget, payloadBudget: payloadBudget)
         self.chunkSize = max(1, chunkSize)
+        self.windowBytes = max(0, windowBytes)
     }
 
     /// Streams the samples of `query` as `visibility` allows, in the query's order
@@ -361,6 +382,74 @@ package struct SampleReader {
                 }
                 stop = list.count
                 step = 1
+            }
+            /// A walk over a whole timeline for a writer of lines, in windows: the next
+            /// timeline entries; their slots read in slot order, each block of a mapped
+            /// slot column once a window with no shared copy kept (`ColumnBlockReader`);
+            /// their samples gathered from the log in log order (`RecordReads.gather`);
+            /// then handed out in the timeline's order. Memory is a window's, whatever
+            /// the answer's size and the order the samples were saved in: no record
+            /// payload held, no slot block kept. (The walk in chunks below holds every
+            /// record it has started and keeps the slot blocks it reads: for paging and
+            /// for other orders.)
+            func walkInWindows(_ plain: (write: (consuming PlainQuantityBytes) throws -> Void, admit: (PlainQuantityBytes) -> Bool?)) throws {
+                let timelineReader = ColumnBlockReader(list)
+                let slotReader = ColumnBlockReader(index.slots)
+                var keys: [UInt64] = [], spare: [UInt64] = []
+                var window = RecordReads.Window()
+                var bytesPerPlace = Self.windowEntryBytes + Self.firstWindowSampleBytes
+                let candidates = abs(stop - i)
+                while i != stop {
+                    // The window's places: the next timeline entries, keyed (slot, place); the
+                    // rest in this window when they would make a window of less than half.
+                    var size = max(windowBytes / bytesPerPlace, (candidates + Self.windowsMost - 1) / Self.windowsMost, 1)
+                    if abs(stop - i) < size + size / 2 { size = abs(stop - i) }
+                    keys.removeAll(keepingCapacity: true)
+                    keys.reserveCapacity(size)
+                    while keys.count < size && i != stop {
+                        let slot = timelineReader[i]
+                        i += step
+                        // The one-byte flag first, as in the walk in chunks.
+                        if let userEntered, Int(slot) < userEntered.count, userEntered[Int(slot)] == 0 { continue }
+                        keys.append(UInt64(slot) << 32 | UInt64(keys.count))
+                    }
+                    try state.checkIntact()  // S8: slot numbers from a damaged timeline block are zeros
+                    RadixSort.sortByUpperHalf(&keys, scratch: &spare)
+                    window.reset(places: keys.count)
+                    for key in keys {
+                        let slot = UInt32(truncatingIfNeeded: key >> 32)
+                        let e = slotReader[Int(slot)]
+                        let app = index.app(slot, e)
+                        guard admits(slot, e, app) else { continue }
+                        window.want(want(slot, e, app), at: Int(truncatingIfNeeded: key & 0xFFFF_FFFF))
+                    }
+                    try state.checkIntact()  // S8: never read the log at offsets a damaged block gave
+                    try reads.gather(&window)
+                    let gathered = window.fetches.count
+                    try reads.visit(window: window, typeCode: typeCode, source: sourceOf, admit: plain.admit, plain: { bytes in
+                        try plain.write(consume bytes)
+                        return true
+                    }, decoded: { w, found in
+                        let sample = try present(w, found)
+                        if let filter, !filter(sample) { return true }
+                        try body(sample)
+                        return true
+                    })
+                    // The next window: as many places as the budget holds at this one's
+                    // bytes per sample.
+                    if gathered > 0 {
+                        bytesPerPlace = Self.windowEntryBytes + (window.arenaBytes + gathered - 1) / gathered
+                    }
+                }
+                try state.checkIntact()
+            }
+            // Windows for the common shape of a quantity type's samples: a sample of
+            // another kind may be far larger (an electrocardiogram's voltages), and a
+            // window is sized before its samples are read.
+            if let plain, case .quantity? = ObjectType(code: typeCode), order.timelineDirection != nil, limit == Int.max,
+               windowBytes > 0 {
+                try walkInWindows(plain)
+                return nil
             }
             var emitted = 0
             var last: UInt32?
