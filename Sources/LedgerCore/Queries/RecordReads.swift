@@ -26,7 +26,9 @@ import LedgerLog
 /// tables and held payloads are dropped and records are read whole again. `visit`
 /// lets a held payload go once it has handed out every sample of the record, so a
 /// walk in the order the samples were saved holds a record or two; a walk out of that
-/// order (samples saved shuffled) still holds every record it has started.
+/// order (samples saved shuffled) still holds every record it has started — which is
+/// why a walk over a whole quantity type goes in windows instead (`gather`,
+/// RecordReads+Gather.swift), holding no payload.
 final class RecordReads {
     private let file: any LogFile
     var tables: [UInt64: Table] = [:]

@@ -124,6 +124,12 @@ public struct SamplePage: Sendable, Hashable {
 /// 3. **Emit** them in order to the caller as they are decoded: memory is bounded
 ///    by the chunk, not by the answer.
 ///
+/// A walk over a whole quantity type for a writer of lines (`plain`, start-date order,
+/// no limit) goes in windows instead (`walkInWindows` in `run`): a window's slots read
+/// in slot order, its samples gathered in log order, then handed out in the query's
+/// order; its memory is a window's (`defaultWindowBytes`), with no record payload held
+/// and no block of a mapped slot column kept.
+///
 /// Paging: `after` names the last sample of the previous page (any sample of the
 /// type the caller may see, even one deleted since); the read resumes strictly after
 /// it in the order. Slots are never reused and a sample's dates never change, so a
