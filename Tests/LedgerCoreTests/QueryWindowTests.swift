@@ -126,6 +126,37 @@ struct QueryWindowTests {
         }
     }
 
+    /// Samples saved in about the query's order lie in a short run of slots: the walk
+    /// keeps to small windows (each reads its records once); saved shuffled, a small
+    /// window's slots lie far apart, and it grows to the budget's size. Both print the
+    /// decoded read's lines.
+    @Test func closeSlotsKeepWindowsSmall() async throws {
+        for inOrder in [true, false] {
+            let fs = SimulatedFileSystem()
+            let ledger = try await HeldPayloadReleaseTests.ledger(fs, inOrder: inOrder)
+            for ascending in [true, false] {
+                let q = SampleQuery(type: QueryEngineTests.steps, sort: [.init(.startDate, ascending: ascending)])
+                let (got, expected, windows) = try await ledger.read { state throws -> ([String], [String], Int) in
+                    var got: [String] = [], expected: [String] = []
+                    let reader = try SampleReader(fs, chunkSize: 5, tableBudget: 1 << 20, windowBytes: 1 << 20, localPlaces: 16)
+                    try reader.forEach(q, visibility: .everything, in: &state, plain: { s in
+                        var bytes: [UInt8] = []
+                        SampleJSONWriter.append(s, to: &bytes)
+                        got.append(String(decoding: bytes, as: UTF8.self))
+                    }) { got.append(PlainQuantityReadTests.line($0)) }
+                    try SampleReader(fs, chunkSize: 5, tableBudget: 1 << 20, windowBytes: 0).forEach(q, visibility: .everything,
+                                                                                                      in: &state) {
+                        expected.append(PlainQuantityReadTests.line($0))
+                    }
+                    return (got, expected, reader.reads.windowsGathered)
+                }
+                #expect(got.count == 600 && got == expected, "in order \(inOrder), ascending \(ascending)")
+                // 600 samples: windows of 16 places, or one window of all.
+                #expect(windows == (inOrder ? 38 : 1), "in order \(inOrder), ascending \(ascending): \(windows)")
+            }
+        }
+    }
+
     /// On a mapped snapshot whose slot column is two blocks (106,000 slots of 40 bytes;
     /// a block is 4 MiB): the walk in windows answers as the decoded read, and leaves the
     /// slot column's shared copy as it found it — its blocks went through the walk's own

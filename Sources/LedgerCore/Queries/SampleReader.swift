@@ -142,6 +142,8 @@ package struct SampleReader {
     package let chunkSize: Int
     /// The memory a walk in windows may use for one window (0: no windows).
     let windowBytes: Int
+    /// The places of a window over slots that lie close together (`localWindow`).
+    let localPlaces: Int
 
     /// What a walk in windows uses by default: 128 MiB a window (about 900,000 step
     /// samples).
@@ -153,6 +155,9 @@ package struct SampleReader {
     /// needs again, so a larger answer takes larger windows, not more of them (at 10M
     /// step samples, 8 windows of 1.25M; at 100M, of 12.5M).
     static let windowsMost = 8
+    /// The places of a window over slots that lie close together (samples saved in
+    /// about the query's order): it reads nothing twice, so it need not be larger.
+    static let localWindow = 1 << 16
     /// Bytes a window uses per place besides the sample's own bytes: its sort key and
     /// the sort's working space (kept from window to window: fresh pages cost more than
     /// the memory saved), its fetch, identity and span.
@@ -166,12 +171,14 @@ package struct SampleReader {
 
     /// `tableBudget`: cap on the sample-table entries kept, `payloadBudget` on the bytes
     /// of record payloads held (`RecordReads`), `windowBytes` on a window's memory (0:
-    /// never walk in windows); tests make them tiny.
+    /// never walk in windows), `localPlaces` the places of a window over close slots;
+    /// tests make them tiny.
     init(_ fs: any LogFileSystem, chunkSize: Int, tableBudget: Int, payloadBudget: Int = RecordReads.defaultPayloadBudget,
-         windowBytes: Int = SampleReader.defaultWindowBytes) throws {
+         windowBytes: Int = SampleReader.defaultWindowBytes, localPlaces: Int = SampleReader.localWindow) throws {
         reads = try RecordReads(fs: fs, tableBudget: tableBudget, payloadBudget: payloadBudget)
         self.chunkSize = max(1, chunkSize)
         self.windowBytes = max(0, windowBytes)
+        self.localPlaces = max(1, localPlaces)
     }
 
     /// Streams the samples of `query` as `visibility` allows, in the query's order
@@ -410,17 +417,32 @@ package struct SampleReader {
                     // rest in this window when they would make a window of less than half.
                     var size = max(windowBytes / bytesPerPlace, (candidates + Self.windowsMost - 1) / Self.windowsMost, 1)
                     if abs(stop - i) < size + size / 2 { size = abs(stop - i) }
+                    func take(upTo size: Int) {
+                        while keys.count < size && i != stop {
+                            let slot = timelineReader[i]
+                            i += step
+                            // The one-byte flag first, as in the walk in chunks.
+                            if let userEntered, Int(slot) < userEntered.count, userEntered[Int(slot)] == 0 { continue }
+                            keys.append(UInt64(slot) << 32 | UInt64(keys.count))
+                        }
+                    }
+                    // A small window first: samples saved in about the query's order (an
+                    // import, a day's saves) lie in a run of slots a few times the window's
+                    // length, and then a small window reads nothing twice. Only when its
+                    // slots lie farther apart (or over half of all slots) does it grow to
+                    // the budget's size.
                     keys.removeAll(keepingCapacity: true)
-                    keys.reserveCapacity(size)
-                    while keys.count < size && i != stop {
-                        let slot = timelineReader[i]
-                        i += step
-                        // The one-byte flag first, as in the walk in chunks.
-                        if let userEntered, Int(slot) < userEntered.count, userEntered[Int(slot)] == 0 { continue }
-                        keys.append(UInt64(slot) << 32 | UInt64(keys.count))
+                    let small = min(size, localPlaces)
+                    keys.reserveCapacity(small)
+                    take(upTo: small)
+                    RadixSort.sortByUpperHalf(&keys, scratch: &spare)
+                    let spread = Int((keys.last ?? 0) >> 32) - Int((keys.first ?? 0) >> 32)
+                    if keys.count == small && size > small && (spread >= 4 * small || spread >= index.slots.count / 2) {
+                        keys.reserveCapacity(size)
+                        take(upTo: size)
+                        RadixSort.sortByUpperHalf(&keys, scratch: &spare)
                     }
                     try state.checkIntact()  // S8: slot numbers from a damaged timeline block are zeros
-                    RadixSort.sortByUpperHalf(&keys, scratch: &spare)
                     window.reset(places: keys.count)
                     for key in keys {
                         let slot = UInt32(truncatingIfNeeded: key >> 32)
