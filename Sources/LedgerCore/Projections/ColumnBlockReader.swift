@@ -39,7 +39,10 @@ final class ColumnBlockReader<Element: BitwiseCopyable & Sendable> {
         mapped = span?.bytes
         first = span?.first ?? 0
         mappedCount = span?.count ?? 0
-        blockSize = span?.bytes.blockSize ?? 1
+        blockSize = span?.bytes.blockSize ?? MemoryLayout<Element>.stride
+        // An element spans at most two blocks: a snapshot's column layout refuses
+        // smaller blocks (S3, `ColumnSource.layout`).
+        precondition(blockSize >= MemoryLayout<Element>.stride, "a block holds an element")
     }
 
     deinit {

@@ -88,7 +88,11 @@ struct ColumnSource: Sendable {
              Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self))))
         }
         let prefixLength = Self.prefixLength(blocks: blocks)
-        guard blockSize > 0, prefixLength <= length else { return nil }
+        // A block holds an element at least, and its blocks start on elements' alignment
+        // (4 MiB as written): an element then spans at most two blocks, which is all a
+        // reader checks (`MappedColumnBytes.element`, `ColumnBlockReader`), and a
+        // timeline's slot numbers never straddle two (the value check sees each whole).
+        guard blockSize >= MemoryLayout<T>.stride, blockSize % MemoryLayout<T>.alignment == 0, prefixLength <= length else { return nil }
         var prefix = [UInt8](repeating: 0, count: prefixLength)
         guard try prefix.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) }) == prefixLength,
               CRC32C.checksum(prefix) == crc else { return nil }
