@@ -148,6 +148,8 @@ struct QueryWindowTests {
                                                                                                       in: &state) {
                         expected.append(PlainQuantityReadTests.line($0))
                     }
+                    // Close slots keep no sample table; far ones keep every record's.
+                    #expect(reader.reads.tables.count == (inOrder ? 0 : 12), "in order \(inOrder)")
                     return (got, expected, reader.reads.windowsGathered)
                 }
                 #expect(got.count == 600 && got == expected, "in order \(inOrder), ascending \(ascending)")

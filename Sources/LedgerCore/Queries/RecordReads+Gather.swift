@@ -109,8 +109,10 @@ extension RecordReads {
     /// read once: whole and checked (its CRC32C) the first time this reader meets it,
     /// its sample table noted; later, as `samples` reads bytes this reader has checked
     /// before, the span holding the wanted samples or each sample alone when they lie
-    /// far apart. No payload is held.
-    func gather(_ window: inout Window) throws {
+    /// far apart. No payload is held. `keepTables`: whether the sample tables of the
+    /// records read whole are kept for later windows (a window over close slots: its
+    /// records are not met again, but at its edges).
+    func gather(_ window: inout Window, keepTables: Bool = true) throws {
         windowsGathered += 1
         var i = 0
         let fetches = window.fetches
@@ -121,12 +123,12 @@ extension RecordReads {
             // forged with valid checksums — a record would be read once per run: slower,
             // never wrong, since each read is checked as any other.)
             while j < fetches.count, fetches[j].recordOffset == offset { j += 1 }
-            try gather(fetches[i..<j], record: offset, into: &window)
+            try gather(fetches[i..<j], record: offset, keepTable: keepTables, into: &window)
             i = j
         }
     }
 
-    private func gather(_ group: ArraySlice<Window.Fetch>, record offset: UInt64, into w: inout Window) throws {
+    private func gather(_ group: ArraySlice<Window.Fetch>, record offset: UInt64, keepTable: Bool, into w: inout Window) throws {
         let payloadBase = offset + UInt64(LogFormat.recordHeaderLength)
         if let table = tables[offset], let payload = table.payload {
             try payload.withUnsafeBytes { try copy(group, table: table, from: $0, bufferStart: 0, into: &w) }
@@ -165,7 +167,7 @@ extension RecordReads {
             }
             return
         }
-        let (table, length) = try loadTable(at: offset)
+        let (table, length) = try loadTable(at: offset, keep: keepTable)
         let header = LogFormat.recordHeaderLength
         try scratch.withUnsafeBytes {
             try copy(group, table: table, from: UnsafeRawBufferPointer(rebasing: $0[header..<header + length]), bufferStart: 0, into: &w)

@@ -210,15 +210,17 @@ final class RecordReads {
     }
 
     /// Reads the record at `offset` whole (checking its CRC32C) into `scratch`, its
-    /// payload after the record header, and notes its sample table (dropping every
-    /// table and held payload first when the tables would pass `tableBudget`).
-    func loadTable(at offset: UInt64) throws -> (table: Table, payloadLength: Int) {
+    /// payload after the record header, and notes its sample table when `keep`
+    /// (dropping every table and held payload first when the tables would pass
+    /// `tableBudget`).
+    func loadTable(at offset: UInt64, keep: Bool = true) throws -> (table: Table, payloadLength: Int) {
         let (version, payloadLength) = try readRecord(at: offset)
         let table = try scratch.withUnsafeBytes { b in
             try makeTable(UnsafeRawBufferPointer(rebasing: b[LogFormat.recordHeaderLength..<LogFormat.recordHeaderLength + payloadLength]),
                           version: version, offset: offset)
         }
         table.sealed = opened
+        guard keep else { return (table, payloadLength) }
         if tableEntries + table.starts.count > tableBudget {
             tables.removeAll(keepingCapacity: true)
             tableEntries = 0

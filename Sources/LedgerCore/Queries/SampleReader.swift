@@ -437,7 +437,8 @@ package struct SampleReader {
                     take(upTo: small)
                     RadixSort.sortByUpperHalf(&keys, scratch: &spare)
                     let spread = Int((keys.last ?? 0) >> 32) - Int((keys.first ?? 0) >> 32)
-                    if keys.count == small && size > small && (spread >= 4 * small || spread >= index.slots.count / 2) {
+                    let scattered = spread >= 4 * small || spread >= index.slots.count / 2
+                    if keys.count == small && size > small && scattered {
                         keys.reserveCapacity(size)
                         take(upTo: size)
                         RadixSort.sortByUpperHalf(&keys, scratch: &spare)
@@ -452,7 +453,10 @@ package struct SampleReader {
                         window.want(want(slot, e, app), at: Int(truncatingIfNeeded: key & 0xFFFF_FFFF))
                     }
                     try state.checkIntact()  // S8: never read the log at offsets a damaged block gave
-                    try reads.gather(&window)
+                    // Sample tables are kept for later windows where slots lie far apart:
+                    // close ones' records are not met again (but at a window's edge, read
+                    // whole once more), and their tables were 4 bytes a sample for nothing.
+                    try reads.gather(&window, keepTables: scattered)
                     let gathered = window.fetches.count
                     try reads.visit(window: window, typeCode: typeCode, source: sourceOf, admit: plain.admit, plain: { bytes in
                         try plain.write(consume bytes)
