@@ -405,13 +405,19 @@ package struct SampleReader {
             /// payload held, no slot block kept. (The walk in chunks below holds every
             /// record it has started and keeps the slot blocks it reads: for paging and
             /// for other orders.)
-            func walkInWindows(_ plain: (write: (consuming PlainQuantityBytes) throws -> Void, admit: (PlainQuantityBytes) -> Bool?)) throws {
+            ///
+            /// False, having read only timeline entries, when one window would take the whole walk over
+            /// slots far apart: the walk in chunks then holds no more than that window
+            /// would, and is faster (no sort, no copy into an arena: 1M samples saved
+            /// shuffled, 0.73 s and 131 MB against 0.81 s and 176 MB).
+            func walkInWindows(_ plain: (write: (consuming PlainQuantityBytes) throws -> Void, admit: (PlainQuantityBytes) -> Bool?)) throws -> Bool {
                 let timelineReader = ColumnBlockReader(list)
                 let slotReader = ColumnBlockReader(index.slots)
                 var keys: [UInt64] = [], spare: [UInt64] = []
                 var window = RecordReads.Window()
                 var bytesPerPlace = Self.windowEntryBytes + Self.firstWindowSampleBytes
-                let candidates = abs(stop - i)
+                let candidates = abs(stop - i), start = i
+                var first = true
                 while i != stop {
                     // The window's places: the next timeline entries, keyed (slot, place); the
                     // rest in this window when they would make a window of less than half.
@@ -443,6 +449,11 @@ package struct SampleReader {
                         take(upTo: size)
                         RadixSort.sortByUpperHalf(&keys, scratch: &spare)
                     }
+                    if first && scattered && i == stop {
+                        i = start
+                        return false
+                    }
+                    first = false
                     try state.checkIntact()  // S8: slot numbers from a damaged timeline block are zeros
                     window.reset(places: keys.count)
                     for key in keys {
@@ -474,14 +485,14 @@ package struct SampleReader {
                     }
                 }
                 try state.checkIntact()
+                return true
             }
             // Windows for the common shape of a quantity type's samples: a sample of
             // another kind may be far larger (an electrocardiogram's voltages), and a
             // window is sized before its samples are read.
             if let plain, case .quantity? = ObjectType(code: typeCode), order.timelineDirection != nil, limit == Int.max,
                windowBytes > 0 {
-                try walkInWindows(plain)
-                return nil
+                if try walkInWindows(plain) { return nil }
             }
             var emitted = 0
             var last: UInt32?
