@@ -414,8 +414,8 @@ package struct SampleReader {
             /// holds at most (`chunkWalkBytesPerSlot`): the walk in chunks is then faster
             /// (no sort, no copy into an arena: 1M samples saved shuffled, 0.73 s and 131
             /// MB against 0.81 s and 176 MB). A filtered walk's window holds its matches
-            /// alone (`--where` of a tenth of 1M: 0.17 s and 63 MB in a window, 0.26 s
-            /// and 129 MB in chunks).
+            /// alone (`--where` of a tenth of 1M: 0.16–0.17 s and 65 MB in a window,
+            /// 0.22–0.23 s and 132 MB in chunks).
             func walkInWindows(_ plain: (write: (consuming PlainQuantityBytes) throws -> Void, admit: (PlainQuantityBytes) -> Bool?)) throws -> Bool {
                 let timelineReader = ColumnBlockReader(list)
                 let slotReader = ColumnBlockReader(index.slots)
