@@ -174,7 +174,7 @@ extension RecordReads {
         }
     }
 
-    private func locate(_ fetch: Window.Fetch, in table: Table, _ w: Window) throws -> (top: Int, member: Int) {
+    private func locate(_ fetch: Window.Fetch, in table: Table, _ w: borrowing Window) throws -> (top: Int, member: Int) {
         guard let at = table.locate(fetch.position) else {
             throw QueryError.indexDisagrees(slot: w.identities[Int(fetch.place)].slot, reason: "no position \(fetch.position) in its record")
         }
