@@ -136,7 +136,7 @@ extension RecordReads {
         }
         if let table = tables[offset], !table.sealed {
             // Checked by this reader before: read the span of the wanted samples, or each
-            // alone (a read costs about as much as copying 8 KiB, as in `samples`).
+            // alone (`readsOneSpan`, as `samples` does).
             var first = Int.max, last = -1, tops = 0, total = 0, previous = -1
             for fetch in group {
                 let top = try locate(fetch, in: table, w).top
@@ -149,7 +149,7 @@ extension RecordReads {
                 }
             }
             let from = Int(table.starts[first]), span = Int(table.starts[last + 1]) - from
-            if 1 + span / 8192 <= tops + total / 8192 {
+            if Self.readsOneSpan(span: span, tops: tops, bytes: total) {
                 try readExactly(count: span, at: payloadBase + UInt64(from))
                 try scratch.withUnsafeBytes {
                     try copy(group, table: table, from: UnsafeRawBufferPointer(rebasing: $0[0..<span]), bufferStart: from, into: &w)
@@ -245,13 +245,8 @@ extension RecordReads {
                     bundle = name.map { String(decoding: Array($0.utf8), as: UTF8.self) }
                 }
                 handedOut &+= 1
-                if let bytes = PlainQuantityBytes.read(w.arena[Int(span.chunk)], span.range, typeCode: typeCode, bundleIdentifier: bundle,
-                                                       version: span.version),
-                   bytes.passesModelChecks(memo: &memo, valid: &validMetadata) {
-                    guard bytes.uuid == identity.uuid else {
-                        throw QueryError.indexDisagrees(slot: identity.slot,
-                                                        reason: "the log holds \(bytes.uuid) there, the index \(identity.uuid)")
-                    }
+                if let bytes = try plainSample(w.arena[Int(span.chunk)], span.range, typeCode: typeCode, bundleIdentifier: bundle,
+                                               version: span.version, uuid: identity.uuid, slot: identity.slot) {
                     switch admit(bytes) {
                     case true?: if try !plain(consume bytes) { return }
                                 continue

@@ -177,8 +177,7 @@ final class RecordReads {
             }
             let span = Int(table.starts[tops.last! + 1] - table.starts[tops[0]])
             let total = tops.reduce(0) { $0 + Int(table.starts[$1 + 1] - table.starts[$1]) }
-            // A read costs about as much as copying 8 KiB: one span read or one per sample.
-            if 1 + span / 8192 <= tops.count + total / 8192 {
+            if Self.readsOneSpan(span: span, tops: tops.count, bytes: total) {
                 let from = Int(table.starts[tops[0]])
                 try readExactly(count: span, at: payloadBase + UInt64(from))
                 try decode(group, wants, table: table, buffer: scratch, bufferStart: from, source: source, into: &out)
@@ -286,12 +285,8 @@ final class RecordReads {
                     bundleApp = want.app
                     bundle = source(want.app)?.bundleIdentifier
                 }
-                if let bytes = PlainQuantityBytes.read(buffer, from..<to, typeCode: typeCode, bundleIdentifier: bundle,
-                                                       version: table.version),
-                   bytes.passesModelChecks(memo: &memo, valid: &validMetadata) {
-                    guard bytes.uuid == want.uuid else {
-                        throw QueryError.indexDisagrees(slot: want.slot, reason: "the log holds \(bytes.uuid) there, the index \(want.uuid)")
-                    }
+                if let bytes = try plainSample(buffer, from..<to, typeCode: typeCode, bundleIdentifier: bundle, version: table.version,
+                                               uuid: want.uuid, slot: want.slot) {
                     switch admit(bytes) {
                     case true?: if try !plain(i, consume bytes) { return }
                                 continue
@@ -303,6 +298,27 @@ final class RecordReads {
             let sample = try decode(want, table: table, buffer: buffer, bufferStart: bufferStart, reusing: &last, source: source)
             if try !decoded(i, sample) { return }
         }
+    }
+
+    /// Whether the wanted samples of a record checked before are read as one span
+    /// (`span` bytes) rather than each alone (`tops` reads, `bytes` in all): a read
+    /// costs about as much as copying 8 KiB.
+    static func readsOneSpan(span: Int, tops: Int, bytes: Int) -> Bool {
+        1 + span / 8192 <= tops + bytes / 8192
+    }
+
+    /// The sample at `buffer[range]` read in place (`PlainQuantityBytes`) when it has the
+    /// common shape of type `typeCode` and passes the model's checks; nil: it is to be
+    /// decoded. Throws when its UUID is not the index's (`uuid`, at `slot`).
+    func plainSample(_ buffer: [UInt8], _ range: Range<Int>, typeCode: UInt16, bundleIdentifier: String?, version: UInt16,
+                     uuid: UUID, slot: UInt32) throws -> PlainQuantityBytes? {
+        guard let bytes = PlainQuantityBytes.read(buffer, range, typeCode: typeCode, bundleIdentifier: bundleIdentifier,
+                                                  version: version),
+              bytes.passesModelChecks(memo: &memo, valid: &validMetadata) else { return nil }
+        guard bytes.uuid == uuid else {
+            throw QueryError.indexDisagrees(slot: slot, reason: "the log holds \(bytes.uuid) there, the index \(uuid)")
+        }
+        return bytes
     }
 
     /// How far ahead `visit` asks for a sample's bytes.
