@@ -64,4 +64,19 @@ struct CategoryTypeTableTests {
         #expect(ObjectType.category(try CategoryType(identifier: "hypertensionEvent")).isAppleOnly)
         #expect(!ObjectType.category(try CategoryType(identifier: "headache")).isAppleOnly)
     }
+
+    /// `isAppleOnly(code:)` (a bit per code, what replay asks for every sample) says yes
+    /// for exactly the listed types and the activity summary, over every 16-bit code.
+    @Test func appleOnlyByCodeIsTheListOverEveryCode() throws {
+        let listed = try (ObjectType.appleOnlyQuantityTypes + ObjectType.appleOnlyCategoryTypes).map { try ObjectType(identifier: $0).code }
+        let expected = Set(listed + [ObjectType.activitySummary.code])
+        #expect(expected.count == 17)
+        var found: Set<UInt16> = []
+        for code in 0...UInt16.max where ObjectType.isAppleOnly(code: code) { found.insert(code) }
+        #expect(found == expected)
+        for code in 0...UInt16.max {
+            if let type = ObjectType(code: code) { #expect(type.isAppleOnly == expected.contains(code)) }
+        }
+        #expect(!ObjectType.isAppleOnly(code: ObjectType.quantity(.stepCount).code))
+    }
 }

@@ -27,10 +27,25 @@ extension ObjectType {
         "sleepApneaEvent", "hypertensionEvent",
     ]
 
-    static let appleOnlyCodes: Set<UInt16> = Set((appleOnlyQuantityTypes + appleOnlyCategoryTypes).compactMap {
+    static let appleOnlyCodes: [UInt16] = (appleOnlyQuantityTypes + appleOnlyCategoryTypes).compactMap {
         (try? ObjectType(identifier: $0))?.code
-    } + [ObjectType.activitySummary.code])  // HKActivitySummaryType: the rings, read-only
+    } + [ObjectType.activitySummary.code]  // HKActivitySummaryType: the rings, read-only
+
+    /// `appleOnlyCodes` as a bit per type code (codes are below 2^16: 1,024 words), so
+    /// that the check replay makes for every saved sample is a load, not a hash.
+    static let appleOnlyBits: [UInt64] = {
+        var bits = [UInt64](repeating: 0, count: 1 << 10)
+        for code in appleOnlyCodes { bits[Int(code) >> 6] |= 1 << (UInt64(code) & 63) }
+        return bits
+    }()
 
     /// Whether only Apple computes this type: apps may read it, never share it.
-    public var isAppleOnly: Bool { Self.appleOnlyCodes.contains(code) }
+    public var isAppleOnly: Bool { Self.isAppleOnly(code: code) }
+
+    /// Whether the type with this code is one only Apple computes (false for a code
+    /// that names no type).
+    @inline(__always)
+    public static func isAppleOnly(code: UInt16) -> Bool {
+        appleOnlyBits[Int(code) >> 6] & (1 << (UInt64(code) & 63)) != 0
+    }
 }

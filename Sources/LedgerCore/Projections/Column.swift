@@ -54,12 +54,16 @@ package struct Column<Element: BitwiseCopyable & Sendable>: Sendable {
     /// The mapped span, if mapped (`ColumnBlockReader`).
     var mappedSpan: MappedSpan? { mapped }
 
-    package var count: Int { mapped?.count ?? owned.count }
+    // Read in place (`subscript`'s note): `mapped?.count` copied the span, a retain and
+    // a release per call, which replay's fold made for every sample.
+    package var count: Int { mapped == nil ? owned.count : mapped.unsafelyUnwrapped.count }
     package var isEmpty: Bool { count == 0 }
 
     /// The elements as a buffer, every mapped block checked first.
+    @inline(__always)
     package func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Element>) throws -> R) rethrows -> R {
-        guard let m = mapped else { return try owned.withUnsafeBufferPointer(body) }
+        guard mapped != nil else { return try owned.withUnsafeBufferPointer(body) }
+        let m = mapped.unsafelyUnwrapped
         return try m.bytes.withElements(Element.self, first: m.first, count: m.count, body)
     }
 
@@ -78,7 +82,10 @@ package struct Column<Element: BitwiseCopyable & Sendable>: Sendable {
         }
     }
 
-    package var last: Element? { count == 0 ? nil : self[count - 1] }
+    package var last: Element? {
+        guard mapped != nil else { return owned.last }
+        return count == 0 ? nil : self[count - 1]
+    }
 
     /// Asks the CPU to start loading element `i`'s cache line (a hint: nothing is read,
     /// checked or faulted in; an index out of range is ignored). For loops that visit a

@@ -63,7 +63,9 @@ package struct LedgerState: Sendable, Equatable {
     /// The `recordedAt` of the last event folded in (ns since the epoch).
     package private(set) var lastRecordedAt: Int64 = 0
     /// Events folded in, by kind.
-    package private(set) var eventCounts: [UInt16: UInt64] = [:]
+    private var kindCounts = EventKindCounts()
+    /// Events folded in, by kind (the kinds folded at least once).
+    package var eventCounts: [UInt16: UInt64] { kindCounts.dictionary }
     /// Events passed over, never applied: those of aborted imports, their
     /// `importStarted` and `importAborted` included (rule E11). `lastSequence` counts
     /// them; no projection holds anything of them.
@@ -93,18 +95,10 @@ package struct LedgerState: Sendable, Equatable {
         #endif
         lastSequence = sequence
         lastRecordedAt = recordedAt
-        eventCounts[kind, default: 0] += 1
+        kindCounts.add(kind)
         switch facts {
         case .samplesSaved(let app, let headers, let strings):
-            for i in headers.indices {
-                let h = headers[i]
-                let slot = samples.add(h, syncIdentifier: h.syncIndex >= 0 ? strings[strings.startIndex + Int(h.syncIndex)] : nil,
-                                       app: app, recordOffset: offset, position: UInt32(i - headers.startIndex))
-                statistics.add(slot: slot, value: h.value, userEntered: h.userEntered)
-                if let replaced = h.replaces, let old = samples.slot(of: replaced), samples.isLive(old) {
-                    samples.delete(old, sequence: sequence, actor: .app(app), replacedBy: slot)
-                }
-            }
+            addSamples(app: app, headers: headers, strings: strings, sequence: sequence, offset: offset)
         case .other(let event):
             switch event {
             case .appRegistered(let ordinal, let registration):
@@ -217,6 +211,36 @@ package struct LedgerState: Sendable, Equatable {
         apply(EventFacts(event), kind: event.kind.rawValue, sequence: sequence, recordedAt: recordedAt, offset: offset)
     }
 
+    /// `apply` of a save whose headers are lent in place (replay's fold; checked by the
+    /// caller with `LedgerRules.saveViolation`).
+    mutating func applySave(app: AppOrdinal, headers: UnsafeBufferPointer<SampleCodec.Header>, strings: UnsafeBufferPointer<String>,
+                            kind: UInt16, sequence: UInt64, recordedAt: Int64, offset: UInt64) {
+        precondition(sequence == lastSequence + 1, "events are folded in sequence order")
+        #if DEBUG
+        let slotsBefore = samples.count, deletionsBefore = samples.deletedCount
+        defer { checkInvariantsAfterFold(sequence: sequence, slotsBefore: slotsBefore, deletionsBefore: deletionsBefore) }
+        #endif
+        lastSequence = sequence
+        lastRecordedAt = recordedAt
+        kindCounts.add(kind)
+        addSamples(app: app, headers: headers, strings: strings, sequence: sequence, offset: offset)
+    }
+
+    /// The samples of a save, in slot order (and the objects they replace deleted).
+    private mutating func addSamples<Headers: RandomAccessCollection<SampleCodec.Header>, Strings: RandomAccessCollection<String>>(
+        app: AppOrdinal, headers: Headers, strings: Strings, sequence: UInt64, offset: UInt64
+    ) where Headers.Index == Int, Strings.Index == Int {
+        for i in headers.indices {
+            let h = headers[i]
+            let slot = samples.add(h, syncIdentifier: h.syncIndex >= 0 ? strings[strings.startIndex + Int(h.syncIndex)] : nil,
+                                   app: app, recordOffset: offset, position: UInt32(i - headers.startIndex))
+            statistics.add(slot: slot, value: h.value, userEntered: h.userEntered)
+            if let replaced = h.replaces, let old = samples.slot(of: replaced), samples.isLive(old) {
+                samples.delete(old, sequence: sequence, actor: .app(app), replacedBy: slot)
+            }
+        }
+    }
+
     /// Rebuilds the small projections from a snapshot's contents.
     mutating func restore(events: [Event], permissions: [(AppOrdinal, UInt16, TypePermission)], lastSequence: UInt64,
                           lastRecordedAt: Int64, eventCounts: [UInt16: UInt64], imports: [ImportEntry] = [],
@@ -239,7 +263,7 @@ package struct LedgerState: Sendable, Equatable {
         for (app, code, permission) in permissions { authorization.set(app: app, code: code, permission) }
         self.lastSequence = lastSequence
         self.lastRecordedAt = lastRecordedAt
-        self.eventCounts = eventCounts
+        self.kindCounts = EventKindCounts(eventCounts)
         self.eventsNotApplied = eventsNotApplied
     }
 
@@ -309,11 +333,12 @@ package struct LedgerState: Sendable, Equatable {
             WorkoutActivityCodec.encode(workoutActivities[workout]!, into: &w)
             d.bytes(w.bytes)
         }
-        let kinds = eventCounts.keys.sorted()
+        let counts = eventCounts
+        let kinds = counts.keys.sorted()
         d.section("eventCounts", count: kinds.count)
         for k in kinds {
             d.u16(k)
-            d.u64(eventCounts[k]!)
+            d.u64(counts[k]!)
         }
         // The two projections imports brought are digested only when present, so
         // ledgers without imports keep the digest they always had.

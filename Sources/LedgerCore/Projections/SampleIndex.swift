@@ -300,7 +300,12 @@ package struct SampleIndex: Sendable, Equatable {
     /// Whether slot `a` comes before slot `b` in a timeline: (start, end, slot) order.
     @inline(__always)
     static func before(_ a: UInt32, _ b: UInt32, _ s: UnsafeBufferPointer<Slot>) -> Bool {
-        let x = s[Int(a)], y = s[Int(b)]
+        before(s[Int(a)], a, s[Int(b)], b)
+    }
+
+    /// `before(a, b, s)` for slots already read: `x` is slot `a`'s, `y` slot `b`'s.
+    @inline(__always)
+    static func before(_ x: Slot, _ a: UInt32, _ y: Slot, _ b: UInt32) -> Bool {
         if x.start != y.start { return x.start < y.start }
         if x.end != y.end { return x.end < y.end }
         return a < b
@@ -400,18 +405,22 @@ package struct SampleIndex: Sendable, Equatable {
         }
         let appField = min(app, Slot.appOverflow)
         if appField == Slot.appOverflow { appOverflows[slot] = app }
-        slots.append(Slot(uuid: h.uuid, start: h.start, end: h.end, recordOffset: recordOffset, typeCode: h.typeCode,
-                          state: h.memberOf == nil ? 0 : Self.memberBit, appField: appField))
+        let added = Slot(uuid: h.uuid, start: h.start, end: h.end, recordOffset: recordOffset, typeCode: h.typeCode,
+                         state: h.memberOf == nil ? 0 : Self.memberBit, appField: appField)
+        slots.append(added)
         if Int(slot) >> 6 >= recordStarts.count { recordStarts.append(0) }
         if position == 0 { recordStarts[Int(slot) >> 6] |= 1 << (UInt64(slot) & 63) }
-        slots.withUnsafeBufferPointer { s in
-            table.insert(h.uuid, slot: slot) { s[Int($0)].uuid }
-            if timelines[code].sorted, let last = timelines[code].slots.last, !Self.before(last, slot, s) {
-                timelines[code].sorted = false
-            }
-            let current = latestSlots[code]
-            if current == Self.none || Self.before(current, slot, s) { latestSlots[code] = slot }
+        // The slots are read element by element and passed to the table in place (no
+        // closure over a buffer of them, no copy of a timeline): replay adds every
+        // sample here, and each of those retained and released a column.
+        table.insert(h.uuid, slot: slot, slots: slots)
+        let length = timelines[code].slots.count
+        if timelines[code].sorted, length > 0 {
+            let last = timelines[code].slots[length - 1]
+            if !Self.before(slots[Int(last)], last, added, slot) { timelines[code].sorted = false }
         }
+        let current = latestSlots[code]
+        if current == Self.none || Self.before(slots[Int(current)], current, added, slot) { latestSlots[code] = slot }
         timelines[code].slots.append(slot)
         if let id = syncIdentifier, h.memberOf == nil {
             let value = SyncValue(identifier: id, version: h.syncVersion)

@@ -105,6 +105,13 @@ struct UUIDTable: Sendable, Equatable {
         }
     }
 
+    /// `insert(uuid, slot:uuidOf:)` reading UUIDs from the index's slot column, lent
+    /// in place (the fold's path: no buffer of the column taken, retained and released).
+    @inline(__always)
+    mutating func insert(_ uuid: UUID, slot: UInt32, slots: Column<SampleIndex.Slot>) {
+        insert(uuid, slot: slot) { slots[Int($0)].uuid }
+    }
+
     /// Adds `uuid` → `slot`. Precondition: `uuid` is not in the table (the rules refuse
     /// a UUID already saved); `slot` fits a bucket (below `UInt32.max`, whose `slot + 1`
     /// would not).

@@ -268,6 +268,21 @@ package enum Replayer {
                      beforeFold: ((Point, EventFacts, LedgerState) -> Void)? = nil) -> ReplayError? {
         let facts: EventFacts
         switch item.facts {
+        case .save(let app, let range, let names) where state.erasures.isEmpty && beforeFold == nil:
+            // The common case, folded from the chunk's arrays in place: the same rules
+            // and the same fold as below, without an `EventFacts` of slices (a retain
+            // and a release of two arrays per save).
+            return headers.withUnsafeBufferPointer { allHeaders in
+                strings.withUnsafeBufferPointer { allStrings in
+                    let h = UnsafeBufferPointer(rebasing: allHeaders[range]), s = UnsafeBufferPointer(rebasing: allStrings[names])
+                    if let violation = LedgerRules.saveViolation(app: app, headers: h, strings: s, in: state) {
+                        return .ruleViolation(sequence: item.sequence, offset: item.offset, violation)
+                    }
+                    state.applySave(app: app, headers: h, strings: s, kind: item.kind, sequence: item.sequence,
+                                    recordedAt: item.recordedAt, offset: item.offset)
+                    return nil
+                }
+            }
         case .undecodable(let index):
             return .undecodable(sequence: item.sequence, offset: item.offset, errors[index])
         case .other(let index):
@@ -353,13 +368,23 @@ package enum Replayer {
         var scanEnd: LogReader.ScanEnd?
         /// Saves still to decode in full, their payloads copied into the reader's buffer.
         @exclusivity(unchecked) var saves: [PendingSave] = []
+        /// The sources `saves` name (`decodeFully` only).
+        @exclusivity(unchecked) var saveSources: [Source] = []
 
+        /// Plain data (no references): the workers read each as bytes.
         struct PendingSave: Sendable {
             let item: Int
             let bytes: Range<Int>
             let version: UInt16
-            /// The source to stamp the samples with (`decodeFully`: verify's), or nil.
-            let source: Source?
+            /// The index in `saveSources` of the source to stamp the samples with
+            /// (`decodeFully`: verify's), or −1 for none.
+            let source: Int32
+        }
+
+        /// The saves a worker reads, lent for the length of `validateSaves`.
+        private struct SharedSaves: @unchecked Sendable {
+            // @unchecked: only read, and only while the lending closure runs.
+            let saves: UnsafeBufferPointer<PendingSave>
         }
 
         /// Decodes every pending save in full (the same decoder `verify` runs), on all
@@ -368,33 +393,37 @@ package enum Replayer {
         /// `verify` does.
         func validateSaves(_ savePayloads: [UInt8]) {
             guard !saves.isEmpty else { return }
-            let saves = self.saves
-            self.saves.removeAll(keepingCapacity: true)
             // Work shared by bytes, not by saves: an import's saves hold 2,048 samples
             // each, and a chunk of them is a few dozen saves.
             let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, saves.count, savePayloads.count / (32 << 10)))
             let failures = Failures()
+            let sources = saveSources
             savePayloads.withUnsafeBytes { raw in
-                let all = SharedBytes(raw)
-                DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                    // One memo per worker for the whole chunk: spellings repeat from save
-                    // to save far more than within one.
-                    var memo = SampleCodec.SaveMemo(capacity: Self.memoCapacity)
-                    var valid = PlainQuantityBytes.ValidMetadata()
-                    var i = worker
-                    while i < saves.count {
-                        let save = saves[i]
-                        do throws(EventDecodingError) {
-                            _ = try EventCodec.checkSave(version: save.version,
-                                                         payload: UnsafeRawBufferPointer(rebasing: all.bytes[save.bytes]),
-                                                         source: save.source, memo: &memo, valid: &valid)
-                        } catch {
-                            failures.add(save.item, error)
+                saves.withUnsafeBufferPointer { pending in
+                    let all = SharedBytes(raw), shared = SharedSaves(saves: pending)
+                    DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                        // One memo per worker for the whole chunk: spellings repeat from
+                        // save to save far more than within one.
+                        var memo = SampleCodec.SaveMemo(capacity: Self.memoCapacity)
+                        var valid = PlainQuantityBytes.ValidMetadata()
+                        var i = worker
+                        while i < shared.saves.count {
+                            let save = shared.saves[i]
+                            do throws(EventDecodingError) {
+                                _ = try EventCodec.checkSave(version: save.version,
+                                                             payload: UnsafeRawBufferPointer(rebasing: all.bytes[save.bytes]),
+                                                             source: save.source >= 0 ? sources[Int(save.source)] : nil,
+                                                             memo: &memo, valid: &valid)
+                            } catch {
+                                failures.add(save.item, error)
+                            }
+                            i += workers
                         }
-                        i += workers
                     }
                 }
             }
+            saves.removeAll(keepingCapacity: true)
+            saveSources.removeAll(keepingCapacity: true)
             for (item, error) in failures.sorted() {
                 errors.append(error)
                 items[item].facts = .undecodable(errors.count - 1)
@@ -438,6 +467,7 @@ package enum Replayer {
             copy.batches = exact(batches)
             copy.scanEnd = scanEnd
             copy.saves = exact(saves)
+            copy.saveSources = exact(saveSources)
             return copy
         }
 
@@ -451,6 +481,7 @@ package enum Replayer {
             batches.removeAll(keepingCapacity: true)
             scanEnd = nil
             saves.removeAll(keepingCapacity: true)
+            saveSources.removeAll(keepingCapacity: true)
         }
     }
 
@@ -486,19 +517,22 @@ package enum Replayer {
             do {
                 let end = try reader.forEachBatch(position: position) { batch in
                     if self.handOff.isCancelled || batch.offset >= through { return false }
+                    // Bound once a batch: the record closure reading the captured variable
+                    // retained and released the chunk for every record.
+                    let filling = chunk
                     batch.forEachRecord { record in
                         var item = Chunk.Item(sequence: record.sequence, recordedAt: record.recordedAt, offset: record.offset,
                                               kind: record.kind, facts: nil)
-                        item.facts = Self.decode(record, decodeFully: decodeFully, registry: &registry, chunk: chunk,
+                        item.facts = Self.decode(record, decodeFully: decodeFully, registry: &registry, chunk: filling,
                                                  payloads: &payloads, erasures: erasures)
                         if record.kind == EventKind.importStarted.rawValue, case .other(let e)? = item.facts,
-                           case .importStarted(let start) = chunk.events[e], start.isTransaction {
+                           case .importStarted(let start) = filling.events[e], start.isTransaction {
                             // Look ahead for its end before anything of it is folded.
                             item.transaction = .start(importId: start.importId,
                                                       close: ImportBrackets.close(of: start.importId, startedAt: record.sequence,
                                                                                   scanningFrom: batchStart, reader: reader))
                         }
-                        chunk.items.append(item)
+                        filling.items.append(item)
                     }
                     batchStart = batch.endPosition
                     chunk.batches.append(Chunk.Boundary(lastItem: chunk.items.count - 1, end: batch.endPosition))
@@ -564,8 +598,13 @@ package enum Replayer {
                 // reader's app is the ordinal the full decoder reads).
                 let start = payloads.count
                 record.appendPayload(to: &payloads)
+                var source: Int32 = -1
+                if decodeFully, let known = registry.source(app) {
+                    source = Int32(chunk.saveSources.count)
+                    chunk.saveSources.append(known)
+                }
                 chunk.saves.append(Chunk.PendingSave(item: chunk.items.count, bytes: start..<payloads.count,
-                                                     version: version, source: decodeFully ? registry.source(app) : nil))
+                                                     version: version, source: source))
                 return .save(app: app, headers: h..<chunk.headers.count, strings: s..<chunk.strings.count)
             } catch {
                 // A save the header reader refuses is named by the full decoder's error

@@ -75,8 +75,23 @@ enum LedgerRules {
 
     static func typeName(_ code: UInt16) -> String { ObjectType(code: code)?.identifier ?? "type \(code)" }
 
-    private static func checkSave(app: AppOrdinal, headers: ArraySlice<SampleCodec.Header>, strings: ArraySlice<String>,
-                                  state: LedgerState, resealed: Bool) throws(RuleViolation) {
+    /// The first rule a save of `headers` by `app` breaks in `state`, or nil: `violation`
+    /// of `.samplesSaved(app:headers:syncIdentifiers:)` for headers lent in place
+    /// (replay's fold: no slice of the chunk's arrays made, retained and released per save).
+    static func saveViolation(app: AppOrdinal, headers: UnsafeBufferPointer<SampleCodec.Header>,
+                              strings: UnsafeBufferPointer<String>, in state: borrowing LedgerState,
+                              resealed: Bool = false) -> RuleViolation? {
+        do {
+            try checkSave(app: app, headers: headers, strings: strings, state: state, resealed: resealed)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    private static func checkSave<Headers: RandomAccessCollection<SampleCodec.Header>, Strings: RandomAccessCollection<String>>(
+        app: AppOrdinal, headers: Headers, strings: Strings, state: borrowing LedgerState, resealed: Bool
+    ) throws(RuleViolation) where Headers.Index == Int, Strings.Index == Int {
         guard state.registry.isRegistered(app) else { throw .appNotRegistered("app#\(app)") }
         guard !headers.isEmpty else { throw .emptyCall("a save", rule: "E7") }
         // Sets only when there is more than one sample to compare.
@@ -103,7 +118,7 @@ enum LedgerRules {
             case _ where resealed:
                 break  // re-appended by the owner's erasure (E16)
             default:
-                if ObjectType(code: h.typeCode)?.isAppleOnly == true, state.registry.registration(app)?.imported != true {
+                if ObjectType.isAppleOnly(code: h.typeCode), state.registry.registration(app)?.imported != true {
                     throw .typeNotAuthorizable(type: typeName(h.typeCode), reason: Self.appleOnlyReason)
                 }
                 try requireShare(app: app, code: h.typeCode, state: state, rule: "E2")

@@ -6,11 +6,12 @@ extension SnapshotFile {
         let state = source.state
         w.varint(state.lastSequence)
         w.zigzag(state.lastRecordedAt)
-        let kinds = state.eventCounts.keys.sorted()
+        let counts = state.eventCounts
+        let kinds = counts.keys.sorted()
         w.varint(kinds.count)
         for k in kinds {
             w.u16(k)
-            w.varint(state.eventCounts[k]!)
+            w.varint(counts[k]!)
         }
         return true
     }, decode: { r, contents in

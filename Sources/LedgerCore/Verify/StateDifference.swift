@@ -34,7 +34,8 @@ package struct StateDifference: Sendable, Equatable, CustomStringConvertible {
         for type in CharacteristicType.allCases where a.characteristics[type] != b.characteristics[type] {
             return StateDifference(projection: "characteristics", key: type.identifier)
         }
-        for kind in Set(a.eventCounts.keys).union(b.eventCounts.keys).sorted() where a.eventCounts[kind] != b.eventCounts[kind] {
+        let (countsA, countsB) = (a.eventCounts, b.eventCounts)
+        for kind in Set(countsA.keys).union(countsB.keys).sorted() where countsA[kind] != countsB[kind] {
             return StateDifference(projection: "eventCounts", key: EventKind(rawValue: kind)?.name ?? String(kind))
         }
         for i in 0..<max(a.imports.count, b.imports.count) {
