@@ -40,44 +40,70 @@ enum PlainSampleLine {
             guard let seconds = SampleJSONWriter.wholeSeconds(Date(timeIntervalSinceReferenceDate: c)) else { return false }
             creation = seconds
         }
-        var bundle = s.bundleIdentifier
-        let bundleCount = bundle?.utf8.count ?? 0
-        if bundle != nil {
-            // unsafe: the string's bytes, read during the call.
-            let plain = bundle!.withUTF8 { b in unsafe !b.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } }
-            guard plain else { return false }
+        // The payload and the bundle identifier are read in place, never copied: a copy
+        // retains them, and the samples' payloads are counted on the reading thread
+        // (the writer thread that writes here releasing them had the cores trade their
+        // cache lines).
+        let unit = s.unit, metadataCount = s.metadataCount, uuid = s.uuid
+        let version = s.bundleIdentifier != nil ? s.sourceVersion : nil
+        if s.bundleIdentifier == nil {
+            guard unsafe line(uuid: uuid, identifier: identifier, value: value, unit: unit, start: start, end: end, creation: creation,
+                       bundle: nil, version: nil, metadataCount: metadataCount, payload: s.payload, to: &out) else { return false }
+        } else {
+            // A native string's bytes are contiguous; any other is left to the field-by-field writer.
+            let written = unsafe s.bundleIdentifier?.utf8.withContiguousStorageIfAvailable { bundle in
+                unsafe line(uuid: uuid, identifier: identifier, value: value, unit: unit, start: start, end: end, creation: creation,
+                     bundle: bundle, version: version, metadataCount: metadataCount, payload: s.payload, to: &out)
+            }
+            guard written == true else { return false }
         }
-        let version = bundle != nil ? s.sourceVersion : nil
+        if metadataCount > 0 {
+            SampleJSONWriter.metadata(s, &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        return true
+    }
+
+    /// The line's bytes up to its metadata (the bundle identifier's bytes and the
+    /// payload lent in place), appended to `out`; false, with `out` untouched, when the
+    /// identifier needs escaping or the line would not fit the stack buffer.
+    private static func line(uuid: UUID, identifier: [UInt8], value: Int64, unit: Range<Int>, start: Int64, end: Int64,
+                             creation: Int64?, bundle: UnsafeBufferPointer<UInt8>?, version: Range<Int>?, metadataCount: Int,
+                             payload: [UInt8], to out: inout [UInt8]) -> Bool {
+        if let bundle = unsafe bundle {
+            // unsafe: the string's bytes, lent for the call.
+            guard unsafe !bundle.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else { return false }
+        }
         // Every byte but the strings' (an upper bound: a few bytes generous): the literals
         // with their quotes and separators — `{"uuid":"` 9, `","type":` 9,
         // `,"kind":"quantity","value":` 27, `,"unit":"` 9, `","start":` 10, `,"end":` 7,
         // `,"source":` 10, `","sourceVersion":"` and `"` 19, `,"creationDate":` 16,
         // `,"metadata":` 12, `}` 1, the bundle's quotes or `null` 4 — 133; the UUID 36, the
         // number at most 16 (a sign and 15 digits), three dates 66: 251, rounded to 253.
-        let bound = 253 + identifier.count + s.unit.count + bundleCount + (version?.count ?? 0)
+        let bound = unsafe 253 + identifier.count + unit.count + (bundle?.count ?? 0) + (version?.count ?? 0)
         guard bound <= capacity else { return false }
         // unsafe: the cursor writes at most `bound` bytes (counted above) into a buffer of
         // `capacity`, and the strings copied are ranges of `payload` (PlainQuantityBytes'
-        // invariant) read during the call.
+        // invariant) or the bundle identifier's bytes, read during the call.
         unsafe withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
             var c = unsafe ByteCursor(buffer.baseAddress!)
             unsafe c.put(#"{"uuid":""#)
-            unsafe c.uuid(s.uuid)
+            unsafe c.uuid(uuid)
             unsafe c.put(#"","type":"#)
             unsafe c.put(identifier)
             unsafe c.put(#","kind":"quantity","value":"#)
             unsafe c.integer(value)
             unsafe c.put(#","unit":""#)
-            unsafe s.payload.withUnsafeBufferPointer { p in
-                unsafe c.put(UnsafeBufferPointer(rebasing: p[s.unit]))
+            unsafe payload.withUnsafeBufferPointer { p in
+                unsafe c.put(UnsafeBufferPointer(rebasing: p[unit]))
                 unsafe c.put(#"","start":"#)
                 unsafe c.date(start)
                 unsafe c.put(#","end":"#)
                 unsafe c.date(end)
                 unsafe c.put(#","source":"#)
-                if bundle != nil {
+                if let bundle = unsafe bundle {
                     unsafe c.byte(UInt8(ascii: "\""))
-                    bundle!.withUTF8 { unsafe c.put($0) }
+                    unsafe c.put(bundle)
                     unsafe c.byte(UInt8(ascii: "\""))
                     if let version {
                         unsafe c.put(#","sourceVersion":""#)
@@ -92,7 +118,7 @@ enum PlainSampleLine {
                 unsafe c.put(#","creationDate":"#)
                 unsafe c.date(creation)
             }
-            if s.metadataCount > 0 {
+            if metadataCount > 0 {
                 unsafe c.put(#","metadata":"#)
             } else {
                 unsafe c.byte(UInt8(ascii: "}"))
@@ -100,10 +126,6 @@ enum PlainSampleLine {
             let written = unsafe c.at - buffer.baseAddress!
             assert(written <= bound, "the bound counts every byte")
             unsafe out.append(contentsOf: UnsafeBufferPointer(start: buffer.baseAddress!, count: written))
-        }
-        if s.metadataCount > 0 {
-            SampleJSONWriter.metadata(s, &out)
-            out.append(UInt8(ascii: "}"))
         }
         return true
     }

@@ -462,12 +462,20 @@ package struct SampleReader {
                     first = false
                     try state.checkIntact()  // S8: slot numbers from a damaged timeline block are zeros
                     window.reset(places: keys.count)
+                    // In slot order: each sample's position from the record start found for
+                    // the slot before it (`recordFirst`), not searched back from each slot.
+                    var previous: (slot: UInt32, first: UInt32)?
                     for key in keys {
                         let slot = UInt32(truncatingIfNeeded: key >> 32)
                         let e = slotReader[Int(slot)]
                         let app = index.app(slot, e)
                         guard admits(slot, e, app) else { continue }
-                        window.want(want(slot, e, app), at: Int(truncatingIfNeeded: key & 0xFFFF_FFFF))
+                        let first = previous.map { index.recordFirst(of: slot, after: $0.slot, whoseFirstIs: $0.first) }
+                            ?? slot - index.position(slot)
+                        previous = (slot, first)
+                        window.want(RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: slot - first, uuid: e.uuid,
+                                                     app: app),
+                                    at: Int(truncatingIfNeeded: key & 0xFFFF_FFFF))
                     }
                     try state.checkIntact()  // S8: never read the log at offsets a damaged block gave
                     // Sample tables are kept for later windows where slots lie far apart:
