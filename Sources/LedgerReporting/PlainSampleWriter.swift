@@ -26,13 +26,10 @@ package final class PlainSampleWriter: @unchecked Sendable {
     private var writing = false
     private var finished = false
     private var exited = false
-    /// Written batches the writer hands back whole, emptied by the calling thread when
-    /// it takes one: every sample is let go of on the thread that made it (each holds
-    /// its record's bytes, shared with the samples the engine is still reading; a
-    /// release on the writer's thread had the two cores trade those counts' cache lines).
+    /// Emptied batches the writer hands back, their capacity kept.
     private var spare: [[PlainQuantityBytes]] = []
     private var batch: [PlainQuantityBytes] = []
-    private let write: @Sendable (borrowing PlainQuantityBytes, inout [UInt8]) -> Void
+    private let write: @Sendable (PlainQuantityBytes, inout [UInt8]) -> Void
     private let emit: @Sendable ([UInt8]) -> Void
 
     /// Samples per batch handed over.
@@ -42,7 +39,7 @@ package final class PlainSampleWriter: @unchecked Sendable {
 
     /// Starts the writer thread. `write` appends one sample's bytes; `emit` receives
     /// each batch's bytes (on the writer thread).
-    package init(write: @escaping @Sendable (borrowing PlainQuantityBytes, inout [UInt8]) -> Void,
+    package init(write: @escaping @Sendable (PlainQuantityBytes, inout [UInt8]) -> Void,
                  emit: @escaping @Sendable ([UInt8]) -> Void) {
         self.write = write
         self.emit = emit
@@ -88,7 +85,6 @@ package final class PlainSampleWriter: @unchecked Sendable {
         batch = spare.popLast() ?? []
         condition.broadcast()
         condition.unlock()
-        batch.removeAll(keepingCapacity: true)
         if batch.capacity < Self.capacity { batch.reserveCapacity(Self.capacity) }
     }
 
@@ -103,21 +99,22 @@ package final class PlainSampleWriter: @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            let next = waiting.removeFirst()
+            var next = waiting.removeFirst()
             writing = true
             condition.unlock()
 
             bytes.removeAll(keepingCapacity: true)
             bytes.reserveCapacity(next.count * 240)
-            // `write` is opaque here, so each sample is copied for the call (a retain and
-            // a release of its payload and bundle identifier; `perf`: about a tenth of
-            // this thread). The last reference is the batch's, let go of by the caller.
-            for i in next.indices { write(next[i], &bytes) }
+            // Through the buffer: each sample is lent to `write`, not copied (a copy
+            // retains its payload and its source's strings, and releases them after).
+            unsafe next.withUnsafeBufferPointer { held in
+                for i in held.indices { write(unsafe held[i], &bytes) }
+            }
             emit(bytes)
+            next.removeAll(keepingCapacity: true)
+
             condition.lock()
             writing = false
-            // Handed back whole (`spare`); one beyond what the caller reuses is dropped
-            // here, rarely.
             if spare.count < Self.depth + 1 { spare.append(next) }
             condition.broadcast()
             condition.unlock()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LedgerChecksums
 import HealthModel
 @testable import LedgerCore
 import LedgerLog
@@ -184,6 +185,48 @@ struct SnapshotFormatRuleTests {
         let refusal = SnapshotProblem.unreadable(file: name, reason: "section \(first.id) of \(1 << 40) bytes at byte 128 does not fit the file",
                                                  rule: "S5")
         #expect(throws: refusal) { try Self.load(fs, name, forged) }
+    }
+
+    /// S5: the counts section names each kind folded, once, with a count of at least
+    /// one; a zero (which no replay holds) makes the snapshot unreadable, checksum
+    /// or no checksum.
+    @Test func s5AZeroEventCountIsRefused() async throws {
+        let (fs, name, bytes) = try await Self.snapshotted()
+        let counts = try #require(Self.sections(bytes).first { $0.id == 4 })
+        let payload = counts.at + 24
+        // varint lastSequence · zigzag lastRecordedAt · varint n · n × (u16 kind · varint count)
+        var at = payload
+        func varint() -> UInt64 {
+            var value: UInt64 = 0, shift: UInt64 = 0
+            while true {
+                let b = bytes[at]; at += 1
+                value |= UInt64(b & 0x7F) << shift
+                if b < 0x80 { return value }
+                shift += 7
+            }
+        }
+        _ = varint(); _ = varint()
+        let n = varint()
+        var countAt: Int?
+        for _ in 0..<n {
+            let kind = UInt16(bytes[at]) | UInt16(bytes[at + 1]) << 8
+            at += 2
+            if kind == EventKind.samplesSaved.rawValue { countAt = at }
+            #expect(varint() > 0)
+        }
+        let saves = try #require(countAt)
+        #expect(bytes[saves] == 3)  // three saves, one byte
+        var forged = bytes
+        forged[saves] = 0
+        let crc = forged.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[payload..<payload + counts.length])) }
+        forged.withUnsafeMutableBytes { $0.storeBytes(of: crc.littleEndian, toByteOffset: counts.at + 16, as: UInt32.self) }
+        do {
+            try Self.load(fs, name, forged)
+            Issue.record("a zero count was restored")
+        } catch {
+            #expect(error.description == "snapshot \(name) is damaged: section contents: malformed: byte 20: event counts: "
+                    + "kind 6 counted 0 times [S5] [S2]")
+        }
     }
 
     /// S6: a snapshot with slots but without the statistics columns (written before

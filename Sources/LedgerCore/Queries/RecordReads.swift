@@ -70,7 +70,18 @@ final class RecordReads {
         /// member index or −1). `nil` when flattened positions are top-level indices.
         let flat: [(top: UInt32, member: Int32)]?
         /// The record's whole payload, checked (its CRC32C) when it was read, if held.
-        var payload: [UInt8]?
+        var payload: [UInt8]? {
+            didSet {
+                payloadStart = payload.map { held in UInt(bitPattern: held.withUnsafeBufferPointer { $0.baseAddress }) } ?? 0
+                payloadCount = payload?.count ?? 0
+            }
+        }
+        /// Where `payload`'s bytes start (0: none held) and how many there are, for
+        /// `prefetchBytes` only (a hint that never reads through the address): taking
+        /// the payload to prefetch retained it, a count the writer thread counts down
+        /// for each sample of it handed over.
+        private(set) var payloadStart: UInt = 0
+        private(set) var payloadCount = 0
         /// A sealed record (issue 32): its bytes in the file are ciphertext, so a sample
         /// of it is never read alone; not held, the record is read and opened again.
         var sealed = false
@@ -331,12 +342,10 @@ final class RecordReads {
     /// the length prefix).
     @inline(__always)
     private func prefetchBytes(of want: Want) {
-        guard let table = tables[want.recordOffset], let payload = table.payload, table.flat == nil,
-              Int(want.position) < table.starts.count else { return }
+        guard let table = tables[want.recordOffset], let start = UnsafeRawPointer(bitPattern: table.payloadStart),
+              table.flat == nil, Int(want.position) < table.starts.count else { return }
         let from = Int(table.starts[Int(want.position)])
-        payload.withUnsafeBufferPointer { p in
-            if from < p.count { hl_prefetch(p.baseAddress! + from) }
-        }
+        if from < table.payloadCount { hl_prefetch(start + from) }
     }
 
     /// Asks the CPU to start loading where `want`'s sample starts in its record (the

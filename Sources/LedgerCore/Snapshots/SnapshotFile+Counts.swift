@@ -17,6 +17,12 @@ extension SnapshotFile {
     }, decode: { r, contents in
         contents.lastSequence = try r.varint()
         contents.lastRecordedAt = try r.zigzag()
-        for _ in 0..<(try r.count()) { contents.eventCounts[try r.u16()] = try r.varint() }
+        for _ in 0..<(try r.count()) {
+            let kind = try r.u16(), count = try r.varint()
+            // Written for kinds folded at least once, each once: anything else is not a
+            // snapshot this release wrote (S5), and would restore counts a replay never has.
+            guard count > 0, contents.eventCounts[kind] == nil else { throw r.malformed("event counts: kind \(kind) counted \(count == 0 ? "0 times" : "twice")", rule: "S5") }
+            contents.eventCounts[kind] = count
+        }
     }, required: true)
 }
