@@ -40,23 +40,19 @@ enum PlainSampleLine {
             guard let seconds = SampleJSONWriter.wholeSeconds(Date(timeIntervalSinceReferenceDate: c)) else { return false }
             creation = seconds
         }
-        // The payload and the bundle identifier are read in place, never copied: a copy
-        // retains them, and the samples' payloads are counted on the reading thread
-        // (the writer thread that writes here releasing them had the cores trade their
-        // cache lines).
-        let unit = s.unit, metadataCount = s.metadataCount, uuid = s.uuid
-        let version = s.bundleIdentifier != nil ? s.sourceVersion : nil
-        if s.bundleIdentifier == nil {
-            guard unsafe line(uuid: uuid, identifier: identifier, value: value, unit: unit, start: start, end: end, creation: creation,
-                       bundle: nil, version: nil, metadataCount: metadataCount, payload: s.payload, to: &out) else { return false }
-        } else {
-            // A native string's bytes are contiguous; any other is left to the field-by-field writer.
-            let written = unsafe s.bundleIdentifier?.utf8.withContiguousStorageIfAvailable { bundle in
-                unsafe line(uuid: uuid, identifier: identifier, value: value, unit: unit, start: start, end: end, creation: creation,
-                     bundle: bundle, version: version, metadataCount: metadataCount, payload: s.payload, to: &out)
-            }
-            guard written == true else { return false }
+        // The payload and the bundle identifier are read in place, not copied: a copy
+        // retains and releases them, counts the reading thread changes too (a payload is
+        // shared with the samples it is still reading).
+        let unit = s.unit, metadataCount = s.metadataCount, uuid = s.uuid, version = s.sourceVersion
+        func written(bundle: UnsafeBufferPointer<UInt8>?) -> Bool {
+            unsafe line(uuid: uuid, identifier: identifier, value: value, unit: unit, start: start, end: end, creation: creation,
+                        bundle: bundle, version: bundle == nil ? nil : version, metadataCount: metadataCount, payload: s.payload,
+                        to: &out)
         }
+        // A native string's bytes are contiguous; any other is left to the field-by-field writer.
+        let done = s.bundleIdentifier == nil ? written(bundle: nil)
+            : unsafe s.bundleIdentifier?.utf8.withContiguousStorageIfAvailable { unsafe written(bundle: $0) } ?? false
+        guard done else { return false }
         if metadataCount > 0 {
             SampleJSONWriter.metadata(s, &out)
             out.append(UInt8(ascii: "}"))

@@ -88,14 +88,11 @@ package struct LedgerState: Sendable, Equatable {
     /// Folds one event's facts in. The caller has checked them (`LedgerRules`), or
     /// replays a log that `verify` accepts.
     mutating func apply(_ facts: EventFacts, kind: UInt16, sequence: UInt64, recordedAt: Int64, offset: UInt64) {
-        precondition(sequence == lastSequence + 1, "events are folded in sequence order")
         #if DEBUG
         let slotsBefore = samples.count, deletionsBefore = samples.deletedCount
         defer { checkInvariantsAfterFold(sequence: sequence, slotsBefore: slotsBefore, deletionsBefore: deletionsBefore) }
         #endif
-        lastSequence = sequence
-        lastRecordedAt = recordedAt
-        kindCounts.add(kind)
+        count(kind: kind, sequence: sequence, recordedAt: recordedAt)
         switch facts {
         case .samplesSaved(let app, let headers, let strings):
             addSamples(app: app, headers: headers, strings: strings, sequence: sequence, offset: offset)
@@ -215,15 +212,21 @@ package struct LedgerState: Sendable, Equatable {
     /// caller with `LedgerRules.saveViolation`).
     mutating func applySave(app: AppOrdinal, headers: UnsafeBufferPointer<SampleCodec.Header>, strings: UnsafeBufferPointer<String>,
                             kind: UInt16, sequence: UInt64, recordedAt: Int64, offset: UInt64) {
-        precondition(sequence == lastSequence + 1, "events are folded in sequence order")
         #if DEBUG
         let slotsBefore = samples.count, deletionsBefore = samples.deletedCount
         defer { checkInvariantsAfterFold(sequence: sequence, slotsBefore: slotsBefore, deletionsBefore: deletionsBefore) }
         #endif
+        count(kind: kind, sequence: sequence, recordedAt: recordedAt)
+        addSamples(app: app, headers: headers, strings: strings, sequence: sequence, offset: offset)
+    }
+
+    /// Every fold's first step: the event is the next in sequence, and counted.
+    @inline(__always)
+    private mutating func count(kind: UInt16, sequence: UInt64, recordedAt: Int64) {
+        precondition(sequence == lastSequence + 1, "events are folded in sequence order")
         lastSequence = sequence
         lastRecordedAt = recordedAt
         kindCounts.add(kind)
-        addSamples(app: app, headers: headers, strings: strings, sequence: sequence, offset: offset)
     }
 
     /// The samples of a save, in slot order (and the objects they replace deleted).
