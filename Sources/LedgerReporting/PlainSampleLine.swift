@@ -40,9 +40,8 @@ enum PlainSampleLine {
             guard let seconds = SampleJSONWriter.wholeSeconds(Date(timeIntervalSinceReferenceDate: c)) else { return false }
             creation = seconds
         }
-        // The payload and the bundle identifier are read in place, not copied: a copy
-        // retains and releases them, counts the reading thread changes too (a payload is
-        // shared with the samples it is still reading).
+        // The payload and the bundle identifier's bytes are lent to `line` (one call,
+        // with or without an identifier).
         let unit = s.unit, metadataCount = s.metadataCount, uuid = s.uuid, version = s.sourceVersion
         func written(bundle: UnsafeBufferPointer<UInt8>?) -> Bool {
             unsafe line(uuid: uuid, identifier: identifier, value: value, unit: unit, start: start, end: end, creation: creation,
