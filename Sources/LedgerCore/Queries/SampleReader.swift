@@ -282,8 +282,10 @@ package struct SampleReader {
         // The selection, over the slots as a buffer (owned) or element by element (mapped:
         // only the blocks of the slots it reads are copied and checked, S8).
         func select<Slots: SlotSource>(_ s: Slots) throws -> UUID? {
-            func want(_ slot: UInt32, _ e: SampleIndex.Slot, _ app: UInt32) -> RecordReads.Want {
-                RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: index.position(slot), uuid: e.uuid, app: app)
+            /// `position`: the slot's in its record, when the caller knows it.
+            func want(_ slot: UInt32, _ e: SampleIndex.Slot, _ app: UInt32, position: UInt32? = nil) -> RecordReads.Want {
+                RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: position ?? index.position(slot), uuid: e.uuid,
+                                 app: app)
             }
             func wanted(_ slot: UInt32) -> RecordReads.Want {
                 let e = s.slot(slot)
@@ -473,9 +475,7 @@ package struct SampleReader {
                         let first = previous.map { index.recordFirst(of: slot, after: $0.slot, whoseFirstIs: $0.first) }
                             ?? slot - index.position(slot)
                         previous = (slot, first)
-                        window.want(RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: slot - first, uuid: e.uuid,
-                                                     app: app),
-                                    at: Int(truncatingIfNeeded: key & 0xFFFF_FFFF))
+                        window.want(want(slot, e, app, position: slot - first), at: Int(truncatingIfNeeded: key & 0xFFFF_FFFF))
                     }
                     try state.checkIntact()  // S8: never read the log at offsets a damaged block gave
                     // Sample tables are kept for later windows where slots lie far apart:
