@@ -94,6 +94,12 @@ public struct Failure: Sendable {
             }
         case let e as RuleViolation:
             self.init(Failure.of(e))
+        case let e as SampleIndex.UUIDUnreadable:
+            // A restored sample's UUID the log did not give (S11): the log's own error
+            // when it has one (a damaged record reads as damaged, however it was met).
+            if let cause = e.cause, let failure = Failure(cause) { self = failure } else {
+                self.init(kind: .damaged, message: "damaged: \(e)", rule: "S11")
+            }
         case let e as LedgerError:
             switch e {
             case .replayFailed(.undecodable(_, _, let decoding)) where Failure.sealFailure(decoding) != nil:
@@ -157,6 +163,7 @@ public struct Failure: Sendable {
         let kind: FailureKind = switch v {
         case .objectNotFound, .appNotRegistered: .notFound
         case .tooLarge, .invalidBundleIdentifier: .invalidInput
+        case .sampleUnreadable: .damaged
         case .authorizationDenied, .authorizationNotDetermined, .notOwnerOfObject, .ownerOnly, .typeNotAuthorizable: .forbidden
         default: .conflict
         }

@@ -8,7 +8,7 @@ extension HealthStore {
     /// so that a resend is "unchanged" rather than refused. Others' UUIDs are never
     /// reported.
     public func savedUUIDs(among uuids: [UUID]) async throws -> Set<UUID> {
-        try await read { $0.savedUUIDs(among: uuids) }
+        try await read { try $0.savedUUIDs(among: uuids) }
     }
 
     /// Saves what a bridge brought (Health Auto Export's pushes), all or nothing, as

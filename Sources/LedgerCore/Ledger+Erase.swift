@@ -86,8 +86,8 @@ extension Ledger {
             EventCodec.append(.samplesSaved(app: part.app, samples: part.samples), to: &batch, sealedUnder: 0)
         }
         read.erasure = read.erasure.with(resealed: Array(first..<first + UInt64(batch.count)))
-        let erasures = read.erasure.split(samplesPerEvent: Self.erasedSamplesPerEvent, recordsPerEvent: Self.erasedRecordsPerEvent) {
-            state.samples.isLive(uuid: $0)
+        let erasures = try read.erasure.split(samplesPerEvent: Self.erasedSamplesPerEvent, recordsPerEvent: Self.erasedRecordsPerEvent) {
+            try state.samples.isLive(uuid: $0)
         }
         let sequence = first + UInt64(read.kept.count)
         for erasure in erasures {
@@ -308,7 +308,7 @@ extension Ledger {
                     let start = s.sample.startDate
                     var uuids: [UUID] = []
                     if case .samplesSaved(_, let hs, _) = EventFacts(.samplesSaved(app: app, samples: [s])) { uuids = hs.map(\.uuid) }
-                    let live = state.samples.slot(of: s.sample.uuid).map(state.samples.isLive) ?? false
+                    let live = try state.samples.slot(of: s.sample.uuid).map(state.samples.isLive) ?? false
                     if live && (start < range.from || start >= range.to) {
                         if keptAt[cutScope]?[app] == nil {
                             keptAt[cutScope, default: [:]][app] = kept.count
@@ -348,7 +348,7 @@ extension Ledger {
         var feedSlots: [ErasedFeedSlot?] = []
         feedSlots.reserveCapacity(samples.count)
         for uuid in samples {
-            guard let slot = state.samples.slot(of: uuid) else {
+            guard let slot = try state.samples.slot(of: uuid) else {
                 feedSlots.append(nil)
                 continue
             }
@@ -363,7 +363,7 @@ extension Ledger {
         if !keptUUIDs.isEmpty {
             let staying = Set(keptUUIDs)
             for workout in state.associations.keys.sorted(by: { $0.uuidString < $1.uuidString }) {
-                guard let slot = state.samples.slot(of: workout), state.samples.isLive(slot) else { continue }
+                guard let slot = try state.samples.slot(of: workout), state.samples.isLive(slot) else { continue }
                 let joined = state.associations[workout]!.filter(staying.contains)
                 if !joined.isEmpty { restored.append(Erasure.RestoredAssociation(workout: workout, samples: joined)) }
             }

@@ -104,7 +104,7 @@ struct ExportMergeTests {
         #expect(merged.removed == dropped.count - 1)  // the old version went by its replacement
         let state = await ledger.state
         for sample in dropped {
-            let slot = try #require(state.samples.slot(of: sample.uuid))
+            let slot = try #require(try state.samples.slot(of: sample.uuid))
             #expect(state.samples.entry(slot).isDeleted)
         }
         #expect(state.samples.deletedCount == dropped.count)

@@ -237,8 +237,8 @@ struct ImportBehaviourTests {
         #expect(state.samples.count == expected.count)
         #expect(state.samples.deletedCount == 0)
         for slot in 0..<UInt32(expected.count) {
-            let uuid = expected.entry(slot).uuid
-            let live: Bool? = state.samples.slot(of: uuid).map { !state.samples.entry($0).isDeleted }
+            let uuid = try expected.uuid(slot)
+            let live: Bool? = try state.samples.slot(of: uuid).map { !state.samples.entry($0).isDeleted }
             #expect(live == true)
         }
         #expect(state.imports.map { $0.finishedAt == nil } == [false])

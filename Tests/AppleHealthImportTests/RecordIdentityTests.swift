@@ -44,7 +44,7 @@ struct RecordIdentityTests {
         ])
         let futureUUID = Self.uuid(SHA256.hash([0x52] + future).array)
         #expect(futureUUID.uuidString == "9A8AF535-E793-87F0-A32E-C3AF5BA7E280")
-        #expect(state.samples.slot(of: futureUUID) != nil)
+        #expect(try state.samples.slot(of: futureUUID) != nil)
 
         // Two exact repeats with a metadata entry: occurrence 0 is D itself, occurrence 1
         // SHA-256(D ‖ 00 00 00 01).
@@ -56,8 +56,8 @@ struct RecordIdentityTests {
         let d = SHA256.hash([0x52] + mass).array
         let first = Self.uuid(d), second = Self.uuid(SHA256.hash(d + [0, 0, 0, 1]).array)
         #expect(first != second)
-        #expect(state.samples.slot(of: first) != nil)
-        #expect(state.samples.slot(of: second) != nil)
+        #expect(try state.samples.slot(of: first) != nil)
+        #expect(try state.samples.slot(of: second) != nil)
 
         // A correlation's member: "M" over its own subtree, at depth 1 as in the correlation.
         let systolic = Self.tag(depth: 1, "Record", [
@@ -66,7 +66,7 @@ struct RecordIdentityTests {
             ("endDate", "2019-05-03 07:00:00 -0400"), ("value", "120"),
         ])
         let member = Self.uuid(SHA256.hash([0x4D] + systolic).array)
-        let slot = try #require(state.samples.slot(of: member))
+        let slot = try #require(try state.samples.slot(of: member))
         #expect(state.samples.entry(slot).isMember)
         try await ledger.close()
     }

@@ -137,7 +137,7 @@ struct DigestSpecTests {
         var runStart = 0  // a record's samples take consecutive slots: position = distance from its first
         for (i, s) in columns.slots.enumerated() {
             if i == 0 || columns.slots[i - 1].recordOffset != s.recordOffset { runStart = i }
-            d.uuid(s.uuid); d.int(s.recordOffset); d.int(UInt32(i - runStart)); d.f64(s.start); d.f64(s.end)
+            d.int(s.recordOffset); d.int(UInt32(i - runStart)); d.f64(s.start); d.f64(s.end)
             d.int(s.typeCode); d.int(state.samples.entry(UInt32(i)).app); d.u8(s.state)
             if let sync = columns.syncOfSlot[UInt32(i)] { d.u8(1); d.str(sync.identifier); d.int(sync.version) } else { d.u8(0) }
         }
@@ -149,7 +149,7 @@ struct DigestSpecTests {
             d.int(t.replacedBy.map { $0 + 1 } ?? 0)
         }
         d.section("latest", columns.latest.count)
-        for code in columns.latest.keys.sorted() { d.int(code); d.uuid(columns.slots[Int(columns.latest[code]!)].uuid) }
+        for code in columns.latest.keys.sorted() { d.int(code); d.int(columns.latest[code]!) }
         // 15, optional
         let priorities = state.statistics.priorities
         if !priorities.isEmpty {

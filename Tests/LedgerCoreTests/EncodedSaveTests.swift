@@ -78,7 +78,7 @@ struct EncodedSaveTests {
         // The same state and the same log, byte for byte (the clock steps alike).
         let (stateA, stateB) = (await a.state, await b.state)
         #expect(stateB.digest() == stateA.digest())
-        let replaced = try #require(stateB.samples.slot(of: samples[1].uuid))
+        let replaced = try #require(try stateB.samples.slot(of: samples[1].uuid))
         #expect(stateB.samples.entry(replaced).isDeleted)
         try await a.close()
         try await b.close()

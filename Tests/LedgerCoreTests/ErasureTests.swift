@@ -62,7 +62,7 @@ import TestSupport
     }
 
     static func live(_ state: LedgerState) -> [UUID] {
-        (0..<UInt32(state.samples.count)).filter { state.samples.isLive($0) }.map { state.samples.entry($0).uuid }.sorted { $0.uuidString < $1.uuidString }
+        (0..<UInt32(state.samples.count)).filter { state.samples.isLive($0) }.map { try! state.samples.uuid($0) }.sorted { $0.uuidString < $1.uuidString }
     }
 
     @Test func erasingASourceTakesAllItSavedAndReplaysToWhatTheLedgerHolds() async throws {
@@ -441,7 +441,7 @@ import TestSupport
         ]))
         let state = await ledger.state
         #expect(state.samples.count == 12)
-        #expect(!state.samples.isLive(try #require(state.samples.slot(of: fixedUUID(1)))))
+        #expect(!state.samples.isLive(try #require(try state.samples.slot(of: fixedUUID(1)))))
         #expect(state.samples.liveSyncVersion(app: 1, identifier: "w") == 2)
         try await ledger.close()
         #expect(try folder.replayed() == state)

@@ -65,7 +65,7 @@ struct InvariantTests {
     }
 
     @Test func aUUIDOfTwoSlotsIsNamed() {
-        #expect(Self.broken { $0.slots[4].uuidBytes = $0.slots[3].uuidBytes } == ["SampleIndex.uuidFindsItsSlot"])
+        #expect(Self.broken { $0.uuids[4] = $0.uuids[3] } == ["SampleIndex.uuidFindsItsSlot"])
     }
 
     @Test func recordStartsOfTheWrongShapeAreNamed() {
@@ -142,7 +142,8 @@ struct InvariantTests {
 
     // MARK: The UUID table
 
-    static func entry(slot: UInt32) -> UInt64 { 1 << 32 | UInt64(slot) + 1 }
+    /// An entry for `slot` whose fingerprint makes bucket `home` its home.
+    static func entry(slot: UInt32, home: Int) -> UInt64 { UInt64(home) << 32 | UInt64(slot) + 1 }
 
     @Test func theTablesInvariantsAreNamed() {
         func names(_ buckets: [UInt64], count: Int, slots: Int) -> [String] {
@@ -150,19 +151,31 @@ struct InvariantTests {
         }
         let empty = [UInt64](repeating: 0, count: 16)
         var two = empty
-        two[3] = Self.entry(slot: 0)
-        two[9] = Self.entry(slot: 1)
+        two[3] = Self.entry(slot: 0, home: 3)
+        two[9] = Self.entry(slot: 1, home: 9)
         #expect(names(two, count: 2, slots: 2) == [])
         #expect(names(two, count: 3, slots: 3) == ["UUIDTable.countIsNonemptyBuckets"])
         #expect(names(two, count: 2, slots: 1) == ["UUIDTable.entriesNameSlots"])  // slot 1 of 1
-        var unmarked = two
-        unmarked[3] = UInt64(1)  // slot 0, fingerprint 0: no low bit
-        #expect(names(unmarked, count: 2, slots: 2) == ["UUIDTable.entriesNameSlots"])
+        var noSlot = two
+        noSlot[3] = UInt64(3) << 32  // slot + 1 = 0: names no slot
+        #expect(names(noSlot, count: 2, slots: 2) == ["UUIDTable.entriesNameSlots"])
+        var stranded = two
+        stranded[9] = Self.entry(slot: 1, home: 7)  // bucket 8, between its home and it, is empty
+        #expect(names(stranded, count: 2, slots: 2) == ["UUIDTable.entriesReachableFromHome"])
+        var wrapped = two
+        wrapped[0] = Self.entry(slot: 1, home: 15)  // its home is full, and so the run wraps to bucket 0
+        wrapped[15] = Self.entry(slot: 2, home: 15)
+        wrapped[9] = 0
+        #expect(names(wrapped, count: 3, slots: 3) == [])
+        // The compact form of a sound table is sound, and holds the same entries.
+        let packed = UUIDTable(buckets: Column(two), count: 2).compactForm
+        #expect(UUIDTable(compact: packed).checkInvariants(slotCount: 2) == [])
+        #expect(packed.bucketWords() == two)
         var full = empty
-        for i in 0..<13 { full[i] = Self.entry(slot: UInt32(i)) }
+        for i in 0..<13 { full[i] = Self.entry(slot: UInt32(i), home: i) }
         #expect(names(full, count: 13, slots: 13) == ["UUIDTable.loadAtMost80Percent"])
         // The index reports its table's invariants, and then looks nothing up in it.
-        #expect(Self.broken { $0.tableCount = 8 } == ["UUIDTable.countIsNonemptyBuckets"])
+        #expect(Self.broken { $0.table = UUIDTable(buckets: $0.table.buckets, count: 8) } == ["UUIDTable.countIsNonemptyBuckets"])
     }
 
     /// The preconditions that stand where there were comments: they stop the

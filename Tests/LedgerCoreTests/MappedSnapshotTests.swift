@@ -66,7 +66,8 @@ struct MappedSnapshotTests {
         let dir = TemporaryDirectory()
         _ = try await Self.ledgerWithSnapshot(dir)
         let mapped = try Self.load(dir, mapped: true), read = try Self.load(dir, mapped: false)
-        #expect(mapped.samples.slots.isMapped && mapped.samples.table.buckets.isMapped && mapped.statistics.values.isMapped)
+        #expect(mapped.samples.slots.isMapped && mapped.samples.table.compact?.entries.isMapped == true
+                && mapped.samples.table.compact?.bitmap.isMapped == true && mapped.statistics.values.isMapped)
         #expect(!read.samples.slots.isMapped)
         #expect(StateDifference.first(mapped, read) == nil)
         #expect(mapped.digest() == read.digest())
@@ -86,7 +87,7 @@ struct MappedSnapshotTests {
         let path = dir.path + "/" + name
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         let slots = try #require(Self.place(of: 10, in: bytes))
-        bytes[slots.array + 40 * 7 + 3] ^= 0x40  // a UUID byte of slot 7
+        bytes[slots.array + 24 * 7 + 3] ^= 0x40  // a byte of slot 7's start
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let mapped = try Self.load(dir, mapped: true)  // opens: no column read whole
         #expect(mapped.samples.slots.isMapped)
@@ -178,14 +179,14 @@ extension MappedSnapshotTests {
         }
         forged("type code out of range", section: 10) { b in
             b.withUnsafeMutableBytes { raw in
-                let at = slots.array + 40 * 9 + 32
+                let at = slots.array + 24 * 9 + 16
                 let word = raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)
                 raw.storeBytes(of: word & ~(0x7FF << 40) | (0x700 << 40), toByteOffset: at, as: UInt64.self)
             }
         }
         forged("app overflow without an entry", section: 10) { b in
             b.withUnsafeMutableBytes { raw in
-                let at = slots.array + 40 * 11 + 32
+                let at = slots.array + 24 * 11 + 16
                 let word = raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)
                 raw.storeBytes(of: word | (0x7FF << 53), toByteOffset: at, as: UInt64.self)
             }

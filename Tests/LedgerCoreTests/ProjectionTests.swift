@@ -14,17 +14,17 @@ struct ProjectionTests {
                                            samples: [try quantitySample(.bodyMass, 70 + Double(i), "kg", at: day + "T08:00:00Z", uuid: fixedUUID(i + 1))]))
         }
         let code = ObjectType.quantity(.bodyMass).code
-        func latestUUID() async -> UUID? {
+        func latestUUID() async throws -> UUID? {
             let state = await ledger.state
-            return state.samples.latest(typeCode: code).map { state.samples.entry($0).uuid }
+            return try state.samples.latest(typeCode: code).map { try state.samples.uuid($0) }
         }
-        #expect(await latestUUID() == fixedUUID(2))  // 02-03 is the newest start, saved second
+        #expect(try await latestUUID() == fixedUUID(2))  // 02-03 is the newest start, saved second
         try await ledger.append(.delete(bundleIdentifier: nil, uuids: [fixedUUID(2)], reason: nil))
-        #expect(await latestUUID() == fixedUUID(3))  // 02-02, saved last but older
+        #expect(try await latestUUID() == fixedUUID(3))  // 02-02, saved last but older
         try await ledger.append(.delete(bundleIdentifier: nil, uuids: [fixedUUID(3)], reason: nil))
-        #expect(await latestUUID() == fixedUUID(1))
+        #expect(try await latestUUID() == fixedUUID(1))
         try await ledger.append(.delete(bundleIdentifier: nil, uuids: [fixedUUID(1)], reason: nil))
-        #expect(await latestUUID() == nil)
+        #expect(try await latestUUID() == nil)
     }
 
     @Test func latestBreaksTiesByEndThenSequence() async throws {
@@ -39,7 +39,7 @@ struct ProjectionTests {
         ]))
         let state = await ledger.state
         let code = ObjectType.quantity(.stepCount).code
-        #expect(state.samples.entry(state.samples.latest(typeCode: code)!).uuid == fixedUUID(3))
+        #expect(try state.samples.uuid(state.samples.latest(typeCode: code)!) == fixedUUID(3))
     }
 
     /// [S, E) = [10:00, 11:00); samples placed exactly on the boundaries.

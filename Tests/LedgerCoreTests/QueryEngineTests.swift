@@ -42,7 +42,7 @@ struct QueryEngineTests {
             // the index-only answer agrees
             let slots = await ledger.read { state in state.slots(matching: q, visibility: .everything) }
             let state = await ledger.state
-            #expect(slots.map { state.samples.entry($0).uuid } == order.map(fixedUUID))
+            #expect(try slots.map { try state.samples.uuid($0) } == order.map(fixedUUID))
             // --limit 1 is the first of the full order
             var one = q
             one.limit = 1
@@ -113,7 +113,7 @@ struct QueryEngineTests {
                             for payloadBudget in [0, 8_000, 1 << 20] {
                                 let (expected, got) = try await ledger.read { state throws -> ([UUID], [UUID]) in
                                     // brute force: the index's whole answer, sorted, cut (no log reads)
-                                    let expected = state.slots(matching: q, visibility: visibility).map { state.samples.entry($0).uuid }
+                                    let expected = try state.slots(matching: q, visibility: visibility).map { try state.samples.uuid($0) }
                                     let reader = try SampleReader(fs, chunkSize: 5, tableBudget: 120, payloadBudget: payloadBudget)
                                     let got = try reader.page(q, visibility: visibility, in: &state).samples.map(\.uuid)
                                     return (expected, got)
@@ -168,8 +168,8 @@ struct QueryEngineTests {
         let fs = dir.fs
         try fs.createFolder()
         let (ledger, originals) = try await Self.shuffledLedger(fs, records: 100, perRecord: 1_000, seed: 5)
-        let live = await ledger.read { state in Set(state.slots(matching: SampleQuery(type: Self.steps), visibility: .everything)
-            .map { state.samples.entry($0).uuid }) }
+        let live = try await ledger.read { state in Set(try state.slots(matching: SampleQuery(type: Self.steps), visibility: .everything)
+            .map { try state.samples.uuid($0) }) }
         #expect(live.count == originals.count - (originals.count + 36) / 37)
         let writer = Task {
             var rng = SeededGenerator(seed: 99)

@@ -277,7 +277,7 @@ struct QueryWindowHostileTests {
         try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier,
                                       samples: try steps(4) + [.correlation(try Correlation(type: .bloodPressure, start: t, end: t, objects: [sys, dia]))]))
         let state = await ledger.state
-        try await ledger.append(.delete(bundleIdentifier: nil, uuids: [state.samples.slots[7].uuid], reason: nil))
+        try await ledger.append(.delete(bundleIdentifier: nil, uuids: [try state.samples.uuid(7)], reason: nil))
         let name = try await ledger.snapshot()
         try await ledger.close()
         let read = try MappedSnapshotTests.load(dir, mapped: false)
@@ -303,7 +303,7 @@ struct QueryWindowHostileTests {
 
     static func setWord(_ bytes: inout [UInt8], _ slots: MappedSnapshotTests.Place, slot: Int, _ change: (UInt64) -> UInt64) {
         bytes.withUnsafeMutableBytes { raw in
-            let at = slots.array + 40 * slot + 32
+            let at = slots.array + 24 * slot + 16
             raw.storeBytes(of: change(raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)), toByteOffset: at, as: UInt64.self)
         }
     }

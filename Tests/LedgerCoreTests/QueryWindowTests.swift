@@ -160,7 +160,7 @@ struct QueryWindowTests {
         }
     }
 
-    /// On a mapped snapshot whose slot column is two blocks (106,000 slots of 40 bytes;
+    /// On a mapped snapshot whose slot column is two blocks (180,000 slots of 24 bytes;
     /// a block is 4 MiB): the walk in windows answers as the decoded read, and leaves the
     /// slot column's shared copy as it found it — its blocks went through the walk's own
     /// buffers — where the walk in chunks fills it.
@@ -170,7 +170,7 @@ struct QueryWindowTests {
         try await ledger.grant(appA, share: [QueryEngineTests.steps])
         var rng = SeededGenerator(seed: 41)
         let base = date("2026-01-01T00:00:00Z")
-        for _ in 0..<53 {
+        for _ in 0..<90 {
             let samples: [Sample] = try (0..<2_000).map { _ in
                 let start = base.addingTimeInterval(Double(rng.next() % 1_000_000))
                 return .quantity(try QuantitySample(type: .stepCount, quantity: try Quantity(Double(rng.next() % 900), unit: "count"),
@@ -199,7 +199,7 @@ struct QueryWindowTests {
         try SampleReader(dir.fs, chunkSize: 4096, tableBudget: 1 << 20).forEach(q, visibility: .everything, in: &state) {
             expected.append(PlainQuantityReadTests.line($0))
         }
-        #expect(got.count == 106_000 && got == expected)
+        #expect(got.count == 180_000 && got == expected)
         #expect(slots.checkedBlockCount == 2)  // the walk in chunks kept both blocks
         #expect(try state.checkIntact() == ())
     }
@@ -225,7 +225,7 @@ struct QueryWindowTests {
     }
 }
 
-/// `ColumnBlockReader` over a mapped column of 40-byte slots in 64-byte blocks (most
+/// `ColumnBlockReader` over a mapped column of 24-byte slots in 64-byte blocks (some
 /// slots straddle two): every order reads what the column holds, each block once in
 /// order, the shared copy untouched; a damaged or cut block reads as zeros and is
 /// recorded (S8).
@@ -235,7 +235,7 @@ struct ColumnBlockReaderTests {
     static func slots() -> [SampleIndex.Slot] {
         (0..<count).map { (i: Int) -> SampleIndex.Slot in
             let start = Double(i) * 60
-            return SampleIndex.Slot(uuid: fixedUUID(i + 1), start: start, end: start + 30, recordOffset: UInt64(i) * 100,
+            return SampleIndex.Slot(start: start, end: start + 30, recordOffset: UInt64(i) * 100,
                                     typeCode: 7, state: UInt8(i % 3), appField: UInt32(i % 5))
         }
     }
@@ -262,7 +262,7 @@ struct ColumnBlockReaderTests {
         let dir = TemporaryDirectory()
         let (column, bytes) = try Self.mapped(dir)
         let expected = Self.slots()
-        let blocks = (Self.count * 40 + Self.blockSize - 1) / Self.blockSize
+        let blocks = (Self.count * 24 + Self.blockSize - 1) / Self.blockSize
         let ascending = ColumnBlockReader(column)
         #expect((0..<Self.count).map { ascending[$0] } == expected)
         #expect(ascending.blocksRead == blocks)
@@ -284,16 +284,16 @@ struct ColumnBlockReaderTests {
     }
 
     @Test func s8ADamagedOrCutBlockReadsAsZerosAndIsRecorded() throws {
-        let zero = SampleIndex.Slot(uuid: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), start: 0, end: 0,
+        let zero = SampleIndex.Slot(start: 0, end: 0,
                                     recordOffset: 0, typeCode: 0, state: 0, appField: 0)
         let expected = Self.slots()
-        // Block 3 (bytes 192..<256: slot 4's end, slot 5 wholly, slot 6's start).
+        // Block 3 (bytes 192..<256: slots 8 and 9 wholly, slot 10's start).
         let dir = TemporaryDirectory()
         let (column, bytes) = try Self.mapped(dir) { $0[200] ^= 1 }
         let reader = ColumnBlockReader(column)
         let read = (0..<Self.count).map { reader[$0] }
         for i in 0..<Self.count {
-            #expect(read[i] == ((4...6).contains(i) ? zero : expected[i]), "slot \(i)")
+            #expect(read[i] == ((8...10).contains(i) ? zero : expected[i]), "slot \(i)")
         }
         #expect(bytes.damage.problem == .unreadable(file: "column", reason: "section 10 block 3 fails its check", rule: "S8"))
         // Cut inside block 2: 150 of the file's bytes (block 2 has 22 of its 64).
@@ -301,7 +301,8 @@ struct ColumnBlockReaderTests {
         let (cut, cutBytes) = try Self.mapped(cutDir) { $0.removeSubrange(150...) }
         let cutReader = ColumnBlockReader(cut)
         #expect(cutReader[1] == expected[1])
-        #expect(cutReader[3] == zero)  // bytes 120..<160: in blocks 1 and 2
+        #expect(cutReader[4] == expected[4])  // bytes 96..<120: in block 1
+        #expect(cutReader[5] == zero)  // bytes 120..<144: in blocks 1 and 2
         #expect(cutBytes.damage.problem == .unreadable(file: "column", reason: "section 10 block 2 is cut short: 22 of its 64 bytes are in the file",
                                                        rule: "S8"))
     }

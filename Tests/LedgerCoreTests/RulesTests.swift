@@ -173,8 +173,8 @@ struct RulesTests {
         guard case .samplesSaved(_, let saved) = stored.first?.event else { Issue.record("no save"); return }
         #expect(saved.first?.replaces == fixedUUID(1))
         let state = await ledger.state
-        #expect(state.samples.entry(state.samples.slot(of: fixedUUID(1))!).isDeleted)
-        #expect(state.samples.tombstones.last?.replacedBy == state.samples.slot(of: fixedUUID(2)))
+        #expect(state.samples.entry(try state.samples.slot(of: fixedUUID(1))!).isDeleted)
+        #expect(try state.samples.tombstones.last?.replacedBy == state.samples.slot(of: fixedUUID(2)))
         await #expect(throws: RuleViolation.syncVersionNotNewer(syncIdentifier: "scale-7", stored: 2, given: 2)) {
             try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: [try sample(2, fixedUUID(3), 68)]))
         }
@@ -321,8 +321,8 @@ struct AbsentFromExportRulesTests {
         }
         try await ledger.append(.removeAbsent(absence([fromExport.uuid])))
         let state = await ledger.state
-        #expect(state.samples.entry(try #require(state.samples.slot(of: fromExport.uuid))).isDeleted)
-        #expect(!state.samples.entry(try #require(state.samples.slot(of: fromApp.uuid))).isDeleted)
+        #expect(state.samples.entry(try #require(try state.samples.slot(of: fromExport.uuid))).isDeleted)
+        #expect(!state.samples.entry(try #require(try state.samples.slot(of: fromApp.uuid))).isDeleted)
         try await ledger.append(.finishImport(ExportImportFinish(importId: id, counts: [])))
         await #expect(throws: RuleViolation.importMismatch(id, "already finished", rule: "E9")) {
             try await ledger.append(.removeAbsent(absence([fromApp.uuid])))

@@ -13,7 +13,7 @@ struct TimelineSortTests {
         let slots = (0..<n).map { i -> SampleIndex.Slot in
             let start = Double(Int.random(in: 0..<(n / 8), using: &random))
             let end = start + Double(Int.random(in: 0..<3, using: &random))
-            return SampleIndex.Slot(uuid: UUID(), start: start, end: end, recordOffset: UInt64(i), typeCode: 1, state: 0, appField: 1)
+            return SampleIndex.Slot(start: start, end: end, recordOffset: UInt64(i), typeCode: 1, state: 0, appField: 1)
         }
         return (slots, (0..<UInt32(n)).shuffled(using: &random))
     }
@@ -40,7 +40,7 @@ struct TimelineSortTests {
     func signedZerosTieAsInTheSlots(count: Int) {
         let slots = (0..<count).map { i -> SampleIndex.Slot in
             let start: Double = i % 3 == 0 ? -0.0 : (i % 3 == 1 ? 0.0 : -1.5)
-            return SampleIndex.Slot(uuid: UUID(), start: start, end: i % 2 == 0 ? 0.0 : -0.0 + Double(i % 5),
+            return SampleIndex.Slot(start: start, end: i % 2 == 0 ? 0.0 : -0.0 + Double(i % 5),
                                     recordOffset: UInt64(i), typeCode: 1, state: 0, appField: 1)
         }
         let shuffled = (0..<UInt32(count)).reversed().map { $0 }

@@ -42,16 +42,15 @@ struct TypeCodeTableTests {
     }
 
     @Test func sampleSlotsHaveTheDocumentedLayout() throws {
-        // FORMAT.md, Part 3 (S3): the snapshot's slots column is an array of 40-byte
-        // records: uuid · f64 start · f64 end · u64 word (record offset bits 0–39, type
+        // FORMAT.md, Part 3 (S3): the snapshot's slots column is an array of 24-byte
+        // records (version 3: no UUID, the log holds it): f64 start · f64 end · u64 word (record offset bits 0–39, type
         // code 40–50, state 51–52, app 53–63 with 2047 meaning "in the overflow section").
         typealias S = SampleIndex.Slot
-        #expect(MemoryLayout<S>.stride == 40)
-        #expect(MemoryLayout<S>.offset(of: \S.uuidBytes) == 0)
-        #expect(MemoryLayout<S>.offset(of: \S.start) == 16)
-        #expect(MemoryLayout<S>.offset(of: \S.end) == 24)
-        #expect(MemoryLayout<S>.offset(of: \S.word) == 32)
-        let slot = S(uuid: fixedUUID(1), start: 1, end: 2, recordOffset: 0xAB_CDEF_0123, typeCode: 0x06FF, state: 3, appField: 2046)
+        #expect(MemoryLayout<S>.stride == 24)
+        #expect(MemoryLayout<S>.offset(of: \S.start) == 0)
+        #expect(MemoryLayout<S>.offset(of: \S.end) == 8)
+        #expect(MemoryLayout<S>.offset(of: \S.word) == 16)
+        let slot = S(start: 1, end: 2, recordOffset: 0xAB_CDEF_0123, typeCode: 0x06FF, state: 3, appField: 2046)
         let word: UInt64 = 0xAB_CDEF_0123 | 0x06FF << 40 | 3 << 51 | 2046 << 53
         #expect(slot.word == word)
         #expect(slot.recordOffset == 0xAB_CDEF_0123 && slot.typeCode == 0x06FF && slot.state == 3 && slot.appField == 2046)

@@ -37,7 +37,7 @@ struct WriterRefusalTests {
         await #expect(throws: LogError.self) {
             try await ledger.append(LedgerCommand.save(bundleIdentifier: appA.bundleIdentifier, samples: [sample]))
         }
-        #expect(await ledger.state.samples.slot(of: sample.uuid) == nil)
+        #expect(try await ledger.state.samples.slot(of: sample.uuid) == nil)
         #expect(await ledger.state.digest() == before)
         ledger.abandon()
     }
@@ -48,7 +48,7 @@ struct WriterRefusalTests {
         await #expect(throws: LogError.self) {
             _ = try await ledger.appendBestEffort(samples.map { LedgerCommand.save(bundleIdentifier: appA.bundleIdentifier, samples: [$0]) })
         }
-        for s in samples { #expect(await ledger.state.samples.slot(of: s.uuid) == nil) }
+        for s in samples { #expect(try await ledger.state.samples.slot(of: s.uuid) == nil) }
         // What the projections hold is what a replay of the log file holds.
         let replayed = try StateLoader.load(fs, reader: try LogReader(fs), useSnapshots: false).state
         #expect(await ledger.state.digest() == replayed.digest())

@@ -169,18 +169,18 @@ package enum LedgerCrashTrials {
         if reopened.openReport.recovery?.cut != nil { outcome.tailCut = true }
         let state = await reopened.state
         for id in saved {
-            guard let slot = state.samples.slot(of: id) else { throw TrialFailure("acknowledged save \(id) lost") }
+            guard let slot = try state.samples.slot(of: id) else { throw TrialFailure("acknowledged save \(id) lost") }
             if state.samples.entry(slot).isDeleted && !deleteAttempted.contains(id) {
                 throw TrialFailure("\(id) deleted but never asked to be")
             }
         }
         for id in deleted {
-            guard let slot = state.samples.slot(of: id), state.samples.entry(slot).isDeleted else {
+            guard let slot = try state.samples.slot(of: id), state.samples.entry(slot).isDeleted else {
                 throw TrialFailure("acknowledged delete of \(id) lost")
             }
         }
-        for slot in 0..<UInt32(state.samples.count) where !attempted.contains(state.samples.entry(slot).uuid) {
-            throw TrialFailure("sample \(state.samples.entry(slot).uuid) was never saved")
+        for slot in 0..<UInt32(state.samples.count) where !attempted.contains(try state.samples.uuid(slot)) {
+            throw TrialFailure("sample \(try state.samples.uuid(slot)) was never saved")
         }
         // Still a working ledger, and it verifies.
         let at = Date(timeIntervalSince1970: 1_771_000_000)

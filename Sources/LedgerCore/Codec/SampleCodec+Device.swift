@@ -6,8 +6,10 @@ extension SampleCodec {
     /// payload offsets; nil: no device), read without decoding the rest; nil for any
     /// other kind (a correlation, a workout, an unrecognized sample: decode those).
     /// Checks the frame as `decode` does (`readFrame`).
-    static func deviceSpan(_ r: inout ByteReader, version: UInt16) throws(EventDecodingError) -> (uuid: UUID, device: Range<Int>?)? {
-        let (kind, uuid, _, _, _, flags) = try readFrame(&r, version: version, asMember: false)
+    static func deviceSpan(_ r: inout ByteReader, version: UInt16) throws(EventDecodingError)
+        -> (start: Double, end: Double, device: Range<Int>?)? {
+        let (kind, _, _, startDate, endDate, flags) = try readFrame(&r, version: version, asMember: false)
+        let (start, end) = (startDate.timeIntervalSinceReferenceDate, endDate.timeIntervalSinceReferenceDate)
         guard kind == .quantity || kind == .category else { return nil }
         if flags.contains(.replaces) { _ = try r.uuid() }
         if flags.contains(.sync) {
@@ -21,11 +23,11 @@ extension SampleCodec {
             _ = try r.zigzag()
         }
         if flags.contains(.metadata) { try skipMetadata(&r) }
-        guard flags.contains(.device) else { return (uuid, nil) }
+        guard flags.contains(.device) else { return (start, end, nil) }
         let from = r.absolutePosition
         let present = try r.u8()
         for i in 0..<8 where present & (1 << UInt8(i)) != 0 { try r.skipString() }
-        return (uuid, from..<r.absolutePosition)
+        return (start, end, from..<r.absolutePosition)
     }
 
     /// Moves past an encoded metadata dictionary.

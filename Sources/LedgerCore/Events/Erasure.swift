@@ -134,7 +134,7 @@ package struct Erasure: Hashable, Sendable {
     /// This erasure as events of at most `samplesPerEvent` UUIDs each (a record holds at
     /// most 16 MiB): the first carries everything else, the others the same scope,
     /// reason and keys with the rest of the UUIDs; `isLive` counts each one's live samples.
-    func split(samplesPerEvent: Int, recordsPerEvent: Int = .max, isLive: (UUID) -> Bool) -> [Erasure] {
+    func split(samplesPerEvent: Int, recordsPerEvent: Int = .max, isLive: (UUID) throws -> Bool) rethrows -> [Erasure] {
         guard samples.count > samplesPerEvent || records.count > recordsPerEvent else { return [self] }
         let parts = max((samples.count + samplesPerEvent - 1) / samplesPerEvent, (records.count + recordsPerEvent - 1) / recordsPerEvent)
         /// Part `k` of `array` in parts of `size` (no overflow for a size of `.max`).
@@ -142,11 +142,11 @@ package struct Erasure: Hashable, Sendable {
             guard size < array.count else { return k == 0 ? array : [] }
             return Array(array[min(k * size, array.count)..<min((k + 1) * size, array.count)])
         }
-        return (0..<parts).map { k in
+        return try (0..<parts).map { k in
             let uuids = part(samples, k, samplesPerEvent)
             let slots = feedSlots.map { part($0, k, samplesPerEvent) }
             let listed = part(records, k, recordsPerEvent)
-            let live = UInt64(uuids.reduce(0) { $0 + (isLive($1) ? 1 : 0) })
+            let live = UInt64(try uuids.reduce(0) { $0 + (try isLive($1) ? 1 : 0) })
             return k == 0
                 ? Erasure(scope: scope, reason: reason, keyIds: keyIds, records: listed, samples: uuids, liveAtErasure: live,
                           replacements: replacements, resealed: resealed, restoredAssociations: restoredAssociations, feedSlots: slots)

@@ -113,16 +113,16 @@ package final class ImportMerge: @unchecked Sendable {
 
     /// The commands of a batch without what the ledger already holds. Runs on the
     /// ledger's actor (`Ledger.read`): the state does not change meanwhile.
-    func filter(_ commands: [LedgerCommand], in state: LedgerState) -> [LedgerCommand] {
+    func filter(_ commands: [LedgerCommand], in state: LedgerState) throws(SampleIndex.UUIDUnreadable) -> [LedgerCommand] {
         // Into a ledger that held no sample, nothing can be there already (an export's
         // UUIDs are distinct, and its sync identities were sorted out as it was read):
         // count, keep the batch as it is, and look nothing up.
-        if priorSlots == 0 { return counted(commands, in: state) }
-        return lookingUp(commands, in: state)
+        if priorSlots == 0 { return try counted(commands, in: state) }
+        return try lookingUp(commands, in: state)
     }
 
     /// `filter`, every sample looked up in the ledger.
-    private func lookingUp(_ commands: [LedgerCommand], in state: LedgerState) -> [LedgerCommand] {
+    private func lookingUp(_ commands: [LedgerCommand], in state: LedgerState) throws(SampleIndex.UUIDUnreadable) -> [LedgerCommand] {
         var out: [LedgerCommand] = []
         out.reserveCapacity(commands.count)
         for command in commands {
@@ -133,7 +133,7 @@ package final class ImportMerge: @unchecked Sendable {
                 kept.reserveCapacity(samples.count)
                 for sample in samples {
                     let type = Self.typeName(sample)
-                    if let slot = state.samples.slot(of: sample.uuid) {
+                    if let slot = try state.samples.slot(of: sample.uuid) {
                         if !state.samples.isLive(slot) {
                             previouslyDeleted += 1
                         } else {
@@ -159,7 +159,7 @@ package final class ImportMerge: @unchecked Sendable {
                 var keep = [Bool](repeating: false, count: samples.count)
                 var kept = 0
                 for i in 0..<samples.count {
-                    if let slot = state.samples.slot(of: samples.uuid(ofSample: i)) {
+                    if let slot = try state.samples.slot(of: samples.uuid(ofSample: i)) {
                         if !state.samples.isLive(slot) {
                             previouslyDeleted += 1
                         } else {
@@ -208,7 +208,7 @@ package final class ImportMerge: @unchecked Sendable {
 
     /// `filter` for a ledger that had no sample: every sample is new; an activity summary
     /// is new unless the ledger holds the same one.
-    private func counted(_ commands: [LedgerCommand], in state: LedgerState) -> [LedgerCommand] {
+    private func counted(_ commands: [LedgerCommand], in state: LedgerState) throws(SampleIndex.UUIDUnreadable) -> [LedgerCommand] {
         var out = commands
         for (i, command) in commands.enumerated() {
             switch command {
@@ -217,7 +217,7 @@ package final class ImportMerge: @unchecked Sendable {
             case .saveEncoded(_, let samples):
                 for i in 0..<samples.count { tally(samples, i, .new) }
             case .recordActivitySummaries:
-                out[i] = lookingUp([command], in: state).first ?? .recordActivitySummaries([])
+                out[i] = try lookingUp([command], in: state).first ?? .recordActivitySummaries([])
             default:
                 break
             }
@@ -242,14 +242,14 @@ package final class ImportMerge: @unchecked Sendable {
     /// What the export no longer holds: live top-level samples of imported sources,
     /// older than this import and not seen, and activity-summary days it lacks.
     /// Counts them per type.
-    func absences(in state: LedgerState) -> (objects: [DeletedObject], days: [DateOfBirth]) {
+    func absences(in state: LedgerState) throws(SampleIndex.UUIDUnreadable) -> (objects: [DeletedObject], days: [DateOfBirth]) {
         var objects: [DeletedObject] = []
         var imported = [Bool](repeating: false, count: state.registry.apps.count + 1)
         for (i, app) in state.registry.apps.enumerated() { imported[i + 1] = app.imported }
         for slot in 0..<priorSlots where !wasSeen(slot) {
             let e = state.samples.entry(UInt32(slot))
             guard !e.isDeleted, !e.isMember, Int(e.app) < imported.count, imported[Int(e.app)] else { continue }
-            objects.append(DeletedObject(uuid: e.uuid, syncIdentifier: e.syncIdentifier, syncVersion: e.syncVersion))
+            objects.append(DeletedObject(uuid: try state.samples.uuid(UInt32(slot)), syncIdentifier: e.syncIdentifier, syncVersion: e.syncVersion))
             let type = e.typeCode == 0 ? "(raw record)" : (ObjectType(code: e.typeCode)?.identifier ?? "type \(e.typeCode)")
             namedCounts[type, default: MergeCount()].removed += 1
         }

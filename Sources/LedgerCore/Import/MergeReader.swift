@@ -60,14 +60,14 @@ package struct MergeReader: Sendable {
     /// merge counts and marks what it met.
     package func filter(_ commands: [LedgerCommand], by merge: ImportMerge,
                         in transaction: ImportTransaction? = nil) async throws -> [LedgerCommand] {
-        try await read(in: transaction) { state in merge.filter(commands, in: state) }
+        try await read(in: transaction) { state in try merge.filter(commands, in: state) }
     }
 
     /// What the export no longer holds, once every batch was filtered: the samples of
     /// imported sources not met, and the activity-summary days not in the export.
     package func absences(of merge: ImportMerge, in transaction: ImportTransaction? = nil) async throws
         -> (objects: [DeletedObject], days: [DateOfBirth]) {
-        try await read(in: transaction) { state in merge.absences(in: state) }
+        try await read(in: transaction) { state in try merge.absences(in: state) }
     }
 
     /// Whether an earlier import had the same content (the export's SHA-256).

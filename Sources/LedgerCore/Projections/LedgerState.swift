@@ -111,7 +111,7 @@ package struct LedgerState: Sendable, Equatable {
                 characteristics[type] = nil
             case .samplesDeleted(let actor, let objects, _):
                 for o in objects {
-                    if let slot = samples.slot(of: o.uuid), samples.isLive(slot) {
+                    if let slot = checkedSlot(of: o.uuid), samples.isLive(slot) {
                         samples.delete(slot, sequence: sequence, actor: actor)
                     }
                 }
@@ -141,7 +141,7 @@ package struct LedgerState: Sendable, Equatable {
                 addActivities(activities, to: workout)
             case .absentFromExport(let absence):
                 for o in absence.objects {
-                    if let slot = samples.slot(of: o.uuid), samples.isLive(slot) {
+                    if let slot = checkedSlot(of: o.uuid), samples.isLive(slot) {
                         samples.delete(slot, sequence: sequence, actor: .owner)
                     }
                 }
@@ -158,7 +158,10 @@ package struct LedgerState: Sendable, Equatable {
                 // What it erased was never folded: replay read it first (`ErasureIndex`).
                 // The samples a cut re-appended join their workouts again: those live
                 // here (a later cut of the same month re-appends them, and restores them, again).
-                func live(_ uuid: UUID) -> Bool { samples.slot(of: uuid).map(samples.isLive) ?? false }
+                // (A UUID the log does not give counts as not live: a restored slot is
+                // never met here — an erasure removes every snapshot — and `verify`
+                // reports a damaged log.)
+                func live(_ uuid: UUID) -> Bool { ((try? samples.slot(of: uuid)) ?? nil).map(samples.isLive) ?? false }
                 for a in erasure.restoredAssociations where live(a.workout) {
                     let joining = a.samples.filter(live)
                     if !joining.isEmpty { associations[a.workout, default: []].append(contentsOf: joining) }
@@ -229,16 +232,32 @@ package struct LedgerState: Sendable, Equatable {
         kindCounts.add(kind)
     }
 
+    /// The slot of an object a deletion the rules allowed names. The rules looked the
+    /// same UUID up in the same table: every slot restored from a snapshot whose
+    /// fingerprint that probe met had its UUID read from the log and kept
+    /// (`LogSampleUUIDs`), so this probe reads nothing from the log and cannot fail.
+    private func checkedSlot(of uuid: UUID) -> UInt32? {
+        do {
+            return try samples.slot(of: uuid)
+        } catch {
+            preconditionFailure("a deletion's lookups are the rules' own, whose UUIDs were kept: \(error)")
+        }
+    }
+
     /// The samples of a save, in slot order (and the objects they replace deleted).
     private mutating func addSamples<Headers: RandomAccessCollection<SampleCodec.Header>, Strings: RandomAccessCollection<String>>(
         app: AppOrdinal, headers: Headers, strings: Strings, sequence: UInt64, offset: UInt64
     ) where Headers.Index == Int, Strings.Index == Int {
         for i in headers.indices {
             let h = headers[i]
-            let slot = samples.add(h, syncIdentifier: h.syncIndex >= 0 ? strings[strings.startIndex + Int(h.syncIndex)] : nil,
-                                   app: app, recordOffset: offset, position: UInt32(i - headers.startIndex))
+            let sync = h.syncIndex >= 0 ? strings[strings.startIndex + Int(h.syncIndex)] : nil
+            // What it replaces: the app's live sample of the same sync identifier, the one
+            // whose UUID the rules found it records (E4) — taken before the new sample
+            // takes the identifier, with no lookup by UUID (which may read the log).
+            let replaced = h.replaces != nil && h.memberOf == nil ? sync.flatMap { samples.syncSlot(app: app, identifier: $0) } : nil
+            let slot = samples.add(h, syncIdentifier: sync, app: app, recordOffset: offset, position: UInt32(i - headers.startIndex))
             statistics.add(slot: slot, value: h.value, userEntered: h.userEntered)
-            if let replaced = h.replaces, let old = samples.slot(of: replaced), samples.isLive(old) {
+            if let old = replaced, samples.isLive(old) {
                 samples.delete(old, sequence: sequence, actor: .app(app), replacedBy: slot)
             }
         }

@@ -77,6 +77,9 @@ extension SampleIndex {
         // Only with a sound table: a probe of a broken one may run forever or name no slot.
         let lookUp = tableSound && table.count == n
         if tableSound && table.count != n { found.note(.uuidFindsItsSlot, "\(table.count) UUIDs for \(n) slots") }
+        if uuidBase > n || uuids.count != n - uuidBase {
+            found.note(.uuidFindsItsSlot, "\(uuids.count) UUIDs held from slot \(uuidBase) on, for \(n) slots")
+        }
         let shapeSound = r.count == (n + 63) / 64
         if !shapeSound {
             found.note(.recordStartsShape, "\(r.count) words for \(n) slots")
@@ -91,10 +94,11 @@ extension SampleIndex {
         while i < n {
             let slot = s[i]
             if Int(slot.typeCode) >= Self.typeCodeLimit { found.note(.typeCodesInTable, "slot \(i) has type code \(slot.typeCode)") }
-            if lookUp {
-                let at = table.find(slot.uuid, slotCount: UInt32(n)) { s[Int($0)].uuid }
+            // A restored slot's UUID is read from the log when there is one to read.
+            if lookUp, let uuid = try? uuid(UInt32(i)) {
+                let at = try? table.find(uuid, slotCount: UInt32(n)) { (x) throws(UUIDUnreadable) -> UUID in try self.uuid(x) }
                 if at != UInt32(i) {
-                    found.note(.uuidFindsItsSlot, "slot \(i)'s UUID \(slot.uuid) finds " + (at.map { "slot \($0)" } ?? "nothing"))
+                    found.note(.uuidFindsItsSlot, "slot \(i)'s UUID \(uuid) finds " + (at.map { "slot \($0)" } ?? "nothing"))
                 }
             }
             if shapeSound {

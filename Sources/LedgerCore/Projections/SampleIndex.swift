@@ -5,10 +5,12 @@ import LedgerLog
 /// Projection: every sample ever saved, where it is in the log, and per type a
 /// timeline ordered by start date — the sample index and the latest-sample index.
 ///
-/// The log is the store: a slot holds a sample's identity, interval, type and source
-/// and the byte offset of the record that saved it (plus its position among that
-/// record's samples), never a copy of the sample. Slots are numbered in log order,
-/// which makes every output independent of hash-table layout.
+/// The log is the store: a slot holds a sample's interval, type and source and the
+/// byte offset of the record that saved it (plus its position among that record's
+/// samples), never a copy of the sample — not even its UUID, which the log holds at
+/// that place: the index keeps the UUIDs of the slots it folded in memory (`uuids`),
+/// and reads those of slots restored from a snapshot from the log (`logUUIDs`). Slots
+/// are numbered in log order, which makes every output independent of hash-table layout.
 ///
 /// Invariants (`SampleIndex.Invariant`, checked by `checkInvariants()`; the ones a
 /// fold could break are also preconditions of `add` and `delete`): a UUID maps to
@@ -19,7 +21,7 @@ import LedgerLog
 /// in log order, marked by `recordStarts`; `appOverflows` holds exactly the slots
 /// marked as overflowing; `syncSlots` indexes the live slots of `syncOfSlot`.
 package struct SampleIndex: Sendable, Equatable {
-    /// One sample's facts: 40 bytes, stored contiguously (one append per sample).
+    /// One sample's facts: 24 bytes, stored contiguously (one append per sample).
     ///
     /// `word` packs the saving record's byte offset (bits 0–39: a log up to 1 TiB),
     /// the type code (40–50), the state (51–52: 1 deleted, 2 correlation member) and
@@ -27,9 +29,6 @@ package struct SampleIndex: Sendable, Equatable {
     /// `appOverflows`). The sample's position in its record is not stored: the slots
     /// of a record are consecutive, and `recordStarts` marks the first of each.
     struct Slot: Equatable, Sendable, BitwiseCopyable {
-        /// The UUID's 16 bytes, in order (a tuple: `UUID` itself is not declared
-        /// bitwise-copyable, and a slot is mapped from snapshot files as raw bytes).
-        var uuidBytes: uuid_t
         /// Start and end as `timeIntervalSinceReferenceDate`.
         var start: Double
         var end: Double
@@ -38,30 +37,16 @@ package struct SampleIndex: Sendable, Equatable {
         static let offsetLimit: UInt64 = 1 << 40
         static let appOverflow: UInt32 = 0x7FF
 
-        init(uuid: UUID, start: Double, end: Double, recordOffset: UInt64, typeCode: UInt16, state: UInt8, appField: UInt32) {
+        init(start: Double, end: Double, recordOffset: UInt64, typeCode: UInt16, state: UInt8, appField: UInt32) {
             precondition(recordOffset < Self.offsetLimit && Int(typeCode) < SampleIndex.typeCodeLimit && state < 4
                          && appField <= Self.appOverflow, "a slot's fields fit its word")
-            self.uuidBytes = uuid.uuid
             self.start = start
             self.end = end
             word = recordOffset | UInt64(typeCode) << 40 | UInt64(state) << 51 | UInt64(appField) << 53
         }
 
-        var uuid: UUID { UUID(uuid: uuidBytes) }
-
         static func == (a: Slot, b: Slot) -> Bool {
-            a.sameUUID(b) && a.start.bitPattern == b.start.bitPattern && a.end.bitPattern == b.end.bitPattern && a.word == b.word
-        }
-
-        /// Whether two slots hold the same UUID (its bytes compared, no `UUID` made).
-        @inline(__always)
-        func sameUUID(_ other: Slot) -> Bool {
-            withUnsafeBytes(of: uuidBytes) { x in
-                withUnsafeBytes(of: other.uuidBytes) { y in
-                    x.loadUnaligned(as: UInt64.self) == y.loadUnaligned(as: UInt64.self)
-                        && x.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == y.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
-                }
-            }
+            a.start.bitPattern == b.start.bitPattern && a.end.bitPattern == b.end.bitPattern && a.word == b.word
         }
 
         /// Byte offset of the saving record in the log.
@@ -76,6 +61,14 @@ package struct SampleIndex: Sendable, Equatable {
     }
 
     private(set) var slots: Column<Slot> = []
+    /// The UUIDs of slots `uuidBase...`, at `slot − uuidBase`: those this index folded.
+    private(set) var uuids: Column<uuid_t> = []
+    /// The first slot whose UUID `uuids` holds. The slots before it were restored from a
+    /// snapshot, which stores no UUIDs: `logUUIDs` reads theirs from the log.
+    private(set) var uuidBase = 0
+    /// Reads the UUIDs of restored slots from the log (set by whoever restores a
+    /// snapshot, with the log it belongs to). Not part of the index's meaning.
+    package var logUUIDs: LogSampleUUIDs?
     /// Bit `i` is set when slot `i` is the first of its record: a slot's position in
     /// its record is its distance from the nearest set bit at or before it.
     private(set) var recordStarts: Column<UInt64> = []
@@ -154,6 +147,7 @@ package struct SampleIndex: Sendable, Equatable {
         guard estimatedSamples > slots.count else { return }
         slots.reserveCapacity(estimatedSamples + estimatedSamples / 4)
         recordStarts.reserveCapacity((estimatedSamples + estimatedSamples / 4) / 64 + 1)
+        uuids.reserveCapacity(estimatedSamples + estimatedSamples / 4)
         if table.count == 0 { table = UUIDTable(capacity: estimatedSamples) }
     }
 
@@ -170,16 +164,48 @@ package struct SampleIndex: Sendable, Equatable {
     @inline(__always)
     func prefetch(_ uuid: UUID) { table.prefetch(uuid) }
 
-    /// The slot of a UUID (live or deleted).
-    package func slot(of uuid: UUID) -> UInt32? {
+    /// The slot of a UUID (live or deleted). Throws when a slot whose fingerprint
+    /// matches was restored from a snapshot and its UUID cannot be read from the log.
+    package func slot(of uuid: UUID) throws(UUIDUnreadable) -> UInt32? {
         // Element by element: a mapped slot column checks only the blocks a probe reads.
-        table.find(uuid, slotCount: UInt32(slots.count)) { slots[Int($0)].uuid }
+        try table.find(uuid, slotCount: UInt32(slots.count)) { (slot) throws(UUIDUnreadable) -> UUID in try self.uuid(slot) }
     }
 
-    /// Everything the index knows of a slot.
+    /// The UUID of the sample in a slot: from memory for a slot this index folded, else
+    /// from the log (its record, at its position; checked to be the slot's sample).
+    package func uuid(_ slot: UInt32) throws(UUIDUnreadable) -> UUID {
+        let i = Int(slot)
+        if i >= uuidBase { return UUID(uuid: uuids[i - uuidBase]) }
+        guard let logUUIDs else { throw UUIDUnreadable(slot: slot, reason: "restored from a snapshot, with no log to read its UUID from") }
+        let s = slots[i]
+        return try logUUIDs.uuid(slot: slot, recordOffset: s.recordOffset, position: position(slot), typeCode: s.typeCode,
+                                 start: s.start, end: s.end)
+    }
+
+    /// A slot's UUID could not be read from the log (`uuid(_:)`, rule S11): the log is
+    /// damaged or unreadable there (`cause`: the log's own error, which front ends
+    /// report as they would for any read of that record), or holds another sample
+    /// where the index says.
+    package struct UUIDUnreadable: Error, Equatable, Sendable, CustomStringConvertible {
+        package let slot: UInt32
+        package let reason: String
+        package let cause: (any Error & Sendable)?
+
+        init(slot: UInt32, reason: String, cause: (any Error & Sendable)? = nil) {
+            self.slot = slot
+            self.reason = reason
+            self.cause = cause
+        }
+
+        package var description: String { "the UUID of sample slot \(slot) cannot be read from the log: \(reason) [S11]" }
+
+        package static func == (a: UUIDUnreadable, b: UUIDUnreadable) -> Bool { a.slot == b.slot && a.reason == b.reason }
+    }
+
+    /// Everything the index knows of a slot (its UUID: `uuid(_:)`).
     package func entry(_ slot: UInt32) -> Entry {
         let s = slots[Int(slot)]
-        return Entry(slot: slot, uuid: s.uuid, recordOffset: s.recordOffset, position: position(slot), start: s.start, end: s.end,
+        return Entry(slot: slot, recordOffset: s.recordOffset, position: position(slot), start: s.start, end: s.end,
                      typeCode: s.typeCode, app: app(slot), isDeleted: s.state & Self.deletedBit != 0,
                      isMember: s.state & Self.memberBit != 0, sync: syncOfSlot[slot])
     }
@@ -238,7 +264,6 @@ package struct SampleIndex: Sendable, Equatable {
     /// A slot's facts.
     package struct Entry: Hashable, Sendable {
         package let slot: UInt32
-        package let uuid: UUID
         /// Byte offset of the saving record in the log.
         package let recordOffset: UInt64
         /// Position among the record's samples (correlation members follow their correlation).
@@ -254,7 +279,7 @@ package struct SampleIndex: Sendable, Equatable {
         package var startDate: Date { Date(timeIntervalSinceReferenceDate: start) }
         /// The same facts with another record offset (comparisons that ignore log positions).
         func withRecordOffset(_ offset: UInt64) -> Entry {
-            Entry(slot: slot, uuid: uuid, recordOffset: offset, position: position, start: start, end: end, typeCode: typeCode,
+            Entry(slot: slot, recordOffset: offset, position: position, start: start, end: end, typeCode: typeCode,
                   app: app, isDeleted: isDeleted, isMember: isMember, sync: sync)
         }
         package var endDate: Date { Date(timeIntervalSinceReferenceDate: end) }
@@ -265,7 +290,7 @@ package struct SampleIndex: Sendable, Equatable {
     package func isLive(_ slot: UInt32) -> Bool { slots[Int(slot)].state & Self.deletedBit == 0 }
 
     /// Whether the sample `uuid` is stored and not deleted.
-    package func isLive(uuid: UUID) -> Bool { slot(of: uuid).map(isLive) ?? false }
+    package func isLive(uuid: UUID) throws(UUIDUnreadable) -> Bool { try slot(of: uuid).map(isLive) ?? false }
 
     /// The most recent live sample of a type: greatest start, then end, then sequence.
     package func latest(typeCode: UInt16) -> UInt32? {
@@ -426,15 +451,16 @@ package struct SampleIndex: Sendable, Equatable {
         }
         let appField = min(app, Slot.appOverflow)
         if appField == Slot.appOverflow { appOverflows[slot] = app }
-        let added = Slot(uuid: h.uuid, start: h.start, end: h.end, recordOffset: recordOffset, typeCode: h.typeCode,
+        let added = Slot(start: h.start, end: h.end, recordOffset: recordOffset, typeCode: h.typeCode,
                          state: h.memberOf == nil ? 0 : Self.memberBit, appField: appField)
         slots.append(added)
+        uuids.append(h.uuid.uuid)
         if Int(slot) >> 6 >= recordStarts.count { recordStarts.append(0) }
         if position == 0 { recordStarts[Int(slot) >> 6] |= 1 << (UInt64(slot) & 63) }
         // The slots are read element by element and passed to the table in place (no
         // closure over a buffer of them, no copy of a timeline): replay adds every
         // sample here, and each of those retained and released a column.
-        table.insert(h.uuid, slot: slot, slots: slots)
+        table.insert(h.uuid, slot: slot, uuids: uuids, base: uuidBase)
         let length = timelines[code].slots.count
         if timelines[code].sorted, length > 0 {
             let last = timelines[code].slots[length - 1]
@@ -522,7 +548,6 @@ package struct SampleIndex: Sendable, Equatable {
                 for (i, s) in all.enumerated() {
                     precondition(i >> 6 < starts.count, "a record-start bit per slot")
                     if starts[i >> 6] & (1 << (UInt64(i) & 63)) != 0 { recordStart = i }
-                    d.uuid(s.uuidBytes)
                     d.u64(s.recordOffset)
                     // No start at or before the slot: `position` stops the process, as before.
                     d.u32(recordStart >= 0 ? UInt32(i - recordStart) : position(UInt32(i)))
@@ -555,7 +580,7 @@ package struct SampleIndex: Sendable, Equatable {
         d.section("latest", count: codes.count)
         for code in codes {
             d.u16(UInt16(code))
-            d.uuid(slots[Int(latestSlots[code])].uuid)
+            d.u32(latestSlots[code])
         }
     }
 }
@@ -563,9 +588,12 @@ package struct SampleIndex: Sendable, Equatable {
 // Snapshot access to the raw tables.
 extension SampleIndex {
     struct Columns {
-        var slots: Column<Slot>, recordStarts: Column<UInt64>, appOverflows: [UInt32: UInt32], buckets: Column<UInt64>, tableCount: Int
+        var slots: Column<Slot>, recordStarts: Column<UInt64>, appOverflows: [UInt32: UInt32], table: UUIDTable
         var timelines: [UInt16: Timeline], latest: [UInt16: UInt32], tombstones: [Tombstone]
         var syncOfSlot: [UInt32: SyncValue]
+        /// The UUIDs held in memory, of slots `uuidBase...` (never in a snapshot: a
+        /// restored index holds none, `uuidBase` is its slot count).
+        var uuids: Column<uuid_t> = [], uuidBase: Int? = nil
     }
 
     var columns: Columns {
@@ -573,16 +601,17 @@ extension SampleIndex {
         var latestMap: [UInt16: UInt32] = [:]
         for code in timelines.indices where !timelines[code].slots.isEmpty { timelineMap[UInt16(code)] = timelines[code] }
         for code in latestSlots.indices where latestSlots[code] != Self.none { latestMap[UInt16(code)] = latestSlots[code] }
-        return Columns(slots: slots, recordStarts: recordStarts, appOverflows: appOverflows, buckets: table.buckets,
-                       tableCount: table.count, timelines: timelineMap,
-                       latest: latestMap, tombstones: tombstones, syncOfSlot: syncOfSlot)
+        return Columns(slots: slots, recordStarts: recordStarts, appOverflows: appOverflows, table: table, timelines: timelineMap,
+                       latest: latestMap, tombstones: tombstones, syncOfSlot: syncOfSlot, uuids: uuids, uuidBase: uuidBase)
     }
 
     init(columns c: Columns) {
         slots = c.slots
         recordStarts = c.recordStarts
         appOverflows = c.appOverflows
-        table = UUIDTable(buckets: c.buckets, count: c.tableCount)
+        table = c.table
+        uuids = c.uuidBase == nil ? [] : c.uuids
+        uuidBase = c.uuidBase ?? c.slots.count
         for (code, t) in c.timelines where Int(code) < Self.typeCodeLimit { timelines[Int(code)] = t }
         for (code, slot) in c.latest where Int(code) < Self.typeCodeLimit { latestSlots[Int(code)] = slot }
         tombstones = c.tombstones

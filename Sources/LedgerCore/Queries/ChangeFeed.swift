@@ -89,7 +89,7 @@ package enum ChangeFeed {
             if tombstones > 0 {
                 let t = index.tombstones[Int(tombstones - 1)]
                 withUnsafeBytes(of: t.sequence.littleEndian) { bytes.append(contentsOf: $0) }
-                withUnsafeBytes(of: index.slots[Int(t.slot)].uuid.uuid) { bytes.append(contentsOf: $0) }
+                withUnsafeBytes(of: try index.uuid(t.slot).uuid) { bytes.append(contentsOf: $0) }
             }
             let d = SHA256.hash(bytes)
             return withUnsafeBytes(of: d.bytes) { Array($0.prefix(16)) }
@@ -147,8 +147,8 @@ package enum ChangeFeed {
             }
             /// Whether an erased UUID saved again since is given now (then it comes with
             /// everything current, and is not deleted).
-            func givenAgain(_ uuid: UUID) -> Bool {
-                guard let again = state.samples.slot(of: uuid), let v = visibility[state.samples.slots[Int(again)].typeCode] else { return false }
+            func givenAgain(_ uuid: UUID) throws -> Bool {
+                guard let again = try state.samples.slot(of: uuid), let v = visibility[state.samples.slots[Int(again)].typeCode] else { return false }
                 return state.samples.visible(again, to: v)
             }
             var deleted: [Change] = []
@@ -159,7 +159,7 @@ package enum ChangeFeed {
                 guard position + list.uuids.count > start else { continue }
                 for i in max(start, position) - position..<list.uuids.count {
                     guard let s = list.slots[i], codes.contains(s.typeCode), given(s, k, i),
-                          !givenAgain(list.uuids[i]) else { continue }
+                          try !givenAgain(list.uuids[i]) else { continue }
                     if deleted.count == limit { return (deleted, UInt64(position + i)) }
                     deleted.append(.deleted(DeletedSample(uuid: list.uuids[i], type: ObjectType(code: s.typeCode),
                                                           syncIdentifier: nil, syncVersion: nil, replacedBy: nil,
@@ -257,8 +257,8 @@ package enum ChangeFeed {
             }
             func want(_ slot: UInt32) -> RecordReads.Want {
                 let e = index.slots[Int(slot)]
-                return RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: index.position(slot), uuid: e.uuid,
-                                        app: index.app(slot))
+                return RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: index.position(slot), start: e.start,
+                                        end: e.end, app: index.app(slot))
             }
             /// The samples of `wants`, unless a mapped snapshot's block was found damaged
             /// (S8: the log is never read at offsets a damaged block gave).
@@ -266,10 +266,10 @@ package enum ChangeFeed {
                 try state.checkIntact()
                 return try reads.samples(wants, source: source)
             }
-            func deleted(_ t: SampleIndex.Tombstone) -> DeletedSample {
+            func deleted(_ t: SampleIndex.Tombstone) throws -> DeletedSample {
                 let e = index.entry(t.slot)
-                return DeletedSample(uuid: e.uuid, type: ObjectType(code: e.typeCode), syncIdentifier: e.syncIdentifier,
-                                     syncVersion: e.syncVersion, replacedBy: t.replacedBy.map { index.slots[Int($0)].uuid })
+                return DeletedSample(uuid: try index.uuid(t.slot), type: ObjectType(code: e.typeCode), syncIdentifier: e.syncIdentifier,
+                                     syncVersion: e.syncVersion, replacedBy: try t.replacedBy.map { try index.uuid($0) })
             }
             let chunk = 4096
 
@@ -378,7 +378,7 @@ package enum ChangeFeed {
                             w += 1
                             if !predicate.matches(sample) { continue }
                         }
-                        changes.append(.deleted(deleted(index.tombstones[k])))
+                        changes.append(.deleted(try deleted(index.tombstones[k])))
                     }
                 }
                 if stopped {

@@ -35,10 +35,11 @@ extension LedgerReadView {
 
     /// Which of `uuids` the viewing app saved, live or deleted (a UUID is never
     /// reused, rule E3); for the owner, which are stored at all. Others' UUIDs are
-    /// never reported to an app.
-    public func savedUUIDs(among uuids: [UUID]) -> Set<UUID> {
-        Set(uuids.filter { uuid in
-            guard let slot = state.samples.slot(of: uuid) else { return false }
+    /// never reported to an app. Throws when the sample index comes from a snapshot and
+    /// the log does not give a UUID it needs (S11).
+    public func savedUUIDs(among uuids: [UUID]) throws -> Set<UUID> {
+        Set(try uuids.filter { uuid in
+            guard let slot = try state.samples.slot(of: uuid) else { return false }
             return app.map { state.samples.app(slot) == $0 } ?? true
         })
     }

@@ -59,8 +59,9 @@ extension RecordReads {
                     var sub = try r.lengthPrefixed()
                     let top = sub
                     if at.member < 0, let span = try SampleCodec.deviceSpan(&sub, version: table.version) {
-                        guard span.uuid == e.uuid else {
-                            throw QueryError.indexDisagrees(slot: slot, reason: "the log holds \(span.uuid) there, the index \(e.uuid)")
+                        guard span.start.bitPattern == e.start.bitPattern, span.end.bitPattern == e.end.bitPattern else {
+                            throw QueryError.indexDisagrees(slot: slot, reason: "the log holds a sample from \(span.start) to \(span.end) "
+                                                            + "there, the index one from \(e.start) to \(e.end)")
                         }
                         ids.append(try span.device.map { try intern(UnsafeRawBufferPointer(rebasing: p[$0]), at: $0.lowerBound) } ?? 0)
                         continue
@@ -76,8 +77,10 @@ extension RecordReads {
                         }
                         sample = .quantity(c.objects[at.member])
                     }
-                    guard sample.uuid == e.uuid else {
-                        throw QueryError.indexDisagrees(slot: slot, reason: "the log holds \(sample.uuid) there, the index \(e.uuid)")
+                    let (s, t) = (sample.startDate.timeIntervalSinceReferenceDate, sample.endDate.timeIntervalSinceReferenceDate)
+                    guard s.bitPattern == e.start.bitPattern, t.bitPattern == e.end.bitPattern else {
+                        throw QueryError.indexDisagrees(slot: slot, reason: "the log holds a sample from \(s) to \(t) there, "
+                                                        + "the index one from \(e.start) to \(e.end)")
                     }
                     ids.append(try intern(sample.common.device))
                 }

@@ -21,7 +21,8 @@ extension RecordReads {
 
         /// Who a sample of the window is, by place: what the index says of it.
         struct Identity {
-            var uuid: UUID
+            var start: Double
+            var end: Double
             var slot: UInt32
             var app: UInt32
         }
@@ -86,8 +87,7 @@ extension RecordReads {
             fetches.removeAll(keepingCapacity: true)
             fetches.reserveCapacity(places)
             identities.removeAll(keepingCapacity: true)
-            identities.append(contentsOf: repeatElement(Identity(uuid: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
-                                                                 slot: 0, app: 0), count: places))
+            identities.append(contentsOf: repeatElement(Identity(start: 0, end: 0, slot: 0, app: 0), count: places))
             spans.removeAll(keepingCapacity: true)
             spans.append(contentsOf: repeatElement(Span.none, count: places))
             while !arena.isEmpty {
@@ -101,7 +101,7 @@ extension RecordReads {
         /// Wants the sample `want` at `place` (calls come in log order).
         mutating func want(_ want: Want, at place: Int) {
             fetches.append(Fetch(recordOffset: want.recordOffset, position: want.position, place: UInt32(place)))
-            identities[place] = Identity(uuid: want.uuid, slot: want.slot, app: want.app)
+            identities[place] = Identity(start: want.start, end: want.end, slot: want.slot, app: want.app)
         }
     }
 
@@ -241,6 +241,8 @@ extension RecordReads {
             let span = w.spans[place]
             if span.length == 0 { continue }
             let identity = w.identities[place]
+            let want = Want(slot: identity.slot, recordOffset: 0, position: 0, start: identity.start, end: identity.end,
+                            app: identity.app)
             if span.member < 0 {
                 if bundleApp != identity.app || handedOut & (Self.bundleCopyEvery - 1) == 0 {
                     bundleApp = identity.app
@@ -253,7 +255,7 @@ extension RecordReads {
                 }
                 handedOut &+= 1
                 if let bytes = try plainSample(w.arena[Int(span.chunk)], span.range, typeCode: typeCode, bundleIdentifier: bundle,
-                                               version: span.version, uuid: identity.uuid, slot: identity.slot) {
+                                               version: span.version, want: want) {
                     switch admit(bytes) {
                     case true?: if try !plain(consume bytes) { return }
                                 continue
@@ -262,7 +264,6 @@ extension RecordReads {
                     }
                 }
             }
-            let want = Want(slot: identity.slot, recordOffset: 0, position: 0, uuid: identity.uuid, app: identity.app)
             // A top-level sample is named by its copy in the arena: the members of one
             // correlation gathered together share it.
             let sample = try decode(want, w.arena[Int(span.chunk)], span.range, payloadOffset: Int(span.payloadOffset),

@@ -126,12 +126,28 @@ final class RecordReads {
     deinit { file.close() }
 
     /// One slot to fetch.
+    /// A sample asked for: its slot, where the log holds it, and what the index says it
+    /// is — its start and end, which the sample read there must have (the index holds no
+    /// UUID to compare: a sample of another start or end there means the index and the
+    /// log disagree).
     struct Want {
         let slot: UInt32
         let recordOffset: UInt64
         let position: UInt32
-        let uuid: UUID
+        let start: Double
+        let end: Double
         let app: UInt32
+
+        /// Whether a sample from `start` to `end` is the one the index means.
+        @inline(__always)
+        func isHeld(start s: Double, end e: Double) -> Bool {
+            s.bitPattern == start.bitPattern && e.bitPattern == end.bitPattern
+        }
+
+        /// The reason a sample from `start` to `end` is not the one wanted.
+        func disagreement(start s: Double, end e: Double) -> String {
+            "the log holds a sample from \(s) to \(e) there, the index one from \(start) to \(end)"
+        }
     }
 
     /// The samples of `wants`, in the same order.
@@ -297,7 +313,7 @@ final class RecordReads {
                     bundle = source(want.app)?.bundleIdentifier
                 }
                 if let bytes = try plainSample(buffer, from..<to, typeCode: typeCode, bundleIdentifier: bundle, version: table.version,
-                                               uuid: want.uuid, slot: want.slot) {
+                                               want: want) {
                     switch admit(bytes) {
                     case true?: if try !plain(i, consume bytes) { return }
                                 continue
@@ -320,14 +336,14 @@ final class RecordReads {
 
     /// The sample at `buffer[range]` read in place (`PlainQuantityBytes`) when it has the
     /// common shape of type `typeCode` and passes the model's checks; nil: it is to be
-    /// decoded. Throws when its UUID is not the index's (`uuid`, at `slot`).
+    /// decoded. Throws when its start or end is not the index's (`want`'s).
     func plainSample(_ buffer: [UInt8], _ range: Range<Int>, typeCode: UInt16, bundleIdentifier: String?, version: UInt16,
-                     uuid: UUID, slot: UInt32) throws -> PlainQuantityBytes? {
+                     want: Want) throws -> PlainQuantityBytes? {
         guard let bytes = PlainQuantityBytes.read(buffer, range, typeCode: typeCode, bundleIdentifier: bundleIdentifier,
                                                   version: version),
               bytes.passesModelChecks(memo: &memo, valid: &validMetadata) else { return nil }
-        guard bytes.uuid == uuid else {
-            throw QueryError.indexDisagrees(slot: slot, reason: "the log holds \(bytes.uuid) there, the index \(uuid)")
+        guard want.isHeld(start: bytes.start, end: bytes.end) else {
+            throw QueryError.indexDisagrees(slot: want.slot, reason: want.disagreement(start: bytes.start, end: bytes.end))
         }
         return bytes
     }
@@ -416,8 +432,9 @@ final class RecordReads {
             }
             sample = .quantity(c.objects[member])
         }
-        guard sample.uuid == want.uuid else {
-            throw QueryError.indexDisagrees(slot: want.slot, reason: "the log holds \(sample.uuid) there, the index \(want.uuid)")
+        let (s, e) = (sample.startDate.timeIntervalSinceReferenceDate, sample.endDate.timeIntervalSinceReferenceDate)
+        guard want.isHeld(start: s, end: e) else {
+            throw QueryError.indexDisagrees(slot: want.slot, reason: want.disagreement(start: s, end: e))
         }
         return sample
     }

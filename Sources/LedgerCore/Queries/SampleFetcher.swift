@@ -28,7 +28,10 @@ package struct SampleFetcher {
             flat.append(s.sample)
             if case .correlation(let c) = s.sample { flat.append(contentsOf: c.objects.map(Sample.quantity)) }
         }
-        guard Int(entry.position) < flat.count, flat[Int(entry.position)].uuid == entry.uuid else {
+        // The index holds no UUID: the sample there must be of the slot's interval.
+        guard Int(entry.position) < flat.count,
+              flat[Int(entry.position)].startDate.timeIntervalSinceReferenceDate.bitPattern == entry.start.bitPattern,
+              flat[Int(entry.position)].endDate.timeIntervalSinceReferenceDate.bitPattern == entry.end.bitPattern else {
             throw EventDecodingError.malformed(offset: 0, reason: "sample index and log disagree at slot \(slot)")
         }
         cached = (entry.recordOffset, flat)

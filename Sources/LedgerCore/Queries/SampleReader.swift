@@ -264,7 +264,7 @@ package struct SampleReader {
         let registry = state.registry
         var cursorSlot: UInt32?
         if let after {
-            let found = index.slot(of: after)
+            let found = try index.slot(of: after)
             // S8: a lookup in a damaged block of a mapped snapshot read zeros — its "no
             // such sample" (or a slot of zeros) is no answer.
             try state.checkIntact()
@@ -284,8 +284,8 @@ package struct SampleReader {
         func select<Slots: SlotSource>(_ s: Slots) throws -> UUID? {
             /// `position`: the slot's in its record, when the caller knows it.
             func want(_ slot: UInt32, _ e: SampleIndex.Slot, _ app: UInt32, position: UInt32? = nil) -> RecordReads.Want {
-                RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: position ?? index.position(slot), uuid: e.uuid,
-                                 app: app)
+                RecordReads.Want(slot: slot, recordOffset: e.recordOffset, position: position ?? index.position(slot), start: e.start,
+                                 end: e.end, app: app)
             }
             func wanted(_ slot: UInt32) -> RecordReads.Want {
                 let e = s.slot(slot)
@@ -517,7 +517,7 @@ package struct SampleReader {
                     // Is there one more? Then the limit cut the answer: hand out a cursor.
                     while i != stop {
                         defer { i += step }
-                        if admits(list[i]) { return last.map { s.slot($0).uuid } }
+                        if admits(list[i]) { return try last.map { try index.uuid($0) } }
                     }
                     return nil
                 }
@@ -557,13 +557,13 @@ package struct SampleReader {
                         last = wants[i].slot
                         return true
                     })
-                    if cut { return last.map { s.slot($0).uuid } }
+                    if cut { return try last.map { try index.uuid($0) } }
                     continue
                 }
                 for (w, found) in zip(wants, try fetch(wants)) {
                     let sample = try present(w, found)
                     if let filter, !filter(sample) { continue }
-                    if emitted == limit { return last.map { s.slot($0).uuid } }
+                    if emitted == limit { return try last.map { try index.uuid($0) } }
                     try body(sample)
                     emitted += 1
                     last = w.slot

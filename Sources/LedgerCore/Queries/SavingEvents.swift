@@ -38,7 +38,7 @@ package final class SavingEvents {
 
     /// The event that saved `uuid`; nil when the ledger holds no such sample.
     package func event(of uuid: UUID) throws -> Event? {
-        guard let slot = index.slot(of: uuid) else { return nil }
+        guard let slot = try index.slot(of: uuid) else { return nil }
         let offset = index.entry(slot).recordOffset
         if let known = cache[offset] { return known }
         var head = [UInt8](repeating: 0, count: LogFormat.recordHeaderLength)

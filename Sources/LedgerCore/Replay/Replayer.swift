@@ -288,14 +288,23 @@ package enum Replayer {
         case .other(let index):
             if state.erasures.isEmpty {
                 facts = .other(events[index])
-            } else if let adjusted = state.erasures.adjust(events[index], in: state) {
-                facts = .other(adjusted)
             } else {
-                state.skip(sequence: item.sequence, recordedAt: item.recordedAt)  // names only erased samples
-                return nil
+                let adjusted: Event?
+                do { adjusted = try state.erasures.adjust(events[index], in: state) } catch {
+                    return .ruleViolation(sequence: item.sequence, offset: item.offset, error)
+                }
+                guard let adjusted else {
+                    state.skip(sequence: item.sequence, recordedAt: item.recordedAt)  // names only erased samples
+                    return nil
+                }
+                facts = .other(adjusted)
             }
         case .save(let app, let range, let names):
-            if !state.erasures.isEmpty, let adjusted = state.erasures.adjust(headers[range], in: state) {
+            let adjusted: [SampleCodec.Header]?
+            do { adjusted = state.erasures.isEmpty ? nil : try state.erasures.adjust(headers[range], in: state) } catch {
+                return .ruleViolation(sequence: item.sequence, offset: item.offset, error)
+            }
+            if let adjusted {
                 facts = .samplesSaved(app: app, headers: adjusted[...], syncIdentifiers: strings[names])
             } else {
                 facts = .samplesSaved(app: app, headers: headers[range], syncIdentifiers: strings[names])

@@ -91,7 +91,7 @@ package enum LedgerDecider {
             guard let sync = encoded.syncIdentity(ofSample: i),
                   let slot = state.samples.syncSlot(app: ordinal, identifier: sync.identifier),
                   let stored = state.samples.syncValue(slot), sync.version > stored.version else { continue }
-            replacements[i] = state.samples.entry(slot).uuid
+            replacements[i] = try LedgerRules.uuid(slot, state)
         }
         let decided = encoded.replacing(replacements)
         if checkingRules { try LedgerRules.checkAppend(decided.facts(app: ordinal), in: state) }
@@ -156,13 +156,13 @@ package enum LedgerDecider {
         case .save(let bundle, let samples):
             let ordinal = try app(bundle, state)
             guard !samples.isEmpty else { throw .emptyCall("a save", rule: "E7") }
-            let saved = samples.map { sample -> SavedSample in
+            let saved = try samples.map { (sample) throws(RuleViolation) -> SavedSample in
                 guard let sync = (try? sample.common.metadata.syncIdentity()) ?? nil,
                       let slot = state.samples.syncSlot(app: ordinal, identifier: sync.identifier),
                       let stored = state.samples.syncValue(slot), sync.version > stored.version else {
                     return SavedSample(sample)
                 }
-                return SavedSample(sample, replaces: state.samples.entry(slot).uuid)
+                return SavedSample(sample, replaces: try LedgerRules.uuid(slot, state))
             }
             return [.samplesSaved(app: ordinal, samples: saved)]
 
@@ -175,8 +175,8 @@ package enum LedgerDecider {
         case .delete(let bundle, let uuids, let reason):
             let actor: ActorID = try bundle.map { b throws(RuleViolation) in .app(try app(b, state)) } ?? .owner
             guard !uuids.isEmpty else { throw .emptyCall("a delete", rule: "E7") }
-            let objects = uuids.map { uuid -> DeletedObject in
-                guard let slot = state.samples.slot(of: uuid) else { return DeletedObject(uuid: uuid) }
+            let objects = try uuids.map { (uuid) throws(RuleViolation) -> DeletedObject in
+                guard let slot = try LedgerRules.slot(of: uuid, state) else { return DeletedObject(uuid: uuid) }
                 let entry = state.samples.entry(slot)
                 return DeletedObject(uuid: uuid, syncIdentifier: entry.syncIdentifier, syncVersion: entry.syncVersion)
             }

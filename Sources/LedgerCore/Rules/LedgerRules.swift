@@ -73,6 +73,17 @@ enum LedgerRules {
 
     static let appleOnlyReason = "only Apple computes this type; apps may read it, never share it"
 
+    /// `SampleIndex.slot(of:)` for a check: a UUID the log does not give is S11.
+    @inline(__always)
+    static func slot(of uuid: UUID, _ state: borrowing LedgerState) throws(RuleViolation) -> UInt32? {
+        do { return try state.samples.slot(of: uuid) } catch { throw .sampleUnreadable(slot: error.slot, reason: error.reason) }
+    }
+
+    /// `SampleIndex.uuid(_:)` for a check: a UUID the log does not give is S11.
+    static func uuid(_ slot: UInt32, _ state: borrowing LedgerState) throws(RuleViolation) -> UUID {
+        do { return try state.samples.uuid(slot) } catch { throw .sampleUnreadable(slot: error.slot, reason: error.reason) }
+    }
+
     static func typeName(_ code: UInt16) -> String { ObjectType(code: code)?.identifier ?? "type \(code)" }
 
     /// The first rule a save of `headers` by `app` breaks in `state`, or nil: `violation`
@@ -103,7 +114,7 @@ enum LedgerRules {
                 state.samples.prefetch(headers[ahead].uuid)
                 ahead += 1
             }
-            guard headers.count == 1 || seen.insert(h.uuid), state.samples.slot(of: h.uuid) == nil else {
+            guard headers.count == 1 || seen.insert(h.uuid), try Self.slot(of: h.uuid, state) == nil else {
                 throw .duplicateUUID(h.uuid)
             }
             switch h.kind {
@@ -151,7 +162,7 @@ enum LedgerRules {
                     } else if h.kind != .unrecognized {
                         try requireShare(app: app, code: replaced.typeCode, state: state, rule: "E4")
                     }
-                    expected = replaced.uuid
+                    expected = try Self.uuid(slot, state)
                 }
             }
             guard h.replaces == expected else { throw .replacementMismatch(uuid: h.uuid, expected: expected, recorded: h.replaces) }
@@ -165,7 +176,7 @@ enum LedgerRules {
     private static func checkActivities(actor: ActorID, workout: UUID, _ activities: [WorkoutActivity],
                                         state: LedgerState) throws(RuleViolation) {
         guard !activities.isEmpty else { throw .emptyCall("an addition of workout activities", rule: "E10") }
-        guard let slot = state.samples.slot(of: workout), state.samples.isLive(slot) else { throw .objectNotFound(workout, rule: "E10") }
+        guard let slot = try Self.slot(of: workout, state), state.samples.isLive(slot) else { throw .objectNotFound(workout, rule: "E10") }
         let target = state.samples.entry(slot)
         guard target.typeCode == ObjectType.workout.code else {
             throw .invalidWorkoutActivity(activities[0].uuid, "is added to \(workout.uuidString), which is not a workout")
@@ -224,7 +235,7 @@ enum LedgerRules {
             var seen = Set<UUID>()
             if case .app(let app) = actor { _ = try requireApp(app, state) }
             for o in objects {
-                guard seen.insert(o.uuid).inserted, let slot = state.samples.slot(of: o.uuid), state.samples.isLive(slot) else {
+                guard seen.insert(o.uuid).inserted, let slot = try Self.slot(of: o.uuid, state), state.samples.isLive(slot) else {
                     throw .objectNotFound(o.uuid)
                 }
                 let entry = state.samples.entry(slot)
@@ -265,7 +276,7 @@ enum LedgerRules {
         case .samplesAssociated(let app, let workout, let samples):
             _ = try requireApp(app, state)
             guard !samples.isEmpty else { throw .emptyCall("an association", rule: "E12") }
-            guard let slot = state.samples.slot(of: workout), state.samples.isLive(slot) else { throw .objectNotFound(workout, rule: "E12") }
+            guard let slot = try Self.slot(of: workout, state), state.samples.isLive(slot) else { throw .objectNotFound(workout, rule: "E12") }
             let target = state.samples.entry(slot)
             guard target.typeCode == ObjectType.workout.code else { throw .invalidAssociation(workout, "is not a workout") }
             guard target.app == app else { throw .notOwnerOfObject(uuid: workout, app: state.registry.label(app), rule: "E12") }
@@ -273,7 +284,7 @@ enum LedgerRules {
             var seen = Set<UUID>()
             for uuid in samples {
                 guard seen.insert(uuid).inserted else { throw .invalidAssociation(uuid, "is listed twice") }
-                guard let s = state.samples.slot(of: uuid), state.samples.isLive(s) else { throw .objectNotFound(uuid, rule: "E12") }
+                guard let s = try Self.slot(of: uuid, state), state.samples.isLive(s) else { throw .objectNotFound(uuid, rule: "E12") }
                 let entry = state.samples.entry(s)
                 guard entry.typeCode != ObjectType.workout.code else { throw .invalidAssociation(uuid, "is a workout: only samples join a workout") }
                 guard entry.app == app else { throw .notOwnerOfObject(uuid: uuid, app: state.registry.label(app), rule: "E12") }
@@ -301,7 +312,7 @@ enum LedgerRules {
             guard !absence.objects.isEmpty || !absence.days.isEmpty else { throw .emptyCall("an absent-from-export removal", rule: "E9") }
             var seen = Set<UUID>()
             for o in absence.objects {
-                guard seen.insert(o.uuid).inserted, let slot = state.samples.slot(of: o.uuid), state.samples.isLive(slot) else {
+                guard seen.insert(o.uuid).inserted, let slot = try Self.slot(of: o.uuid, state), state.samples.isLive(slot) else {
                     throw .objectNotFound(o.uuid, rule: "E9")
                 }
                 let entry = state.samples.entry(slot)
@@ -339,7 +350,7 @@ enum LedgerRules {
         case .erased(let erasure):
             // E16: what an erasure names was never folded (replay read it first).
             for uuid in erasure.samples {
-                if let slot = state.samples.slot(of: uuid), state.samples.isLive(slot) { throw .erasedSampleLive(uuid) }
+                if let slot = try Self.slot(of: uuid, state), state.samples.isLive(slot) { throw .erasedSampleLive(uuid) }
             }
         case .samplesSaved:
             preconditionFailure("saves are checked through their headers")

@@ -77,6 +77,11 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
     case erasedSampleLive(UUID)
     /// An event that only begins a ledger, elsewhere (rule E17: `encryptedFrom`).
     case notFirst(String)
+    /// A check needed the UUID of a sample restored from a snapshot, and the log did not
+    /// give it where the index says (rule S11: the record at that place is unreadable, or
+    /// holds another sample). The event is neither allowed nor refused by the rules: the
+    /// ledger's log or snapshot is damaged.
+    case sampleUnreadable(slot: UInt32, reason: String)
 
     public var description: String { "\(text) [\(ruleID)]" }
 
@@ -91,6 +96,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .duplicateUUID: "E3"
         case .erasedSampleLive: "E16"
         case .notFirst: "E17"
+        case .sampleUnreadable: "S11"
         case .syncVersionNotNewer, .syncIdentifierRepeated, .syncReplacementTypeMismatch, .replacementMismatch: "E4"
         case .typeNotAuthorizable, .ownerOnly: "E6"
         case .invalidSourcePriority: "E8"
@@ -133,6 +139,7 @@ public enum RuleViolation: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalidCredential(let why): "invalidCredential: \(why)"
         case .erasedSampleLive(let u): "erasedSampleLive: the erasure names \(u.uuidString), which is live"
         case .notFirst(let kind): "notFirst: \(kind) only begins a ledger (its first event)"
+        case .sampleUnreadable(let slot, let reason): "sampleUnreadable: the UUID of sample slot \(slot) cannot be read from the log: \(reason)"
         }
     }
 

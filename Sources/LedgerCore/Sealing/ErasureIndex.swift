@@ -109,25 +109,40 @@ package struct ErasureIndex: Sendable, Equatable {
 
     /// `event` without what it names that is erased, in `state` (nil: nothing of it is
     /// left to fold). Only events that name other objects change. An erased UUID saved
-    /// again after its erasure (an export imported again) names that new sample.
-    func adjust(_ event: Event, in state: borrowing LedgerState) -> Event? {
-        func erased(_ uuid: UUID) -> Bool { samples.contains(uuid) && state.samples.slot(of: uuid) == nil }
+    /// again after its erasure (an export imported again) names that new sample. Throws
+    /// S11 when the log does not give a restored sample's UUID a lookup needs.
+    func adjust(_ event: Event, in state: borrowing LedgerState) throws(RuleViolation) -> Event? {
+        func erased(_ uuid: UUID) throws(RuleViolation) -> Bool {
+            guard samples.contains(uuid) else { return false }
+            return try LedgerRules.slot(of: uuid, state) == nil
+        }
+        /// The objects not erased (`filter` rethrows untyped).
+        func kept(_ objects: [DeletedObject]) throws(RuleViolation) -> [DeletedObject] {
+            var out: [DeletedObject] = []
+            for o in objects where try !erased(o.uuid) { out.append(o) }
+            return out
+        }
         switch event {
         case .samplesDeleted(let actor, let objects, let reason):
-            let kept = objects.filter { !erased($0.uuid) }
+            let kept = try kept(objects)
             if kept.count == objects.count { return event }
             return kept.isEmpty ? nil : .samplesDeleted(actor: actor, objects: kept, reason: reason)
         case .samplesAssociated(let app, let workout, let uuids):
-            if erased(workout) { return nil }
+            if try erased(workout) { return nil }
             // A sample a cut re-appends is associated again when the erasure is folded.
-            let kept = uuids.filter { !erased($0) && !(restored.contains($0) && state.samples.slot(of: $0) == nil) }
+            var kept: [UUID] = []
+            for u in uuids {
+                if try erased(u) { continue }
+                if restored.contains(u), try LedgerRules.slot(of: u, state) == nil { continue }
+                kept.append(u)
+            }
             if kept.count == uuids.count { return event }
             return kept.isEmpty ? nil : .samplesAssociated(app: app, workout: workout, samples: kept)
         case .workoutActivitiesAdded(_, let workout, _):
-            return erased(workout) ? nil : event
+            return try erased(workout) ? nil : event
         case .absentFromExport(let absence):
             // Days whose summary an erasure took are not removed again.
-            let objects = absence.objects.filter { !erased($0.uuid) }
+            let objects = try kept(absence.objects)
             let days = absence.days.filter { state.activitySummaries[LedgerState.dayKey($0)] != nil }
             if objects.count == absence.objects.count && days.count == absence.days.count { return event }
             return .absentFromExport(ExportAbsence(importId: absence.importId, exportDate: absence.exportDate,
@@ -139,14 +154,18 @@ package struct ErasureIndex: Sendable, Equatable {
 
     /// `headers` without a replacement of an erased sample (it was never folded), or nil
     /// when none names one.
-    func adjust(_ headers: ArraySlice<SampleCodec.Header>, in state: borrowing LedgerState) -> [SampleCodec.Header]? {
-        func erased(_ uuid: UUID) -> Bool { samples.contains(uuid) && state.samples.slot(of: uuid) == nil }
-        guard headers.contains(where: { $0.replaces.map(erased) ?? false }) else { return nil }
-        return headers.map { h in
-            var h = h
-            if let r = h.replaces, erased(r) { h.replaces = nil }
-            return h
+    func adjust(_ headers: ArraySlice<SampleCodec.Header>, in state: borrowing LedgerState) throws(RuleViolation) -> [SampleCodec.Header]? {
+        func erased(_ uuid: UUID) throws(RuleViolation) -> Bool {
+            guard samples.contains(uuid) else { return false }
+            return try LedgerRules.slot(of: uuid, state) == nil
         }
+        var out: [SampleCodec.Header]?
+        for (i, h) in headers.enumerated() {
+            guard let r = h.replaces, try erased(r) else { continue }
+            if out == nil { out = Array(headers) }
+            out![i].replaces = nil
+        }
+        return out
     }
 
     /// The `erased` events of the log `reader` reads, in order. Empty at once for a plain

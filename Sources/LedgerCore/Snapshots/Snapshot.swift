@@ -9,7 +9,7 @@ import LedgerLog
 ///
 /// File `snapshots/snapshot-<lastSequence, 20 digits>.bin` (events/FORMAT.md, Part 3):
 /// ```
-/// header (128 bytes): magic "HLSNAP01" · version u32 (1) · headerLength u32 (128)
+/// header (128 bytes): magic "HLSNAP01" · version u32 (3) · headerLength u32 (128)
 ///   · ledgerId[16] · lastSequence u64 · logOffset u64 · link[32] · digest[32]
 ///   · lastRecordedAt i64 · sectionCount u32 · headerCRC u32 (CRC32C of bytes 0..<124)
 /// sections: id u32 · reserved u32 · length u64 · crc u32 · reserved u32, then
@@ -58,7 +58,9 @@ package enum SnapshotFile {
     static let folder = "snapshots"
     static let headerLength = 128
     /// 2: 40-byte slots with the record-start and app-overflow sections.
-    static let version: UInt32 = 2
+    /// 3: 24-byte slots (no UUID: the log holds it), the UUID table compact (a bitmap,
+    /// a rank directory and the entries, sections 11, 14 and 15; homes from fingerprints).
+    static let version: UInt32 = 3
 
     enum Section: UInt32, CaseIterable {
         case registry = 1, authorization, characteristics, counts
@@ -81,7 +83,9 @@ package enum SnapshotFile {
         case importTransactions = 50, eventsNotApplied = 51
         /// Written only when credentials were issued (SnapshotFile+Credentials).
         case credentials = 60
-        case slots = 10, buckets, timelineSlots
+        /// Since version 3, 11 is the UUID table's bitmap (in 2, its buckets), with its
+        /// rank directory (14) and entries (15).
+        case slots = 10, tableBitmap, timelineSlots, tableRanks = 14, tableEntries = 15
         /// Since snapshot version 2 (40-byte slots): bit i set when slot i begins its
         /// record (a column), and the apps that do not fit a slot's word (small).
         case recordStarts = 13, appOverflows = 24
@@ -124,6 +128,7 @@ package enum SnapshotFile {
         var state = state
         state.samples.prepareForQueries()
         let c = state.samples.columns
+        let table = c.table.compactForm
         let source = SnapshotSource(state: state, columns: c, timelineCodes: c.timelines.keys.sorted())
         var sections: [(Section, [UInt8])] = []
         for codec in smallSections {
@@ -133,7 +138,8 @@ package enum SnapshotFile {
         let statistics = statisticsSections(state.statistics)
         sections.append((.sourcePriorities, statistics.small))
         let columnSections: [(Section, ColumnSource)] = [
-            (.slots, ColumnSource(c.slots)), (.recordStarts, ColumnSource(c.recordStarts)), (.buckets, ColumnSource(c.buckets)),
+            (.slots, ColumnSource(c.slots)), (.recordStarts, ColumnSource(c.recordStarts)), (.tableBitmap, ColumnSource(table.bitmap)),
+            (.tableRanks, ColumnSource(table.ranks)), (.tableEntries, ColumnSource(table.entries)),
             (.timelineSlots, ColumnSource(source.timelineCodes.flatMap { c.timelines[$0]!.slots })),
             (.statisticsValues, statistics.values), (.statisticsUserEntered, statistics.flags),
         ]
@@ -258,9 +264,12 @@ package enum SnapshotFile {
             }
             let found = UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
             guard found == version else {
-                throw SnapshotProblem.unreadable(file: name, reason: found == 1
-                    ? "snapshot version 1 (56-byte slots) is not read by this release"
-                    : "unknown snapshot version \(found)", rule: "S1")
+                let reason = switch found {
+                case 1: "snapshot version 1 (56-byte slots) is not read by this release"
+                case 2: "snapshot version 2 (40-byte slots, with UUIDs) is not read by this release"
+                default: "unknown snapshot version \(found)"
+                }
+                throw SnapshotProblem.unreadable(file: name, reason: reason, rule: "S1")
             }
             var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[16..<32])) }
@@ -303,7 +312,9 @@ package enum SnapshotFile {
                   (try? reader.link(endingAt: header.position.offset)) == header.position.link else {
                 throw SnapshotProblem.notInLog(file: name)
             }
-            let state = try readState(file, name: name, header: header, onDemand: onDemand, checkingWhole: checkingWhole)
+            var state = try readState(file, name: name, header: header, onDemand: onDemand, checkingWhole: checkingWhole)
+            // The restored slots' UUIDs are in the log, not the snapshot (version 3).
+            state.samples.logUUIDs = LogSampleUUIDs(reader: reader)
             return (header, state)
         } catch let problem as SnapshotProblem {
             throw problem
@@ -346,7 +357,8 @@ package enum SnapshotFile {
             }
             let length = Int(storedLength)
             switch section {
-            case .slots, .buckets, .timelineSlots, .recordStarts, .statisticsValues, .statisticsUserEntered:
+            case .slots, .tableBitmap, .tableRanks, .tableEntries, .timelineSlots, .recordStarts, .statisticsValues,
+                 .statisticsUserEntered:
                 places[section] = ColumnPlace(offset: offset, length: length, crc: crc)
             default:
                 var bytes = [UInt8](repeating: 0, count: length)
@@ -379,7 +391,9 @@ package enum SnapshotFile {
         contents.columns.slots = try column(.slots, SampleIndex.Slot.self, spare: { $0 / 4 + 4096 }) ?? []
         let n = contents.columns.slots.count
         contents.columns.recordStarts = try column(.recordStarts, UInt64.self, spare: { $0 / 4 + 64 }) ?? []
-        contents.columns.buckets = try column(.buckets, UInt64.self) ?? []
+        let tableBitmap = try column(.tableBitmap, UInt64.self) ?? []
+        let tableRanks = try column(.tableRanks, UInt32.self) ?? []
+        let tableEntries = try column(.tableEntries, UInt64.self) ?? []
         let slotCount = UInt32(n)
         contents.timelineSlots = try column(.timelineSlots, UInt32.self, valid: { block in
             block.withMemoryRebound(to: UInt32.self) { $0.allSatisfy { $0 < slotCount } }
@@ -405,12 +419,17 @@ package enum SnapshotFile {
         state.restore(events: contents.events, permissions: contents.permissions, lastSequence: contents.lastSequence,
                       lastRecordedAt: contents.lastRecordedAt, eventCounts: contents.eventCounts, imports: contents.imports,
                       eventsNotApplied: contents.eventsNotApplied, credentials: contents.credentials)
+        guard let table = CompactUUIDTable(bucketCount: contents.tableBuckets, bitmap: tableBitmap, ranks: tableRanks,
+                                           entries: tableEntries) else {
+            throw fail("the UUID table's sections do not fit \(contents.tableBuckets) buckets", "S5")
+        }
+        contents.columns.table = UUIDTable(compact: table)
         let columns = contents.columns
         // Checks that cost no more than the small sections (S5): counts agree, and every
         // slot number the small sections hold is a slot; slot 0 begins a record
         // (positions count from a record's first slot).
         guard columns.recordStarts.count == (n + 63) / 64, n == 0 || columns.recordStarts[0] & 1 == 1,
-              columns.buckets.count.nonzeroBitCount == 1, columns.tableCount == n,
+              contents.tableCount == n, columns.table.count == n, columns.table.count * 10 <= columns.table.bucketCount * 8,
               columns.appOverflows.allSatisfy({ Int($0.key) < n && $0.value >= SampleIndex.Slot.appOverflow }),
               columns.timelines.keys.allSatisfy({ Int($0) < SampleIndex.typeCodeLimit }),
               columns.latest.keys.allSatisfy({ Int($0) < SampleIndex.typeCodeLimit }),
@@ -435,7 +454,13 @@ package enum SnapshotFile {
                 }
                 return overflowing == columns.appOverflows.count
             }
-            guard slotsHold,
+            // The table's rank directory counts its bitmap's bits (a probe trusts it).
+            var bits = 0
+            let ranksHold = (0..<table.bitmap.count).allSatisfy { w in
+                defer { bits += table.bitmap[w].nonzeroBitCount }
+                return w % CompactUUIDTable.wordsPerRank != 0 || Int(table.ranks[w / CompactUUIDTable.wordsPerRank]) == bits
+            } && bits == n
+            guard slotsHold, ranksHold,
                   columns.timelines.values.allSatisfy({ $0.slots.withUnsafeBufferPointer { $0.allSatisfy { Int($0) < n } } }) else {
                 throw fail("inconsistent columns", "S5")
             }

@@ -1,11 +1,12 @@
 import Foundation
 
 extension SnapshotFile {
-    /// Section 20: the UUID table's count, then per type code (ascending) whether its
+    /// Section 20: the UUID table's count and (since version 3) its bucket count, then per type code (ascending) whether its
     /// timeline is sorted and how many of the `timelineSlots` column's slots are its.
     static let timelinesSection = SnapshotSectionCodec(section: .timelines, encode: { source, w in
         let c = source.columns
-        w.varint(c.tableCount)
+        w.varint(c.table.count)
+        w.varint(c.table.bucketCount)
         w.varint(source.timelineCodes.count)
         for code in source.timelineCodes {
             let t = c.timelines[code]!
@@ -15,7 +16,8 @@ extension SnapshotFile {
         }
         return true
     }, decode: { r, contents in
-        contents.columns.tableCount = try r.count(limit: Int(UInt32.max))
+        contents.tableCount = try r.count(limit: Int(UInt32.max))
+        contents.tableBuckets = try r.count(limit: 1 << 32)
         var start = 0
         let all = contents.timelineSlots
         for _ in 0..<(try r.count()) {

@@ -38,7 +38,9 @@ struct SnapshotContents {
     var imports: [ImportEntry] = []
     var eventsNotApplied: UInt64 = 0
     var credentials: [CredentialRegistry.Entry] = []
-    var columns = SampleIndex.Columns(slots: [], recordStarts: [], appOverflows: [:], buckets: [], tableCount: 0, timelines: [:], latest: [:],
+    /// The UUID table's entries and buckets (section 20), for its columns.
+    var tableCount = 0, tableBuckets = 0
+    var columns = SampleIndex.Columns(slots: [], recordStarts: [], appOverflows: [:], table: UUIDTable(), timelines: [:], latest: [:],
                                       tombstones: [], syncOfSlot: [:])
     /// The `timelineSlots` column, cut into timelines by the `timelines` section.
     var timelineSlots: Column<UInt32> = []

@@ -24,7 +24,7 @@ extension StateDifference {
             }
         }
         if let slot = first {
-            let uuid = slot < a.samples.count ? a.samples.entry(UInt32(slot)).uuid.uuidString : "slot \(slot)"
+            let uuid = StateDifference.key(a.samples, slot)
             return StateDifference(projection: "statistics", key: uuid)
         }
         for code in Set(s.priorities.keys).union(t.priorities.keys).sorted() where s.priority(code) != t.priority(code) {

@@ -29,7 +29,7 @@ package enum StatisticsQuery {
             let index = state.samples
             try SampleReader(fs).forEach(SampleQuery(type: .quantity(type), predicate: predicate, filter: filter),
                                          visibility: visibility, in: &state) { sample in
-                if let slot = index.slot(of: sample.uuid) { slots.insert(slot) }
+                if let slot = try index.slot(of: sample.uuid) { slots.insert(slot) }
             }
             wanted = slots
         }

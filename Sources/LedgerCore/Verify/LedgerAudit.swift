@@ -61,7 +61,8 @@ package enum LedgerAudit {
                 switch (event, subject) {
                 case (.samplesDeleted(_, let objects, let reason), _):
                     for o in objects {
-                        guard let slot = before.samples.slot(of: o.uuid) else { continue }
+                        // Folded from the log's start: every UUID is in memory, none read.
+                        guard let slot = (try? before.samples.slot(of: o.uuid)) ?? nil else { continue }
                         let entry = before.samples.entry(slot)
                         let matches: Bool
                         switch subject {
@@ -78,7 +79,8 @@ package enum LedgerAudit {
                 case (.absentFromExport(let absence), _):
                     // The importer acts: the import is named, with the export it compared.
                     for o in absence.objects {
-                        guard let slot = before.samples.slot(of: o.uuid) else { continue }
+                        // Folded from the log's start: every UUID is in memory, none read.
+                        guard let slot = (try? before.samples.slot(of: o.uuid)) ?? nil else { continue }
                         let entry = before.samples.entry(slot)
                         let matches: Bool
                         switch subject {
@@ -118,7 +120,7 @@ package enum LedgerAudit {
             var keep: [UUID: Bool] = [:]
             entries = try entries.filter { e in
                 guard let text = e.what.split(separator: " ").dropFirst().first.map(String.init),
-                      let uuid = UUIDText.parse(text), let slot = state.samples.slot(of: uuid) else { return false }
+                      let uuid = UUIDText.parse(text), let slot = try state.samples.slot(of: uuid) else { return false }
                 if let known = keep[uuid] { return known }
                 guard case .unrecognized(let u) = try fetcher.sample(slot, in: state) else { return false }
                 keep[uuid] = u.typeIdentifier == identifier
@@ -130,7 +132,7 @@ package enum LedgerAudit {
             guard e.kind == .samplesSaved, e.what.hasPrefix("saved") else { return e }
             let uuidText: String
             if case .object(let uuid) = subject { uuidText = uuid.uuidString } else { uuidText = String(e.what.dropFirst(6)) }
-            guard let uuid = UUIDText.parse(uuidText), let slot = state.samples.slot(of: uuid) else { return e }
+            guard let uuid = UUIDText.parse(uuidText), let slot = try state.samples.slot(of: uuid) else { return e }
             let sample = try fetcher.sample(slot, in: state)
             return Entry(sequence: e.sequence, recordedAt: e.recordedAt, kind: e.kind, actor: e.actor,
                          what: e.what + ": " + summary(sample), authorization: e.authorization)

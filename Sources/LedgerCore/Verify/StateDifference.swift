@@ -55,8 +55,12 @@ package struct StateDifference: Sendable, Equatable, CustomStringConvertible {
             let ex = slot < x.count ? x.entry(UInt32(slot)) : nil
             let ey = slot < y.count ? y.entry(UInt32(slot)) : nil
             // Ignoring positions, a slot's record offset (where in the log it was saved) is one too.
-            if ignoringPosition, let ex, let ey, ex.withRecordOffset(0) == ey.withRecordOffset(0) { continue }
-            if ex != ey { return StateDifference(projection: "samples", key: (ex ?? ey)!.uuid.uuidString) }
+            // Ignoring positions, a slot's record offset (where in the log it was saved) is one too,
+            // and its UUID is no longer told by where it is: it is compared (read from the log
+            // for a restored slot; one that cannot be read differs).
+            if ignoringPosition, let ex, let ey, ex.withRecordOffset(0) == ey.withRecordOffset(0),
+               let ux = try? x.uuid(UInt32(slot)), ux == (try? y.uuid(UInt32(slot))) { continue }
+            if ex != ey || ignoringPosition { return StateDifference(projection: "samples", key: key(slot < x.count ? x : y, slot)) }
         }
         // Ignoring positions, a tombstone's sequence (the deleting event's) is one too.
         func same(_ a: SampleIndex.Tombstone, _ b: SampleIndex.Tombstone) -> Bool {
@@ -66,7 +70,7 @@ package struct StateDifference: Sendable, Equatable, CustomStringConvertible {
             let common = min(x.tombstones.count, y.tombstones.count)
             let i = (0..<common).first { !same(x.tombstones[$0], y.tombstones[$0]) } ?? common
             let t = i < x.tombstones.count ? x.tombstones[i] : y.tombstones[i]
-            return StateDifference(projection: "tombstones", key: x.entry(t.slot).uuid.uuidString)
+            return StateDifference(projection: "tombstones", key: key(x, Int(t.slot)))
         }
         for code in Set(x.typeCodesPresent).union(y.typeCodesPresent).sorted() where x.latest(typeCode: code) != y.latest(typeCode: code) {
             return StateDifference(projection: "latestSample", key: ObjectType(code: code)?.identifier ?? String(code))
@@ -77,21 +81,28 @@ package struct StateDifference: Sendable, Equatable, CustomStringConvertible {
         return statisticsDifference(a, b)
     }
 
+    /// A sample's key in a difference: its UUID, or its slot when the log does not give it.
+    static func key(_ index: SampleIndex, _ slot: Int) -> String {
+        guard slot < index.count, let uuid = try? index.uuid(UInt32(slot)) else { return "slot \(slot)" }
+        return uuid.uuidString
+    }
+
     /// The slots from which the entries must be compared one by one: those before it
     /// have equal entries. An entry is its slot's fields plus what the index's tables
     /// say of it (its position from the record starts, its app from the overflows,
-    /// its sync identity); when those tables are equal, a slot whose UUID, dates (as
-    /// numbers) and word (its record offset left out when ignoring positions) are
-    /// equal has equal entries, and no entry need be built.
+    /// its sync identity); when those tables are equal, a slot whose dates (as numbers)
+    /// and word are equal has equal entries — the same record offset and position, so
+    /// the same sample of the log, UUID and all — and no entry need be built. Ignoring
+    /// positions, every slot is compared.
     static func firstSlotToCompare(_ x: SampleIndex, _ y: SampleIndex, ignoringPosition: Bool) -> Int {
-        guard x.recordStarts == y.recordStarts, x.appOverflows == y.appOverflows, x.syncOfSlot == y.syncOfSlot else { return 0 }
-        let mask: UInt64 = ignoringPosition ? ~(SampleIndex.Slot.offsetLimit - 1) : ~0
+        guard !ignoringPosition, x.recordStarts == y.recordStarts, x.appOverflows == y.appOverflows,
+              x.syncOfSlot == y.syncOfSlot else { return 0 }
         return x.slots.withUnsafeBufferPointer { xs in
             y.slots.withUnsafeBufferPointer { ys in
                 var i = 0
                 while i < min(xs.count, ys.count) {
                     let p = xs[i], q = ys[i]
-                    guard p.start == q.start, p.end == q.end, p.word & mask == q.word & mask, p.sameUUID(q) else { break }
+                    guard p.start == q.start, p.end == q.end, p.word == q.word else { break }
                     i += 1
                 }
                 return i
