@@ -242,3 +242,107 @@ struct CompactUUIDTableTests {
         #expect(fewer.checkInvariants(slotCount: 100).map(\.invariant).contains("UUIDTable.compactRanksCountBits"))
     }
 }
+
+/// What a hostile review of snapshot version 3 found, each now refused or answered.
+struct SnapshotUUIDReviewTests {
+    /// Forges entry `index` of section 15 (the UUID table's entries), CRCs made good.
+    static func forgeEntry(_ dir: TemporaryDirectory, _ name: String, index: Int, _ value: (UInt64) -> UInt64) throws {
+        let path = dir.path + "/" + name
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let p = try #require(MappedSnapshotTests.place(of: 15, in: bytes))
+        let at = p.array + 8 * index
+        let old = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt64.self) }
+        bytes.withUnsafeMutableBytes { $0.storeBytes(of: value(old), toByteOffset: at, as: UInt64.self) }
+        MappedSnapshotTests.resign(&bytes, section: 15)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Entries that name no slot, a slot past the slots, or one slot twice (CRCs good):
+    /// a writer's load refuses the snapshot (S5) and rebuilds from the log, so an append
+    /// that grows the table, or saves a UUID of the forged fingerprint, never traps.
+    @Test(arguments: ["no slot", "past the slots", "a slot twice"]) func aForgedEntryMakesTheSnapshotUnreadable(_ what: String) async throws {
+        let dir = TemporaryDirectory()
+        let name = try await MappedSnapshotTests.ledgerWithSnapshot(dir)
+        try Self.forgeEntry(dir, name, index: 0) { e in
+            switch what {
+            case "no slot": e & 0xFFFF_FFFF_0000_0000
+            case "past the slots": e & 0xFFFF_FFFF_0000_0000 | 9_000
+            default: e & 0xFFFF_FFFF_0000_0000 | 1  // slot 0 — unless entry 0 is slot 0's, then:
+            }
+        }
+        if what == "a slot twice" {
+            // Name, in entry 0, the slot entry 1 names.
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir.path + "/" + name)))
+            let p = try #require(MappedSnapshotTests.place(of: 15, in: bytes))
+            let second = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: p.array + 8, as: UInt64.self) }
+            try Self.forgeEntry(dir, name, index: 0) { $0 & 0xFFFF_FFFF_0000_0000 | second & 0xFFFF_FFFF }
+        }
+        let reader = try LogReader(dir.fs)
+        #expect(throws: SnapshotProblem.unreadable(file: name, reason: "inconsistent columns", rule: "S5")) {
+            _ = try SnapshotFile.load(dir.fs, name, reader: reader)
+        }
+        let ledger = try Ledger.open(dir.fs, options: LedgerOptions(log: testOptions))
+        #expect(ledger.openReport.snapshot == nil)
+        try await ledger.append(.save(bundleIdentifier: appA.bundleIdentifier, samples: try (0..<400).map { i in
+            try quantitySample(.stepCount, Double(i), "count", at: "2026-02-01T00:00:00Z", uuid: fixedUUID(500_000 + i))
+        }))
+        #expect(await ledger.state.checkInvariants() == [])
+        try await ledger.close()
+    }
+
+    /// A fingerprint forged in place (CRCs good, the entry in the same bucket): the
+    /// lookup of that slot's UUID would miss, and its UUID could be saved again — `verify`
+    /// names the table's difference from a fresh replay.
+    @Test func verifyNamesAForgedFingerprint() async throws {
+        let dir = TemporaryDirectory()
+        let name = try await MappedSnapshotTests.ledgerWithSnapshot(dir)
+        let fresh = try StateLoader.load(dir.fs, reader: try LogReader(dir.fs), useSnapshots: false).state
+        let restored = try StateLoader.load(dir.fs, reader: try LogReader(dir.fs)).state
+        let entries = try #require(restored.samples.table.compact).entries.array
+        let index = try #require(entries.firstIndex { UInt32(truncatingIfNeeded: $0) == 8 })  // slot 7's
+        try Self.forgeEntry(dir, name, index: index) { $0 ^ 1 << 63 }
+        let forged = try StateLoader.load(dir.fs, reader: try LogReader(dir.fs)).state
+        #expect(try forged.samples.slot(of: fresh.samples.uuid(7)) == nil)
+        #expect(StateDifference.first(fresh, forged) == StateDifference(projection: "uuidTable", key: fixedUUID(10_007).uuidString))
+        let report = try LedgerVerifier.verify(dir.fs)
+        #expect(!report.isIntact)
+    }
+
+    /// A damaged block of the mapped slot column: a lookup that meets one of its slots
+    /// fails with the snapshot's S8 problem, and never reads the log at the offset the
+    /// block's zeros give.
+    @Test func aDamagedSlotBlockIsTheSnapshotsProblemNotTheLogs() async throws {
+        let dir = TemporaryDirectory()
+        let name = try await MappedSnapshotTests.ledgerWithSnapshot(dir)
+        let path = dir.path + "/" + name
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let slots = try #require(MappedSnapshotTests.place(of: 10, in: bytes))
+        bytes[slots.array + 24 * 7 + 3] ^= 0x40
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let mapped = try MappedSnapshotTests.load(dir, mapped: true)
+        do {
+            _ = try mapped.samples.slot(of: fixedUUID(10_007))
+            Issue.record("a lookup through a damaged slot block answered")
+        } catch {
+            #expect(error.cause as? SnapshotProblem == .unreadable(file: name, reason: "section 10 block 0 fails its check", rule: "S8"))
+        }
+        let view = try LedgerReadView(state: mapped, fs: dir.fs, ledgerId: fixedLedgerId, viewer: .owner)
+        #expect(throws: SnapshotProblem.unreadable(file: name, reason: "section 10 block 0 fails its check", rule: "S8")) {
+            _ = try view.storedSample(fixedUUID(10_007))
+        }
+    }
+
+    /// Lookups in any order read each record once (a re-import whose order is not the
+    /// log's): 3,005 shuffled lookups of a ledger whose samples are in one save, one read.
+    @Test func shuffledLookupsReadEachRecordOnce() async throws {
+        let dir = TemporaryDirectory()
+        _ = try await MappedSnapshotTests.ledgerWithSnapshot(dir)
+        let fresh = try StateLoader.load(dir.fs, reader: try LogReader(dir.fs), useSnapshots: false).state
+        let restored = try StateLoader.load(dir.fs, reader: try LogReader(dir.fs)).state
+        var rng = SeededGenerator(seed: 8)
+        for slot in (0..<UInt32(fresh.samples.count)).shuffled(using: &rng) {
+            #expect(try restored.samples.slot(of: fresh.samples.uuid(slot)) == slot)
+        }
+        #expect(restored.samples.logUUIDs?.recordsRead == 1)
+    }
+}

@@ -83,6 +83,19 @@ package struct LedgerState: Sendable, Equatable {
         if let problem = snapshotDamage?.problem { throw problem }
     }
 
+    /// A reader's lookup by UUID (`SampleIndex.slot(of:)`), its answer — a slot, none,
+    /// or a UUID the log did not give — taken only from an intact snapshot (S8): a probe
+    /// that met a damaged block's zeros fails with that block's problem.
+    package func lookUp(_ uuid: UUID) throws -> UInt32? {
+        let found: UInt32?
+        do { found = try samples.slot(of: uuid) } catch {
+            try checkIntact()
+            throw error
+        }
+        try checkIntact()
+        return found
+    }
+
     // MARK: Folding
 
     /// Folds one event's facts in. The caller has checked them (`LedgerRules`), or

@@ -167,8 +167,12 @@ package struct SampleIndex: Sendable, Equatable {
     /// The slot of a UUID (live or deleted). Throws when a slot whose fingerprint
     /// matches was restored from a snapshot and its UUID cannot be read from the log.
     package func slot(of uuid: UUID) throws(UUIDUnreadable) -> UInt32? {
-        // Element by element: a mapped slot column checks only the blocks a probe reads.
-        try table.find(uuid, slotCount: UInt32(slots.count)) { (slot) throws(UUIDUnreadable) -> UUID in try self.uuid(slot) }
+        // Every UUID in memory (a fold, a replay: every save's duplicate check): the
+        // column lent to the probe, nothing else of the index captured (a closure over
+        // `self` copied the whole index, a retain and a release of each of its arrays,
+        // per lookup).
+        if uuidBase == 0 { return table.find(uuid, slotCount: UInt32(slots.count), uuids: uuids) }
+        return try table.find(uuid, slotCount: UInt32(slots.count)) { (slot) throws(UUIDUnreadable) -> UUID in try self.uuid(slot) }
     }
 
     /// The UUID of the sample in a slot: from memory for a slot this index folded, else

@@ -16,7 +16,7 @@ import Glibc
 /// An entry's home bucket is its fingerprint's low bits, so the table grows — and is
 /// laid out again — from its entries alone, never reading a UUID (slots restored from a
 /// snapshot have none in memory). The price: entries sharing a home share those bits,
-/// so a fingerprint tells them apart by its remaining 32 − log2(buckets) bits (24 at a
+/// so a fingerprint tells them apart by its remaining 32 − log2(buckets) bits (11 at a
 /// million samples' 2^21 buckets, 8 at ten million's 2^24): a false match costs one
 /// `uuidOf`, never a wrong answer.
 ///
@@ -162,7 +162,15 @@ struct UUIDTable: Sendable, Equatable {
     /// and released); slots before `base` (restored) are not read.
     @inline(__always)
     mutating func insert(_ uuid: UUID, slot: UInt32, uuids: Column<uuid_t>, base: Int) {
-        insert(uuid, slot: slot) { Int($0) >= base ? UUID(uuid: uuids[Int($0) - base]) : nil }
+        // (A slot past the column — only a forged snapshot's entry names one — has no
+        // UUID at hand either.)
+        insert(uuid, slot: slot) { Int($0) >= base && Int($0) - base < uuids.count ? UUID(uuid: uuids[Int($0) - base]) : nil }
+    }
+
+    /// `find` when every slot's UUID is in `uuids` (at its slot): the column lent in place.
+    @inline(__always)
+    func find(_ uuid: UUID, slotCount: UInt32, uuids: Column<uuid_t>) -> UInt32? {
+        find(uuid, slotCount: min(slotCount, UInt32(truncatingIfNeeded: uuids.count))) { UUID(uuid: uuids[Int($0)]) }
     }
 
     /// Adds `uuid` → `slot`. Precondition: `uuid` is not in the table (the rules refuse
@@ -188,7 +196,7 @@ struct UUIDTable: Sendable, Equatable {
         var i = Int(fingerprint) & mask
         buckets.withUnsafeMutableBufferPointer { b in
             while b[i] != 0 {
-                precondition(b[i] & 0xFFFF_FFFF_0000_0000 != wanted || !holdsTheUUID(UInt32(truncatingIfNeeded: b[i]) - 1),
+                precondition(b[i] & 0xFFFF_FFFF_0000_0000 != wanted || !holdsTheUUID(UInt32(truncatingIfNeeded: b[i]) &- 1),
                              "a UUID maps to exactly one slot (SampleIndex.uuidFindsItsSlot)")
                 i = (i + 1) & mask
             }
@@ -198,15 +206,23 @@ struct UUIDTable: Sendable, Equatable {
 
     /// Doubles the buckets and places every entry again, from its fingerprint alone (its
     /// home bucket is the fingerprint's low bits): no UUID is read. Placed in another
-    /// order, entries may sit in other buckets of a run; lookups find them the same.
+    /// order, entries may sit in other buckets of a run; lookups find them the same. An
+    /// entry naming no slot (`slot + 1` = 0: only a forged mapped snapshot's, which a
+    /// reader's tail may grow) is dropped, as a probe passes it over.
     private mutating func grow() {
         let old = buckets
         buckets = Column(Self.zeroedBuckets(old.count * 2))
+        var dropped = 0
         old.withUnsafeBufferPointer { o in
             for e in o where e != 0 {
+                guard UInt32(truncatingIfNeeded: e) != 0 else {
+                    dropped += 1
+                    continue
+                }
                 place(UInt32(truncatingIfNeeded: e >> 32), slot: UInt32(truncatingIfNeeded: e) - 1)
             }
         }
+        count -= dropped
     }
 
     /// Turns the compact form into buckets (each entry in the bucket it was in).

@@ -34,8 +34,7 @@ extension LedgerReadView {
     /// "not found" when the sample index comes from a damaged mapped snapshot.
     public func storedSample(_ uuid: UUID) throws -> (recordOffset: UInt64, sample: Sample)? {
         guard case .owner = viewer else { throw RuleViolation.ownerOnly(action: "locating a sample's record") }
-        let found = try state.samples.slot(of: uuid)
-        try state.checkIntact()
+        let found = try state.lookUp(uuid)
         guard let slot = found else { return nil }
         var fetcher = SampleFetcher(reader: try LogReader(fs))
         return (state.samples.entry(slot).recordOffset, try fetcher.sample(slot, in: state))

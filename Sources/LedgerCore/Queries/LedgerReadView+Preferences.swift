@@ -35,11 +35,11 @@ extension LedgerReadView {
 
     /// Which of `uuids` the viewing app saved, live or deleted (a UUID is never
     /// reused, rule E3); for the owner, which are stored at all. Others' UUIDs are
-    /// never reported to an app. Throws when the sample index comes from a snapshot and
-    /// the log does not give a UUID it needs (S11).
+    /// never reported to an app. Throws a mapped snapshot's damage (S8) rather than
+    /// answer from it, and a UUID the log does not give (S11).
     public func savedUUIDs(among uuids: [UUID]) throws -> Set<UUID> {
         Set(try uuids.filter { uuid in
-            guard let slot = try state.samples.slot(of: uuid) else { return false }
+            guard let slot = try state.lookUp(uuid) else { return false }
             return app.map { state.samples.app(slot) == $0 } ?? true
         })
     }

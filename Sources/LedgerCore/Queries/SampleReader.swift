@@ -264,10 +264,9 @@ package struct SampleReader {
         let registry = state.registry
         var cursorSlot: UInt32?
         if let after {
-            let found = try index.slot(of: after)
             // S8: a lookup in a damaged block of a mapped snapshot read zeros — its "no
             // such sample" (or a slot of zeros) is no answer.
-            try state.checkIntact()
+            let found = try state.lookUp(after)
             guard let slot = found else { throw QueryError.invalidCursor(after.uuidString) }
             let e = index.slots[Int(slot)]
             if e.typeCode != typeCode { throw QueryError.invalidCursor(after.uuidString) }

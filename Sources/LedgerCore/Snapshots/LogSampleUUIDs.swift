@@ -11,40 +11,57 @@ import LedgerLog
 /// change feed or an audit reports.
 ///
 /// Each UUID read is checked to be the slot's sample (type, start and end as the slot
-/// says) and kept: a UUID read once is never read again, so a check and the fold that
-/// follows it see the same answer. The last record read is kept too, so that a walk in
-/// slot order (an import of the same export again) reads each record once.
+/// says, rule S11). A record read once is kept — its samples' UUIDs, types and dates,
+/// 40 bytes a sample — for the life of the open ledger: a lookup in any order reads
+/// each record at most once (a re-import whose order is not the log's), and a check
+/// and the fold that follows it see the same answer (the fold cannot fail).
 package final class LogSampleUUIDs: Sendable {
     private let reader: LogReader
-    /// slot → UUID, for every slot read.
-    private let known = Locked<[UInt32: UUID]>([:])
-    /// The last save read: its offset and its samples' headers, flattened.
-    private let lastRecord = Locked<(offset: UInt64, headers: [SampleCodec.Header])?>(nil)
+    /// The snapshot's damage record (a mapped one's): a slot read from a damaged block
+    /// is zeros, and the log is never read at the offset it gives (S8).
+    private let damage: SnapshotDamage?
+    /// Record offset → its samples, flattened, for every save read.
+    private let records = Locked<[UInt64: [Known]]>([:])
 
-    package init(reader: LogReader) { self.reader = reader }
+    /// What a save says of one of its samples.
+    struct Known: Sendable {
+        let uuid: UUID
+        let start: Double
+        let end: Double
+        let typeCode: UInt16
+    }
+
+    package init(reader: LogReader, damage: SnapshotDamage? = nil) {
+        self.reader = reader
+        self.damage = damage
+    }
+
+    /// How many records were read (tests: each at most once).
+    var recordsRead: Int { records.withLock { $0.count } }
 
     /// The UUID of the sample at `position` of the save at `recordOffset`, which is
     /// `slot`'s, of type `typeCode` from `start` to `end`.
     func uuid(slot: UInt32, recordOffset: UInt64, position: UInt32, typeCode: UInt16, start: Double,
               end: Double) throws(SampleIndex.UUIDUnreadable) -> UUID {
-        if let uuid = known.withLock({ $0[slot] }) { return uuid }
-        let headers = try headers(at: recordOffset, slot: slot)
-        guard Int(position) < headers.count else {
-            throw SampleIndex.UUIDUnreadable(slot: slot, reason: "the save at byte \(recordOffset) has \(headers.count) samples, "
+        if let problem = damage?.problem {
+            throw SampleIndex.UUIDUnreadable(slot: slot, reason: "\(problem)", cause: problem)
+        }
+        let samples = try samples(at: recordOffset, slot: slot)
+        guard Int(position) < samples.count else {
+            throw SampleIndex.UUIDUnreadable(slot: slot, reason: "the save at byte \(recordOffset) has \(samples.count) samples, "
                                              + "the index says position \(position)")
         }
-        let h = headers[Int(position)]
-        guard h.typeCode == typeCode, h.start.bitPattern == start.bitPattern, h.end.bitPattern == end.bitPattern else {
+        let k = samples[Int(position)]
+        guard k.typeCode == typeCode, k.start.bitPattern == start.bitPattern, k.end.bitPattern == end.bitPattern else {
             throw SampleIndex.UUIDUnreadable(slot: slot, reason: "the save at byte \(recordOffset) holds another sample "
                                              + "at position \(position) than the index says")
         }
-        known.withLock { $0[slot] = h.uuid }
-        return h.uuid
+        return k.uuid
     }
 
-    /// The flattened sample headers of the save at `offset`.
-    private func headers(at offset: UInt64, slot: UInt32) throws(SampleIndex.UUIDUnreadable) -> [SampleCodec.Header] {
-        if let held = lastRecord.withLock({ $0 }), held.offset == offset { return held.headers }
+    /// The flattened samples of the save at `offset`.
+    private func samples(at offset: UInt64, slot: UInt32) throws(SampleIndex.UUIDUnreadable) -> [Known] {
+        if let held = records.withLock({ $0[offset] }) { return held }
         func unreadable(_ reason: String, _ cause: (any Error & Sendable)? = nil) -> SampleIndex.UUIDUnreadable {
             SampleIndex.UUIDUnreadable(slot: slot, reason: reason, cause: cause)
         }
@@ -68,7 +85,8 @@ package final class LogSampleUUIDs: Sendable {
         } catch {
             throw unreadable("the save at byte \(offset): \(error)", error)
         }
-        lastRecord.withLock { $0 = (offset, headers) }
-        return headers
+        let samples = headers.map { Known(uuid: $0.uuid, start: $0.start, end: $0.end, typeCode: $0.typeCode) }
+        records.withLock { $0[offset] = samples }
+        return samples
     }
 }

@@ -314,7 +314,7 @@ package enum SnapshotFile {
             }
             var state = try readState(file, name: name, header: header, onDemand: onDemand, checkingWhole: checkingWhole)
             // The restored slots' UUIDs are in the log, not the snapshot (version 3).
-            state.samples.logUUIDs = LogSampleUUIDs(reader: reader)
+            state.samples.logUUIDs = LogSampleUUIDs(reader: reader, damage: state.snapshotDamage)
             return (header, state)
         } catch let problem as SnapshotProblem {
             throw problem
@@ -454,13 +454,24 @@ package enum SnapshotFile {
                 }
                 return overflowing == columns.appOverflows.count
             }
-            // The table's rank directory counts its bitmap's bits (a probe trusts it).
+            // The table: its rank directory counts its bitmap's bits (a probe trusts it), no
+            // bit lies past its buckets, and its entries name every slot exactly once (a
+            // writer grows and probes them: an entry naming no slot would stop it).
             var bits = 0
             let ranksHold = (0..<table.bitmap.count).allSatisfy { w in
                 defer { bits += table.bitmap[w].nonzeroBitCount }
                 return w % CompactUUIDTable.wordsPerRank != 0 || Int(table.ranks[w / CompactUUIDTable.wordsPerRank]) == bits
-            } && bits == n
-            guard slotsHold, ranksHold,
+            } && bits == n && (table.bucketCount >= 64 || table.bitmap[0] >> UInt64(table.bucketCount) == 0)
+            var named = [UInt64](repeating: 0, count: n / 64 + 1)
+            let entriesHold = table.entries.withUnsafeBufferPointer { entries in
+                entries.allSatisfy { e in
+                    let slot = Int(UInt32(truncatingIfNeeded: e)) - 1
+                    guard slot >= 0, slot < n, named[slot >> 6] & (1 << UInt64(slot & 63)) == 0 else { return false }
+                    named[slot >> 6] |= 1 << UInt64(slot & 63)
+                    return true
+                }
+            }
+            guard slotsHold, ranksHold, entriesHold,
                   columns.timelines.values.allSatisfy({ $0.slots.withUnsafeBufferPointer { $0.allSatisfy { Int($0) < n } } }) else {
                 throw fail("inconsistent columns", "S5")
             }

@@ -78,7 +78,35 @@ package struct StateDifference: Sendable, Equatable, CustomStringConvertible {
         // The rest of the index (its words, tables and timelines) is compared whole; what
         // it holds beyond the entries above is log positions and layout.
         if !ignoringPosition, x != y { return StateDifference(projection: "sampleIndex", key: "internal tables") }
+        // The UUID table by what it says of each slot (its fingerprint), not by layout: since
+        // snapshot version 3 it is the one thing a snapshot holds of the UUIDs, so a forged
+        // entry would hide a sample from lookups (and let its UUID be saved again).
+        if let slot = tableDifference(x, y) { return StateDifference(projection: "uuidTable", key: key(x, slot)) }
         return statisticsDifference(a, b)
+    }
+
+    /// The first slot whose UUID-table entry differs between `x` and `y` (missing, of
+    /// another fingerprint, or an entry naming no slot or a slot twice: reported at slot
+    /// 0 when it names none); nil when every slot has the same entry in both.
+    static func tableDifference(_ x: SampleIndex, _ y: SampleIndex) -> Int? {
+        let n = max(x.count, y.count)
+        func bySlot(_ t: UUIDTable) -> [UInt64]? {
+            var out = [UInt64](repeating: 0, count: n)
+            var sound = true
+            func note(_ e: UInt64) {
+                let slot = Int(UInt32(truncatingIfNeeded: e)) - 1
+                guard slot >= 0, slot < n, out[slot] == 0 else { sound = false; return }
+                out[slot] = e
+            }
+            if let c = t.compact {
+                c.entries.withUnsafeBufferPointer { for e in $0 { note(e) } }
+            } else {
+                t.buckets.withUnsafeBufferPointer { for e in $0 where e != 0 { note(e) } }
+            }
+            return sound ? out : nil
+        }
+        guard let p = bySlot(x.table), let q = bySlot(y.table) else { return 0 }
+        return p.indices.first { p[$0] != q[$0] }
     }
 
     /// A sample's key in a difference: its UUID, or its slot when the log does not give it.
