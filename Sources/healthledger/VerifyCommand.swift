@@ -50,6 +50,9 @@ enum VerifyCommand {
             o.set("chainHead", report.log.chainHead.hex)
             o.set("digest", report.digest.hex)
             o.set("snapshotsChecked", report.snapshotsChecked)
+            if !report.olderSnapshots.isEmpty {
+                o.setRaw("olderSnapshots", JSONObject.array(report.olderSnapshots.map { JSONObject.quote("\($0)") }))
+            }
             if let ignored = report.log.ignoredIndex { o.set("ignoredIndex", ignored) }
             if let access {
                 o.set("accessLogEntries", access.entries)
@@ -75,6 +78,9 @@ enum VerifyCommand {
                 Output.line("import open since event #\(open.startedAt): \(report.eventsOfOpenImport) events decoded, not applied (rule E11; the next writer aborts it)")
             }
             Output.line("snapshots checked: \(report.snapshotsChecked)")
+            for older in report.olderSnapshots {
+                Output.line("\(older): derived data, skipped (replay --write-snapshot writes a current one)")
+            }
             if let access, access.isIntact {
                 Output.line("access log: \(access.entries) reads recorded; chain head \(access.log.chainHead.hex)")
             }

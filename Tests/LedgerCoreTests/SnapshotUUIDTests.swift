@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import HealthModel
 @testable import LedgerCore
+import LedgerChecksums
 import LedgerLog
 import TestSupport
 
@@ -344,5 +345,33 @@ struct SnapshotUUIDReviewTests {
             #expect(try restored.samples.slot(of: fresh.samples.uuid(slot)) == slot)
         }
         #expect(restored.samples.logUUIDs?.recordsRead == 1)
+    }
+}
+
+/// A snapshot an earlier release wrote (S1): skipped with a named warning, the state
+/// replayed from the log, and `verify` calls the ledger intact — derived data of an
+/// older format is no damage — naming the snapshot it skipped.
+struct OlderSnapshotFormatTests {
+    @Test(arguments: [UInt32(1), 2]) func aSnapshotOfAnOlderFormatIsSkippedNotAProblem(version: UInt32) async throws {
+        let dir = TemporaryDirectory()
+        let name = try await MappedSnapshotTests.ledgerWithSnapshot(dir)
+        let path = dir.path + "/" + name
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        bytes.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: version.littleEndian, toByteOffset: 8, as: UInt32.self)
+            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(raw)[0..<124]))
+            raw.storeBytes(of: crc.littleEndian, toByteOffset: 124, as: UInt32.self)
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let what = version == 1 ? "56-byte slots" : "40-byte slots, with UUIDs"
+        let skipped = SnapshotProblem.olderFormat(file: name, version: version, what: what)
+        #expect(skipped.description == "snapshot \(name) is of format version \(version) (\(what)), which this release does not read [S1]")
+        #expect(throws: skipped) { _ = try SnapshotFile.header(dir.fs, name) }
+        let loaded = try StateLoader.load(dir.fs, reader: try LogReader(dir.fs))
+        #expect(loaded.snapshot == nil && loaded.state.samples.count == 3_005)
+        #expect(loaded.warnings.contains { $0.hasPrefix(skipped.description) })
+        let report = try LedgerVerifier.verify(dir.fs)
+        #expect(report.isIntact)
+        #expect(report.olderSnapshots == [skipped] && report.snapshots.isEmpty && report.snapshotsChecked == 0)
     }
 }

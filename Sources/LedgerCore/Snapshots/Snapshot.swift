@@ -33,19 +33,23 @@ package struct SnapshotHeader: Sendable, Equatable {
 /// at all (an I/O error) names none.
 package enum SnapshotProblem: Error, Equatable, Sendable, CustomStringConvertible {
     case unreadable(file: String, reason: String, rule: String? = nil)
+    /// A snapshot an earlier release wrote, in a format this one does not read (S1):
+    /// not damage — derived data the projections are rebuilt without.
+    case olderFormat(file: String, version: UInt32, what: String)
     case foreign(file: String)
     case notInLog(file: String)
 
     package var ruleID: String? {
         switch self {
         case .unreadable(_, _, let rule): rule
-        case .foreign, .notInLog: "S1"
+        case .foreign, .notInLog, .olderFormat: "S1"
         }
     }
 
     package var description: String {
         let text = switch self {
         case .unreadable(let f, let r, _): "snapshot \(f) is damaged: \(r)"
+        case .olderFormat(let f, let v, let what): "snapshot \(f) is of format version \(v) (\(what)), which this release does not read"
         case .foreign(let f): "snapshot \(f) belongs to another ledger"
         case .notInLog(let f): "snapshot \(f) does not match this log at its position"
         }
@@ -264,12 +268,11 @@ package enum SnapshotFile {
             }
             let found = UInt32(littleEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
             guard found == version else {
-                let reason = switch found {
-                case 1: "snapshot version 1 (56-byte slots) is not read by this release"
-                case 2: "snapshot version 2 (40-byte slots, with UUIDs) is not read by this release"
-                default: "unknown snapshot version \(found)"
+                switch found {
+                case 1: throw SnapshotProblem.olderFormat(file: name, version: 1, what: "56-byte slots")
+                case 2: throw SnapshotProblem.olderFormat(file: name, version: 2, what: "40-byte slots, with UUIDs")
+                default: throw SnapshotProblem.unreadable(file: name, reason: "unknown snapshot version \(found)", rule: "S1")
                 }
-                throw SnapshotProblem.unreadable(file: name, reason: reason, rule: "S1")
             }
             var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[16..<32])) }

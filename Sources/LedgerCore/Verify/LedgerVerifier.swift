@@ -29,6 +29,9 @@ package enum LedgerVerifier {
         package let readProblem: LogError?
         package let snapshots: [SnapshotFinding]
         package let snapshotsChecked: Int
+        /// Snapshots an earlier release wrote, in a format this one does not read (S1):
+        /// derived data, skipped — not a problem of the ledger.
+        package let olderSnapshots: [SnapshotProblem]
         /// Events checked.
         package let events: UInt64
         /// The projection digest after the last event checked.
@@ -88,11 +91,15 @@ package enum LedgerVerifier {
         let reader = try LogReader(fs)
         var pending: [(name: String, header: SnapshotHeader)] = []
         var findings: [SnapshotFinding] = []
+        var older: [SnapshotProblem] = []
         for name in SnapshotFile.list(fs) {
             do {
                 pending.append((name, try SnapshotFile.header(fs, name)))
             } catch {
-                findings.append(SnapshotFinding(file: name, sequence: nil, problem: "\(error)", difference: nil))
+                // A snapshot of an older format is skipped, not a finding (S1: derived data).
+                if case .olderFormat = error { older.append(error) } else {
+                    findings.append(SnapshotFinding(file: name, sequence: nil, problem: "\(error)", difference: nil))
+                }
             }
         }
         pending.sort { $0.header.lastSequence < $1.header.lastSequence }
@@ -184,10 +191,10 @@ package enum LedgerVerifier {
         }
         let (findingsMade, snapshotsChecked) = (findings, checked + findings.filter { $0.sequence == nil }.count)
         let (lastSequence, finalDigest, problems) = (state.lastSequence, digest(state), (eventProblem, readProblem))
-        let (open, openEvents) = (openImport, eventsOfOpenImport)
+        let (open, openEvents, olderFound) = (openImport, eventsOfOpenImport, older)
         return { log in
             Report(log: log, eventProblem: problems.0, readProblem: problems.1, snapshots: findingsMade,
-                   snapshotsChecked: snapshotsChecked, events: lastSequence, digest: finalDigest, lastSequence: lastSequence,
+                   snapshotsChecked: snapshotsChecked, olderSnapshots: olderFound, events: lastSequence, digest: finalDigest, lastSequence: lastSequence,
                    openImport: open, eventsOfOpenImport: openEvents)
         }
     }
